@@ -1,0 +1,1 @@
+"""Registry records, one module per family of kernels (see bench/registry.py)."""

@@ -1,0 +1,64 @@
+"""The CUDA matmul ladder (cuda/matmul_*.cu), exposed as torch ops by bindings/."""
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from pathlib import Path
+
+from bench import models
+from bench.registry import Kernel
+
+CONFIG = Path(__file__).resolve().parents[2] / "cuda" / "matmul_config.h"
+
+
+@lru_cache(maxsize=None)
+def header_params() -> dict[str, int]:
+    """Every `#define CVT_<NAME> <int>` of cuda/matmul_config.h: the kernels' tile parameters."""
+    text = CONFIG.read_text()
+    return {m.group(1): int(m.group(2))
+            for m in re.finditer(r"^#define\s+CVT_(\w+)\s+(\d+)\s*$", text, re.M)}
+
+
+def _params(**names: str):
+    """Maps model parameter names (V, L, S, ...) to header names (V3_L, ...), read lazily."""
+    return lambda: {k: header_params()[v] for k, v in names.items()}
+
+
+def _op(op_name: str):
+    def load(precision: str):
+        import bindings
+
+        return getattr(bindings.ops(), op_name)
+
+    return load
+
+
+def _record(name, version, op_name, summary, model, params, twin=None) -> Kernel:
+    return Kernel(
+        name=name, op="matmul", backend="cuda", version=version, summary=summary,
+        source=f"cuda/{op_name}.cu", precisions=("fp32",), loader=_op(op_name),
+        params=params, model=model, twin=twin,
+    )
+
+
+def records() -> list[Kernel]:
+    return [
+        _record("cuda_v1_naive", "v1", "matmul_v1_naive",
+                "one thread per C element; threadIdx.x indexes the row (uncoalesced)",
+                models.matmul_v1, _params(BLOCK="V1_BLOCK"), twin="triton_v1_naive"),
+        _record("cuda_v1_coalesced", "v1c", "matmul_v1_coalesced",
+                "v1 with threadIdx.x indexing the column: a warp reads 128 contiguous bytes of B",
+                models.matmul_v1, _params(BLOCK="V1_BLOCK")),
+        _record("cuda_v1.5_thread_tiling", "v1.5", "matmul_v1_5_thread_tiling",
+                "each thread computes a VxV block row by row, reusing each A value V times",
+                models.matmul_v1_5, _params(V="V15_V", T="V15_T"),
+                twin="triton_v1.5_thread_tiling"),
+        _record("cuda_v2_register_tiling", "v2", "matmul_v2_register_tiling",
+                "VxV accumulators in registers; per k an outer product of V values of A and B",
+                models.matmul_v2, _params(V="V2_V", T="V2_T"), twin="triton_v2_register_tiling"),
+        _record("cuda_v3_smem_tiling", "v3", "matmul_v3_smem_tiling",
+                "LxL block tile staged through SxL shared-memory tiles (cooperative fetch), "
+                "VxV per thread",
+                models.matmul_v3, _params(L="V3_L", S="V3_S", V="V3_V"),
+                twin="triton_v3_smem_tiling"),
+    ]

@@ -1,0 +1,132 @@
+"""Closed-form traffic models: what a kernel's threads load and store, counted exactly.
+
+Every model is a pure function of the shape and the kernel's tile parameters; none runs
+any work. Counts are in ELEMENTS and are *thread-level*: the number of load instructions
+the threads issue (a masked-off lane issues nothing), which Nsight Compute reports as
+``smsp__sass_thread_inst_executed_op_global_ld.sum`` for scalar loads. Bytes follow from
+the element size. See the header of each kernel file for the derivation of its formula.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from math import ceil
+
+
+@dataclass(frozen=True)
+class MatmulShape:
+    M: int
+    N: int
+    K: int
+
+    @classmethod
+    def parse(cls, text: str) -> "MatmulShape":
+        """'1024x1024x512' -> MatmulShape(1024, 1024, 512), i.e. M x N x K."""
+        parts = text.lower().split("x")
+        if len(parts) != 3 or not all(p.strip().isdigit() for p in parts):
+            raise ValueError(f"matmul shape must be MxNxK with integers >= 0, got {text!r}")
+        return cls(*(int(p) for p in parts))
+
+    def __str__(self) -> str:
+        return f"{self.M}x{self.N}x{self.K}"
+
+
+@dataclass(frozen=True)
+class Traffic:
+    """What a kernel moves at the level its threads see, for one launch.
+
+    global_loads   elements loaded from global memory by threads
+    global_stores  elements stored to global memory
+    shared_loads   elements loaded from shared memory (0 if it uses none)
+    fma            fused multiply-adds executed, padding included
+    elem_bytes     bytes per element
+    compulsory_read_bytes / compulsory_write_bytes: each input read once, output written once
+    useful_flops   2*M*N*K for a matmul: what TFLOP/s is computed from
+    """
+
+    global_loads: int
+    global_stores: int
+    shared_loads: int
+    fma: int
+    elem_bytes: int
+    compulsory_read_bytes: int
+    compulsory_write_bytes: int
+    useful_flops: int
+
+    @property
+    def global_load_bytes(self) -> int:
+        return self.global_loads * self.elem_bytes
+
+    @property
+    def global_store_bytes(self) -> int:
+        return self.global_stores * self.elem_bytes
+
+    @property
+    def shared_load_bytes(self) -> int:
+        return self.shared_loads * self.elem_bytes
+
+    def as_dict(self) -> dict:
+        d = asdict(self)
+        d.update(global_load_bytes=self.global_load_bytes,
+                 global_store_bytes=self.global_store_bytes,
+                 shared_load_bytes=self.shared_load_bytes)
+        return d
+
+
+def _matmul(s: MatmulShape, loads: int, shared: int, fma: int, elem_bytes: int = 4) -> Traffic:
+    M, N, K = s.M, s.N, s.K
+    return Traffic(
+        global_loads=loads,
+        global_stores=M * N,
+        shared_loads=shared,
+        fma=fma,
+        elem_bytes=elem_bytes,
+        compulsory_read_bytes=(M * K + K * N) * elem_bytes,
+        compulsory_write_bytes=M * N * elem_bytes,
+        useful_flops=2 * M * N * K,
+    )
+
+
+def matmul_v1(s: MatmulShape, p) -> Traffic:
+    """v1 naive and v1 coalesced: each of the M*N threads loads a row of A and a column of B.
+    Lecture: 2N^3."""
+    return _matmul(s, loads=2 * s.M * s.N * s.K, shared=0, fma=s.M * s.N * s.K)
+
+
+def matmul_v1_5(s: MatmulShape, p) -> Traffic:
+    """v1.5 thread tiling: A once per (valid row, k) per thread, B once per output per k.
+    Lecture: N^3/V + N^3."""
+    M, N, K, V = s.M, s.N, s.K, p["V"]
+    return _matmul(s, loads=M * K * ceil(N / V) + M * N * K, shared=0, fma=M * N * K)
+
+
+def matmul_v2(s: MatmulShape, p) -> Traffic:
+    """v2 register tiling: per k, V values of A and V of B per thread (valid ones only).
+    Lecture: 2N^3/V."""
+    M, N, K, V = s.M, s.N, s.K, p["V"]
+    tiles = ceil(M / V) * ceil(N / V)
+    return _matmul(s, loads=M * K * ceil(N / V) + N * K * ceil(M / V), shared=0,
+                   fma=tiles * V * V * K)
+
+
+def matmul_v3(s: MatmulShape, p) -> Traffic:
+    """v3 shared-memory + register tiling. Lecture: global 2N^3/L, shared 2N^3/V."""
+    M, N, K, L, S, V = s.M, s.N, s.K, p["L"], p["S"], p["V"]
+    blocks = ceil(M / L) * ceil(N / L)
+    k_padded = S * ceil(K / S)  # the tail tile is zero-filled and multiplied in full
+    threads = (L // V) ** 2
+    return _matmul(s, loads=M * K * ceil(N / L) + N * K * ceil(M / L),
+                   shared=blocks * threads * 2 * V * k_padded,
+                   fma=blocks * L * L * k_padded)
+
+
+def lecture_formula(version: str, n: int, p) -> int:
+    """The lecture's global-load count for an N x N x N product (square, tile multiples)."""
+    if version in ("v1", "v1c"):
+        return 2 * n**3
+    if version == "v1.5":
+        return n**3 // p["V"] + n**3
+    if version == "v2":
+        return 2 * n**3 // p["V"]
+    if version == "v3":
+        return 2 * n**3 // p["L"]
+    raise KeyError(version)

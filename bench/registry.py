@@ -1,0 +1,111 @@
+"""The registry: one record per kernel, the single source of truth of the suite.
+
+The CLI, the tests, the benchmarks, the plots and the README table all enumerate
+:func:`kernels`; nothing else lists kernels by hand. Records live in the modules of
+``bench/catalog/`` (one module per family); adding a kernel means adding its record there.
+
+Nothing is imported or built at import time: records hold *loaders* that fetch the
+callable (and build the extension, or import Triton) only when a kernel runs.
+"""
+from __future__ import annotations
+
+import fnmatch
+import importlib
+from dataclasses import dataclass, field
+from typing import Callable, Mapping
+
+# What a precision label means (every result row and legend carries one of these).
+PRECISIONS = {
+    "fp32": "float32 inputs, IEEE FFMA arithmetic (no tensor cores, TF32 off)",
+    "tf32": "float32 inputs rounded to TF32 on tensor cores, float32 accumulate",
+    "fp16": "float16 inputs on tensor cores, float32 accumulate, float16 output",
+    "bf16": "bfloat16 inputs on tensor cores, float32 accumulate, bfloat16 output",
+}
+
+BACKENDS = ("cuda", "triton", "cublas", "torch")
+
+# Catalog modules, in the order their kernels are listed.
+CATALOG = (
+    "bench.catalog.matmul_cuda",
+    "bench.catalog.matmul_reference",
+)
+
+
+@dataclass(frozen=True)
+class Kernel:
+    """One kernel of the suite.
+
+    name        unique id, used on the command line: "cuda_v3_smem_tiling"
+    op          the problem it solves ("matmul"); see bench/problems.py
+    backend     "cuda" | "triton" | "cublas" | "torch"
+    version     rung of the ladder ("v1", "v1c", "v1.5", "v2", "v3") or a label
+    summary     one line: what the kernel does
+    source      repository-relative path of the file that holds the kernel
+    precisions  precision labels it supports (keys of PRECISIONS)
+    loader      precision -> callable(*inputs) -> output; may build or import lazily
+    params      tile parameters (what the traffic model uses), read lazily
+    model       (shape, params) -> bench.models.Traffic, or None
+    twin        name of the same algorithm in the other language, or None
+    runs_on_cpu True if it can run without a GPU (Triton interpreter, torch on CPU)
+    """
+
+    name: str
+    op: str
+    backend: str
+    version: str
+    summary: str
+    source: str
+    precisions: tuple[str, ...]
+    loader: Callable[[str], Callable]
+    params: Callable[[], Mapping[str, int]] = field(default=lambda: {})
+    model: Callable | None = None
+    twin: str | None = None
+    runs_on_cpu: bool = False
+
+    def runner(self, precision: str) -> Callable:
+        if precision not in self.precisions:
+            raise ValueError(f"{self.name}: precision {precision!r} is not supported; "
+                             f"choose from {', '.join(self.precisions)}")
+        return self.loader(precision)
+
+    def traffic(self, shape):
+        """The analytic traffic model at this shape with this kernel's parameters."""
+        if self.model is None:
+            return None
+        return self.model(shape, self.params())
+
+
+_cache: list[Kernel] | None = None
+
+
+def kernels() -> list[Kernel]:
+    """Every registered kernel, in catalog order. Checks that names are unique."""
+    global _cache
+    if _cache is None:
+        found: list[Kernel] = []
+        for module in CATALOG:
+            found.extend(importlib.import_module(module).records())
+        names = [k.name for k in found]
+        dupes = sorted({n for n in names if names.count(n) > 1})
+        if dupes:
+            raise RuntimeError(f"registry: duplicate kernel names {dupes}")
+        _cache = found
+    return list(_cache)
+
+
+def get(name: str) -> Kernel:
+    for k in kernels():
+        if k.name == name:
+            return k
+    raise KeyError(f"registry: no kernel named {name!r}; `python -m bench list` shows them all")
+
+
+def select(patterns: str | None = None, op: str | None = None) -> list[Kernel]:
+    """Kernels whose name matches any of the comma-separated glob patterns (all if None)."""
+    chosen = kernels()
+    if op is not None:
+        chosen = [k for k in chosen if k.op == op]
+    if patterns:
+        pats = [p.strip() for p in patterns.split(",") if p.strip()]
+        chosen = [k for k in chosen if any(fnmatch.fnmatchcase(k.name, p) for p in pats)]
+    return chosen

@@ -1,0 +1,97 @@
+// Torch ops of the CUDA matmul ladder: the only C++ in the project that includes torch.
+//
+// Each op is registered once under the `cvt` namespace (schema in TORCH_LIBRARY,
+// CUDA implementation in TORCH_LIBRARY_IMPL). Every op does the same three things:
+//   1. check the caller's input (TORCH_CHECK: dtype, device, rank, shapes, limits),
+//   2. allocate the output and make the inputs contiguous,
+//   3. launch on the current stream of the inputs' device, then check the launch.
+// Fake (meta) kernels for torch.compile live in bindings/_fake.py.
+#include <ATen/cuda/CUDAContext.h>
+#include <c10/cuda/CUDAException.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <torch/library.h>
+
+#include <limits>
+
+#include "../cuda/launchers.h"
+
+namespace {
+
+constexpr int64_t kMaxDim = std::numeric_limits<int>::max();  // kernels take int sizes
+
+void check_matmul_inputs(const char* op, const at::Tensor& a, const at::Tensor& b) {
+  TORCH_CHECK(a.dim() == 2 && b.dim() == 2, op, ": A and B must be 2-D matrices, got ",
+              a.dim(), "-D and ", b.dim(), "-D tensors");
+  TORCH_CHECK(a.scalar_type() == at::kFloat && b.scalar_type() == at::kFloat, op,
+              ": A and B must be float32, got ", a.scalar_type(), " and ", b.scalar_type());
+  TORCH_CHECK(a.is_cuda() && b.is_cuda(), op, ": A and B must be CUDA tensors, got ",
+              a.device(), " and ", b.device());
+  TORCH_CHECK(a.device() == b.device(), op, ": A and B must be on the same device, got ",
+              a.device(), " and ", b.device());
+  TORCH_CHECK(a.size(1) == b.size(0), op, ": inner dimensions must agree, got A ",
+              a.sizes(), " and B ", b.sizes(), " (A.size(1) = ", a.size(1),
+              " != B.size(0) = ", b.size(0), ")");
+  TORCH_CHECK(a.size(0) <= kMaxDim && a.size(1) <= kMaxDim && b.size(1) <= kMaxDim, op,
+              ": every dimension must be below 2^31, got M = ", a.size(0), ", K = ",
+              a.size(1), ", N = ", b.size(1));
+}
+
+at::Tensor run_matmul(const char* op, cvt::MatmulLauncher launch, const at::Tensor& a,
+                      const at::Tensor& b) {
+  check_matmul_inputs(op, a, b);
+  const c10::cuda::CUDAGuard guard(a.device());
+  const at::Tensor A = a.contiguous(), B = b.contiguous();  // no copy if already row-major
+  const int64_t M = A.size(0), K = A.size(1), N = B.size(1);
+  at::Tensor C = at::empty({M, N}, A.options());
+  if (M == 0 || N == 0) return C;
+
+  const cudaError_t err = launch(A.data_ptr<float>(), B.data_ptr<float>(),
+                                 C.data_ptr<float>(), M, N, K,
+                                 at::cuda::getCurrentCUDAStream());
+  TORCH_CHECK(err != cudaErrorInvalidConfiguration, op, ": output of ", M, " x ", N,
+              " needs more blocks than CUDA's grid allows (65535 along y); "
+              "this kernel's tile mapping cannot cover it");
+  C10_CUDA_CHECK(err);
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+  return C;
+}
+
+// One line per op: its name and its launcher.
+#define CVT_MATMUL_OP(NAME)                                         \
+  at::Tensor NAME(const at::Tensor& a, const at::Tensor& b) {       \
+    return run_matmul(#NAME, cvt::launch_##NAME, a, b);             \
+  }
+
+CVT_MATMUL_OP(matmul_v1_naive)
+CVT_MATMUL_OP(matmul_v1_coalesced)
+CVT_MATMUL_OP(matmul_v1_5_thread_tiling)
+CVT_MATMUL_OP(matmul_v2_register_tiling)
+CVT_MATMUL_OP(matmul_v3_smem_tiling)
+
+}  // namespace
+
+TORCH_LIBRARY(cvt, m) {
+  m.def("matmul_v1_naive(Tensor a, Tensor b) -> Tensor");
+  m.def("matmul_v1_coalesced(Tensor a, Tensor b) -> Tensor");
+  m.def("matmul_v1_5_thread_tiling(Tensor a, Tensor b) -> Tensor");
+  m.def("matmul_v2_register_tiling(Tensor a, Tensor b) -> Tensor");
+  m.def("matmul_v3_smem_tiling(Tensor a, Tensor b) -> Tensor");
+}
+
+TORCH_LIBRARY_IMPL(cvt, CUDA, m) {
+  m.impl("matmul_v1_naive", &matmul_v1_naive);
+  m.impl("matmul_v1_coalesced", &matmul_v1_coalesced);
+  m.impl("matmul_v1_5_thread_tiling", &matmul_v1_5_thread_tiling);
+  m.impl("matmul_v2_register_tiling", &matmul_v2_register_tiling);
+  m.impl("matmul_v3_smem_tiling", &matmul_v3_smem_tiling);
+}
+
+// CPU tensors reach the same function so that the caller gets this project's
+// message ("must be CUDA tensors, got cpu") instead of a dispatcher error.
+TORCH_LIBRARY_IMPL(cvt, CPU, m) {
+  m.impl("matmul_v1_naive", &matmul_v1_naive);
+  m.impl("matmul_v1_coalesced", &matmul_v1_coalesced);
+  m.impl("matmul_v1_5_thread_tiling", &matmul_v1_5_thread_tiling);
+  m.impl("matmul_v2_register_tiling", &matmul_v2_register_tiling);
+  m.impl("matmul_v3_smem_tiling", &matmul_v3_smem_tiling);
+}

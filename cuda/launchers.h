@@ -1,0 +1,33 @@
+// Launchers of every kernel in cuda/: the one C++ interface the torch bindings
+// (bindings/) and the standalone driver (cuda/driver/) both call.
+//
+// The matmul contract, shared by every version of the ladder:
+//   C[M, N] = A[M, K] @ B[K, N], float32, row-major, contiguous, device pointers.
+//   Any M, N, K >= 0 is accepted; each must be < 2^31 and each matrix may hold up
+//   to 2^31 elements or more (offsets are 64-bit). K = 0 writes zeros (the k-loop
+//   runs zero times); M = 0 or N = 0 launches nothing.
+//   The kernel runs on `stream`. The return value is cudaSuccess, the error of the
+//   launch itself, or cudaErrorInvalidConfiguration when the output needs more
+//   blocks than CUDA's grid allows along one dimension (see matmul_grid_limits).
+#pragma once
+#include <cstdint>
+#include <cuda_runtime.h>
+
+namespace cvt {
+
+using MatmulLauncher = cudaError_t (*)(const float* A, const float* B, float* C,
+                                       int64_t M, int64_t N, int64_t K,
+                                       cudaStream_t stream);
+
+cudaError_t launch_matmul_v1_naive(const float* A, const float* B, float* C,
+                                   int64_t M, int64_t N, int64_t K, cudaStream_t stream);
+cudaError_t launch_matmul_v1_coalesced(const float* A, const float* B, float* C,
+                                       int64_t M, int64_t N, int64_t K, cudaStream_t stream);
+cudaError_t launch_matmul_v1_5_thread_tiling(const float* A, const float* B, float* C,
+                                             int64_t M, int64_t N, int64_t K, cudaStream_t stream);
+cudaError_t launch_matmul_v2_register_tiling(const float* A, const float* B, float* C,
+                                             int64_t M, int64_t N, int64_t K, cudaStream_t stream);
+cudaError_t launch_matmul_v3_smem_tiling(const float* A, const float* B, float* C,
+                                         int64_t M, int64_t N, int64_t K, cudaStream_t stream);
+
+}  // namespace cvt
