@@ -1,5 +1,10 @@
 """What "correct" means for each op: inputs, a float64 reference, and a tolerance that can fail.
 
+Every op of the suite is one :class:`Problem`, found by :func:`get` under the name that
+registry records carry in ``Kernel.op``. The harness (check, time, model, profile, report)
+only talks to this interface, so a new op (vector add, softmax, ...) plugs in by adding a
+``Problem`` subclass to :data:`PROBLEMS`; no harness code changes.
+
 Matmul error is measured element by element against the float64 product, relative to
 the magnitude of the terms that made the element:
 
@@ -16,6 +21,14 @@ that of the output type. A wrong index, a missing tile or an unwritten (NaN) ele
 gives err of order 1 and fails. A single missing term of a very long K can hide under
 the bound; the exact mode catches it: small integers whose every partial sum is exact
 in float32 must give err == 0.
+
+Three input modes exist for every problem:
+
+    random     random normal values; error must stay under the tolerance
+    exact      small integers; the result must be exact (error 0)
+    nonfinite  random values with one NaN in A and one +inf in B; the row of C fed by the
+               NaN and the column fed by the inf must come out non-finite (a kernel that
+               drops or clamps them hides bad data), every other element as in "random"
 """
 from __future__ import annotations
 
@@ -28,6 +41,8 @@ UNIT_ROUNDOFF = {"fp32": 2.0**-24, "tf32": 2.0**-11, "fp16": 2.0**-11, "bf16": 2
 OUTPUT_ROUNDOFF = {"fp32": 2.0**-24, "tf32": 2.0**-24, "fp16": 2.0**-11, "bf16": 2.0**-8}
 ACCUMULATOR_ROUNDOFF = 2.0**-24
 EXACT_RANGE = 3  # exact mode draws integers in [-3, 3]
+ELEMENT_BYTES = {"fp32": 4, "tf32": 4, "fp16": 2, "bf16": 2}
+MODES = ("random", "exact", "nonfinite")
 
 
 def input_dtype(precision: str):
@@ -84,18 +99,193 @@ def matmul_reference(a, b):
     return a64 @ b64, a64.abs() @ b64.abs()
 
 
-def matmul_error(out, a, b) -> float:
-    """Largest err_ij (see module doc); inf if the output has the wrong shape; NaN -> inf."""
+def matmul_error_map(out, a, b):
+    """err_ij for every element (see module doc), NaN -> inf; None if the shape is wrong."""
     import torch
 
     if tuple(out.shape) != (a.shape[0], b.shape[1]):
-        return math.inf
-    if out.numel() == 0:
-        return 0.0
+        return None
     ref, mag = matmul_reference(a, b)
-    err = (out.double() - ref).abs() / mag.clamp_min(torch.finfo(torch.float64).tiny)
+    o = out.double()
+    err = (o - ref).abs() / mag.clamp_min(torch.finfo(torch.float64).tiny)
     err = torch.where(torch.isnan(err), torch.full_like(err, math.inf), err)
     # where every term is exactly zero, any non-zero output is wrong
-    err = torch.where((mag == 0) & (out.double() != 0), torch.full_like(err, math.inf), err)
-    err = torch.where((mag == 0) & (out.double() == 0), torch.zeros_like(err), err)
+    err = torch.where((mag == 0) & (o != 0), torch.full_like(err, math.inf), err)
+    err = torch.where((mag == 0) & (o == 0), torch.zeros_like(err), err)
+    return err
+
+
+def matmul_error(out, a, b) -> float:
+    """Largest err_ij (see module doc); inf if the output has the wrong shape; NaN -> inf."""
+    err = matmul_error_map(out, a, b)
+    if err is None:
+        return math.inf
+    if err.numel() == 0:
+        return 0.0
     return float(err.max())
+
+
+# ---------------------------------------------------------------------------------------
+# The op abstraction
+# ---------------------------------------------------------------------------------------
+
+class Problem:
+    """One op of the suite, as the harness sees it. Subclasses fill in every method.
+
+    A *shape* is whatever object :meth:`parse_shape` returns; ``str(shape)`` must give the
+    text back (results files store shapes as text). Inputs are a tuple of tensors that
+    the kernel's runner takes positionally: ``runner(*inputs) -> output``.
+    """
+
+    name = ""
+    shape_help = ""
+    # Default shapes, as text, per device ("cpu" runs Triton through the interpreter:
+    # keep those tiny). "time" shapes are the x axis of the throughput figure; "model"
+    # shapes are where the report tabulates the traffic models; "profile" where the
+    # report runs Nsight Compute (one size keeps the GPU report inside its budget).
+    check_shapes = {"cpu": "", "cuda": ""}
+    time_shapes = {"cpu": "", "cuda": ""}
+    model_shapes = ""
+    profile_shapes = ""
+
+    # -- shapes
+    def parse_shape(self, text: str):
+        raise NotImplementedError
+
+    def parse_shapes(self, text: str) -> list:
+        return [self.parse_shape(t.strip()) for t in text.split(",") if t.strip()]
+
+    def size(self, shape) -> float:
+        """One number for the x axis of a throughput plot."""
+        raise NotImplementedError
+
+    # -- inputs and outputs
+    def inputs(self, shape, precision: str, seed: int = 0, mode: str = "random",
+               device: str = "cpu") -> tuple:
+        raise NotImplementedError
+
+    def output_nbytes(self, shape, precision: str) -> int:
+        """Bytes of the output, so the harness can poison the block the kernel will get."""
+        raise NotImplementedError
+
+    # -- correctness
+    def error(self, out, inputs, mode: str = "random") -> float:
+        """Largest relative error of `out` (inf for a wrong shape, a NaN, or a missing
+        non-finite value in "nonfinite" mode)."""
+        raise NotImplementedError
+
+    def tolerance(self, shape, precision: str) -> float:
+        raise NotImplementedError
+
+    def exact_possible(self, shape, precision: str) -> bool:
+        return True
+
+    # -- work and traffic
+    def useful_flops(self, shape) -> int:
+        raise NotImplementedError
+
+    def compulsory_bytes(self, shape, precision: str) -> int:
+        """Each input read once plus the output written once: the DRAM floor."""
+        raise NotImplementedError
+
+
+class MatmulProblem(Problem):
+    """C = A @ B with A (M x K) and B (K x N), row-major; shapes written MxNxK."""
+
+    name = "matmul"
+    shape_help = "MxNxK, e.g. 1000x999x37"
+    check_shapes = {
+        # The interpreter runs one Triton program after another in Python: a 64x64x64
+        # product with 16x16 tiles is already ~16 programs x 4 k-steps, so stay small.
+        "cpu": "1x1x1,17x13x7,33x31x19",
+        "cuda": "1x1x1,17x13x7,64x64x64,127x129x31,256x256x256,1000x999x37",
+    }
+    time_shapes = {
+        "cpu": "",  # interpreter timings mean nothing; `bench time` needs a GPU
+        "cuda": "256x256x256,512x512x512,1024x1024x1024,2048x2048x2048,4096x4096x4096",
+    }
+    model_shapes = "1024x1024x1024,4096x4096x4096"
+    profile_shapes = "1024x1024x1024"
+
+    def parse_shape(self, text: str) -> MatmulShape:
+        return MatmulShape.parse(text)
+
+    def size(self, shape: MatmulShape) -> float:
+        # N for square products; the geometric mean of M, N, K otherwise
+        return round((shape.M * shape.N * shape.K) ** (1 / 3), 6)
+
+    def inputs(self, shape, precision, seed=0, mode="random", device="cpu"):
+        if mode not in MODES:
+            raise ValueError(f"matmul: mode must be one of {MODES}, got {mode!r}")
+        a, b = MatmulCase(shape, precision, exact=mode == "exact", seed=seed).inputs(device)
+        if mode == "nonfinite" and a.numel() and b.numel():
+            i, k = self._nan_at(shape)
+            k2, j = self._inf_at(shape)
+            a[i, k] = math.nan
+            b[k2, j] = math.inf
+        return a, b
+
+    @staticmethod
+    def _nan_at(s: MatmulShape) -> tuple[int, int]:
+        return s.M // 2, s.K // 3          # A[i, k] = NaN  ->  row i of C is NaN
+
+    @staticmethod
+    def _inf_at(s: MatmulShape) -> tuple[int, int]:
+        return (2 * s.K) // 3, s.N - 1     # B[k, j] = inf  ->  column j of C is +-inf or NaN
+
+    def output_nbytes(self, shape, precision):
+        return shape.M * shape.N * ELEMENT_BYTES[precision]
+
+    def error(self, out, inputs, mode="random"):
+        import torch
+
+        a, b = inputs
+        if mode != "nonfinite":
+            return matmul_error(out, a, b)
+        if tuple(out.shape) != (a.shape[0], b.shape[1]):
+            return math.inf
+        if out.numel() == 0:
+            return 0.0
+        i = int(torch.isnan(a).any(dim=1).nonzero()[0])
+        j = int(torch.isinf(b).any(dim=0).nonzero()[0])
+        bad = torch.zeros(out.shape, dtype=torch.bool, device=out.device)
+        bad[i, :] = True
+        bad[:, j] = True
+        if bool(torch.isfinite(out[bad]).any()):
+            return math.inf  # the NaN or the inf did not reach every element it feeds
+        # every other element must be as good as in "random" mode: compare with the
+        # reference of the same product with the special values zeroed
+        a0 = torch.nan_to_num(a, nan=0.0, posinf=0.0)
+        b0 = torch.nan_to_num(b, nan=0.0, posinf=0.0)
+        err = matmul_error_map(out, a0, b0)
+        err = torch.where(bad, torch.zeros_like(err), err)
+        return float(err.max())
+
+    def tolerance(self, shape, precision):
+        return matmul_tolerance(precision, shape.K)
+
+    def exact_possible(self, shape, precision):
+        return exact_mode_possible(precision, shape.K)
+
+    def useful_flops(self, shape):
+        return 2 * shape.M * shape.N * shape.K
+
+    def compulsory_bytes(self, shape, precision):
+        s, e = shape, ELEMENT_BYTES[precision]
+        return (s.M * s.K + s.K * s.N + s.M * s.N) * e
+
+
+# Keyed by Kernel.op. A new op adds its Problem here (and nothing else in the harness).
+PROBLEMS: dict[str, Problem] = {p.name: p for p in (MatmulProblem(),)}
+
+
+def get(op: str) -> Problem:
+    try:
+        return PROBLEMS[op]
+    except KeyError:
+        raise KeyError(f"problems: no Problem registered for op {op!r}; "
+                       f"known: {', '.join(sorted(PROBLEMS))}") from None
+
+
+def known(op: str) -> bool:
+    return op in PROBLEMS

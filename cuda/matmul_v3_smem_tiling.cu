@@ -37,8 +37,10 @@
 
 namespace cvt {
 
+// Asking for 512 resident threads per SM caps registers at 65536 / 512 = 128 per thread:
+// the 64 accumulators + 16 operands of V = 8 fit, and two 256-thread blocks share an SM.
 template <int L, int S, int V>
-__global__ void __launch_bounds__((L / V) * (L / V), 2)
+__global__ void __launch_bounds__((L / V) * (L / V), ((L / V) * (L / V) < 512 ? 512 / ((L / V) * (L / V)) : 1))
 matmul_v3_smem_tiling_kernel(const float* __restrict__ A, const float* __restrict__ B,
                              float* __restrict__ C, int M, int N, int K) {
   constexpr int T = L / V;          // threads along each side of the block

@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# The GPU counterpart of .ci/run, for a machine with an NVIDIA GPU (the H100 we measure
+# on): the README's test command, then the measurements, with every log under $OUT.
+#
+#   OUT=/tmp/out bash .ci/gpu.sh [ladder|full]
+#     ladder  build, GPU tier of the CUDA ladder, tile sweep, ladder vs cuBLAS
+#     full    make test (everything), then make report into $OUT/report
+set -uo pipefail
+cd "$(dirname "$0")/.."
+export PYTHONUNBUFFERED=1
+OUT=${OUT:-build/gpu_out}
+mkdir -p "$OUT"
+stage=${1:-full}
+
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw \
+  --format=csv > "$OUT/gpu.csv" 2>&1
+cat "$OUT/gpu.csv"
+
+case "$stage" in
+ladder)
+  (time make build) > "$OUT/build.log" 2>&1 || { tail -30 "$OUT/build.log"; exit 1; }
+  grep -E "Compiling entry|Used [0-9]+ registers|spill" "$OUT/build.log" > "$OUT/ptxas.txt" || true
+  python3 -m pytest tests/test_cuda_matmul.py tests/test_cuda_build.py tests/test_layout.py \
+    -n 8 -q -p no:cacheprovider 2>&1 | tee "$OUT/pytest_ladder.log" | tail -25
+  bash cuda/driver/tile_sweep.sh build/sweep > "$OUT/sweep.log" 2>&1; tail -14 "$OUT/sweep.log"
+  python3 - <<'PY' 2>&1 | tee "$OUT/ladder_vs_cublas.txt"
+import torch, bindings
+ops = bindings.ops()
+torch.backends.cuda.matmul.allow_tf32 = False
+flush = torch.empty(int(2 * torch.cuda.get_device_properties(0).L2_cache_size), dtype=torch.uint8, device="cuda")
+def median_ms(f, reps):
+    f(); torch.cuda.synchronize()
+    ts = []
+    for _ in range(reps):
+        flush.zero_()
+        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        s.record(); f(); e.record(); torch.cuda.synchronize(); ts.append(s.elapsed_time(e))
+    return sorted(ts)[len(ts) // 2]
+names = ["matmul_v1_naive", "matmul_v1_coalesced", "matmul_v1_5_thread_tiling",
+         "matmul_v2_register_tiling", "matmul_v3_smem_tiling"]
+print(f"{'kernel':28s} {'n':>5s} {'ms':>9s} {'TFLOP/s':>8s} {'x cuBLAS':>8s}")
+for n in (1024, 2048, 4096):
+    a, b = torch.randn(n, n, device="cuda"), torch.randn(n, n, device="cuda")
+    ref = median_ms(lambda: torch.matmul(a, b), 30)
+    tf = lambda ms: 2 * n**3 / ms / 1e9
+    print(f"{'cublas_fp32':28s} {n:5d} {ref:9.3f} {tf(ref):8.2f} {1:8.2f}")
+    for name in names:
+        reps = 5 if (n == 4096 and "v1" in name) else 20
+        ms = median_ms(lambda: getattr(ops, name)(a, b), reps)
+        print(f"{name:28s} {n:5d} {ms:9.3f} {tf(ms):8.2f} {ref / ms:8.2f}")
+PY
+  ;;
+full)
+  make test PYTEST_ARGS="-q -p no:cacheprovider" 2>&1 | tee "$OUT/pytest.log" | tail -30
+  make report OUT="$OUT/report" 2>&1 | tee "$OUT/report.log" | tail -40
+  ;;
+esac

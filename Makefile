@@ -1,0 +1,46 @@
+# The two commands of the README, each doing its own setup on a fresh machine:
+#
+#   make report    the main job: check, time, profile and plot every kernel, write a report
+#   make test      the tests: CPU tier everywhere, GPU tier where there is a GPU
+#
+# Python: the system python3 when it already has torch and triton (a GPU machine with
+# torch preinstalled and no network), otherwise a .venv made from requirements-cpu.txt.
+# Where torch has CUDA, the extension is built in place first (setup.py, ninja, sm_90).
+
+SHELL := /bin/bash
+SYSTEM_PYTHON ?= python3
+VENV := .venv
+HAVE_SYSTEM_TORCH := $(shell $(SYSTEM_PYTHON) -c "import torch, triton, pytest, matplotlib" >/dev/null 2>&1 && echo yes)
+PY := $(if $(HAVE_SYSTEM_TORCH),$(SYSTEM_PYTHON),$(VENV)/bin/python)
+JOBS ?= $(shell nproc)
+export TORCH_CUDA_ARCH_LIST ?= 9.0
+export MAX_JOBS ?= $(JOBS)
+OUT ?= results/local
+PYTEST_ARGS ?=
+
+.PHONY: env build test report clean
+
+env: $(if $(HAVE_SYSTEM_TORCH),,$(VENV)/.installed)
+
+$(VENV)/.installed: requirements-cpu.txt
+	$(SYSTEM_PYTHON) -m venv $(VENV)
+	$(VENV)/bin/pip install -q --upgrade pip
+	$(VENV)/bin/pip install -q -r requirements-cpu.txt
+	touch $@
+
+# Builds bindings/_C*.so where torch has CUDA; says why not elsewhere.
+build: env
+	@if $(PY) -c "import torch, sys; sys.exit(torch.version.cuda is None)"; then \
+	  $(PY) setup.py -q build_ext --inplace; \
+	else \
+	  echo "make build: torch has no CUDA here; the CUDA ops are skipped (CPU tier only)"; \
+	fi
+
+test: build
+	$(PY) -m pytest -n $(JOBS) $(PYTEST_ARGS)
+
+report: build
+	$(PY) -m bench report --out $(OUT)
+
+clean:
+	rm -rf build bindings/_C*.so results/local

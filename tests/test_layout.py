@@ -1,0 +1,89 @@
+"""CPU tier: the op list, the kernel files, the registry and the README agree, and the
+parts that must work without a GPU say so clearly."""
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import bindings
+from bench import registry
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def schemas() -> list[str]:
+    text = "".join(p.read_text() for p in (ROOT / "bindings").glob("*.cpp"))
+    return re.findall(r'm\.def\("(\w+)\(', text)
+
+
+def test_op_list_matches_schemas_and_kernel_files():
+    ladder_schemas = [s for s in schemas() if s.startswith("matmul_")]
+    assert list(bindings.MATMUL_OPS) == ladder_schemas
+    files = sorted(p.stem for p in (ROOT / "cuda").glob("matmul_*.cu"))
+    assert sorted(bindings.MATMUL_OPS) == files
+
+
+def test_registry_covers_every_cuda_op_once():
+    cuda = [k for k in registry.kernels() if k.backend == "cuda" and k.op == "matmul"]
+    assert sorted(Path(k.source).stem for k in cuda) == sorted(bindings.MATMUL_OPS)
+    for k in cuda:
+        assert (ROOT / k.source).exists(), k.source
+
+
+def test_registry_records_are_complete():
+    for k in registry.kernels():
+        assert k.backend in registry.BACKENDS, k.name
+        assert set(k.precisions) <= set(registry.PRECISIONS), k.name
+        assert (ROOT / k.source).exists(), f"{k.name}: missing source {k.source}"
+        assert k.summary and len(k.summary) < 120, k.name
+        if k.twin is not None:
+            assert registry.get(k.twin).twin == k.name, f"{k.name} <-> {k.twin} not mutual"
+
+
+def test_cuda_tile_params_come_from_the_header():
+    from bench.catalog.matmul_cuda import header_params
+
+    p = header_params()
+    assert registry.get("cuda_v3_smem_tiling").params() == {
+        "L": p["V3_L"], "S": p["V3_S"], "V": p["V3_V"]}
+    assert p["V3_L"] % p["V3_V"] == 0
+
+
+def test_readme_mentions_every_kernel():
+    readme = (ROOT / "README.md").read_text()
+    missing = [k.name for k in registry.kernels() if f"`{k.name}`" not in readme]
+    assert not missing, f"README.md does not mention {missing}"
+
+
+def test_importing_packages_does_nothing():
+    """Modules do nothing at import: no build, no Triton, no CUDA initialisation."""
+    code = ("import sys, bench, bench.registry, bench.cli, bindings;"
+            "assert 'triton' not in sys.modules, 'triton imported';"
+            "print('ok')")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr
+
+
+def test_cpu_torch_gives_one_clear_error():
+    import torch
+
+    if torch.version.cuda is not None:
+        pytest.skip("this torch has CUDA")
+    with pytest.raises(bindings.CudaOpsUnavailable, match="CUDA build of PyTorch"):
+        bindings.ops()
+
+
+def test_setup_py_says_why_the_extension_is_skipped(tmp_path):
+    import torch
+
+    if torch.version.cuda is not None:
+        pytest.skip("this torch has CUDA: setup.py builds the extension")
+    out = subprocess.run([sys.executable, "setup.py", "--name"], capture_output=True, text=True,
+                         cwd=ROOT)
+    assert out.returncode == 0, out.stderr
+    assert "skipping the CUDA extension: torch" in out.stdout
+    assert "CPU-only build" in out.stdout
