@@ -32,14 +32,14 @@ def extension_and_reason():
 
     os.environ.setdefault("TORCH_CUDA_ARCH_LIST", "9.0")
     sys.path.insert(0, ROOT)
-    from bindings import CXX_FLAGS, NVCC_FLAGS  # one list of flags for setup.py and JIT
+    from bindings import NVCC_FLAGS, cxx_flags  # one set of flags for setup.py and JIT
 
     sources = sorted(glob.glob("cuda/*.cu")) + sorted(glob.glob("bindings/*.cpp"))
     ext = CUDAExtension(
         name="bindings._C",
         sources=sources,
         include_dirs=[os.path.join(ROOT, "cuda")],
-        extra_compile_args={"cxx": CXX_FLAGS, "nvcc": NVCC_FLAGS},
+        extra_compile_args={"cxx": cxx_flags(), "nvcc": NVCC_FLAGS},
     )
     return (ext, BuildExtension.with_options(use_ninja=True)), None
 

@@ -12,6 +12,8 @@ OUT=${OUT:-build/gpu_out}
 mkdir -p "$OUT"
 stage=${1:-full}
 
+python3 -c "import torch; print('torch', torch.__version__, 'cxx11 abi', torch._C._GLIBCXX_USE_CXX11_ABI)"
+echo '#include <string>' | ${CXX:-g++} -x c++ -E -dM - 2>/dev/null | grep -m1 _GLIBCXX_USE_CXX11_ABI || true
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw \
   --format=csv > "$OUT/gpu.csv" 2>&1
 cat "$OUT/gpu.csv"

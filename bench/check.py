@@ -1,16 +1,25 @@
 """Correctness: every selected kernel x shape x precision against the float64 reference.
 
-The same function backs `python -m bench check` and the pytest tiers.
+The same functions back `python -m bench check`, the report and the pytest tiers. What
+"correct" means for an op (inputs, reference, error, tolerance) lives in its Problem
+(bench/problems.py); this file only runs kernels and compares.
+
+Each run:
+  1. makes the inputs (random, exact small integers, or with a NaN and an inf),
+  2. fills the memory block the output will land in with NaN ("poisons" it), so an
+     element the kernel forgets to write is NaN and fails instead of passing by luck,
+  3. runs the kernel once and waits for it (errors of the launch surface here),
+  4. measures the largest relative error and compares it with the bound.
 """
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+import warnings
+from dataclasses import asdict, dataclass
 
 from bench import device as dev
-from bench.models import MatmulShape
-from bench.problems import (MatmulCase, exact_mode_possible, input_dtype, matmul_error,
-                            matmul_tolerance)
+from bench import problems
+from bench.problems import MatmulCase
 
 
 @dataclass
@@ -18,7 +27,7 @@ class CheckResult:
     kernel: str
     shape: str
     precision: str
-    mode: str          # "random" or "exact"
+    mode: str          # "random", "exact" or "nonfinite" (see bench/problems.py)
     error: float       # largest relative error (see bench/problems.py)
     tolerance: float
     status: str        # "ok", "FAIL", "ERROR" or "skip"
@@ -28,48 +37,87 @@ class CheckResult:
     def failed(self) -> bool:
         return self.status in ("FAIL", "ERROR")
 
+    def as_dict(self) -> dict:
+        return asdict(self)
 
-def check_matmul(kernel, case: MatmulCase, device: str) -> CheckResult:
-    shape, precision = case.shape, case.precision
-    mode = "exact" if case.exact else "random"
-    tol = 0.0 if case.exact else matmul_tolerance(precision, shape.K)
+
+def check_one(kernel, problem, shape, precision: str, mode: str = "random", seed: int = 0,
+              device: str = "cpu") -> CheckResult:
+    """Runs `kernel` once on `shape` and compares with the problem's reference."""
+    tol = 0.0 if mode == "exact" else problem.tolerance(shape, precision)
     row = dict(kernel=kernel.name, shape=str(shape), precision=precision, mode=mode,
                tolerance=tol)
-    ok, why = dev.can_run(kernel, device)
+    ok, why = dev.can_run(kernel, device, precision)
     if not ok:
         return CheckResult(error=math.nan, status="skip", note=why, **row)
-    if case.exact and not exact_mode_possible(precision, shape.K):
+    if mode == "exact" and not problem.exact_possible(shape, precision):
         return CheckResult(error=math.nan, status="skip",
-                           note=f"K={shape.K} too long for exact {precision}", **row)
+                           note=f"shape {shape} too large for exact {precision}", **row)
     try:
         fn = kernel.runner(precision)
-        a, b = case.inputs(device)
-        out_bytes = shape.M * shape.N * input_dtype(precision).itemsize
-        dev.poison_output_memory(out_bytes, device)
-        out = fn(a, b)
-        if device == "cuda":
-            import torch
-
-            torch.cuda.synchronize()
-        err = matmul_error(out, a, b)
+        inputs = problem.inputs(shape, precision, seed=seed, mode=mode, device=device)
+        dev.poison_output_memory(problem.output_nbytes(shape, precision), device)
+        with warnings.catch_warnings():
+            if mode == "nonfinite":  # the interpreter's numpy warns about the NaN we planted
+                warnings.simplefilter("ignore", RuntimeWarning)
+            out = fn(*inputs)
+            dev.synchronize(device)
+        err = problem.error(out, inputs, mode=mode)
     except Exception as exc:  # a kernel that raises on valid input is a failure, not a crash
+        first = (str(exc).splitlines() or [""])[0][:160]
         return CheckResult(error=math.nan, status="ERROR",
-                           note=f"{type(exc).__name__}: {str(exc).splitlines()[0][:160]}", **row)
-    passed = err == 0.0 if case.exact else err <= tol
+                           note=f"{type(exc).__name__}: {first}", **row)
+    passed = err == 0.0 if mode == "exact" else err <= tol
     return CheckResult(error=err, status="ok" if passed else "FAIL", **row)
 
 
-def run(kernels, shapes: list[MatmulShape], precisions: list[str] | None = None,
-        exact: bool = False, seed: int = 0, device: str | None = None) -> list[CheckResult]:
-    """Checks every kernel on every shape, at every precision it supports (or those asked)."""
+def check_matmul(kernel, case: MatmulCase, device: str) -> CheckResult:
+    """One matmul case (kept for callers that build a MatmulCase themselves)."""
+    mode = "exact" if case.exact else "random"
+    return check_one(kernel, problems.get("matmul"), case.shape, case.precision, mode,
+                     case.seed, device)
+
+
+def _shapes_for(problem, shapes, device: str) -> list:
+    """Shapes as objects of this problem: parsed from text, or the problem's defaults."""
+    if shapes is None:
+        return problem.parse_shapes(problem.check_shapes[device])
+    if isinstance(shapes, str):
+        return problem.parse_shapes(shapes)
+    return [problem.parse_shape(s) if isinstance(s, str) else s for s in shapes]
+
+
+def run(kernels, shapes=None, precisions: list[str] | None = None,
+        exact: bool = False, seed: int = 0, device: str | None = None,
+        nonfinite: bool = False, progress=None) -> list[CheckResult]:
+    """Checks every kernel on every shape, at every precision it supports (or those asked).
+
+    shapes: None (each problem's defaults for this device), a comma-separated string, or
+    a list of shape objects/strings. `exact` and `nonfinite` add those modes to "random".
+    Kernels whose op has no Problem are reported as skipped, not dropped silently.
+    """
     device = device or dev.setup()
+    modes = ["random"] + (["exact"] if exact else []) + (["nonfinite"] if nonfinite else [])
     results = []
     for kernel in kernels:
+        if not problems.known(kernel.op):
+            results.append(CheckResult(kernel.name, "-", "-", "-", math.nan, math.nan, "skip",
+                                       f"no Problem for op {kernel.op!r} in bench/problems.py"))
+            continue
+        problem = problems.get(kernel.op)
+        try:
+            kshapes = _shapes_for(problem, shapes, device)
+        except ValueError as exc:
+            results.append(CheckResult(kernel.name, str(shapes), "-", "-", math.nan, math.nan,
+                                       "skip", f"shapes do not fit op {kernel.op}: {exc}"))
+            continue
         for precision in kernel.precisions:
             if precisions and precision not in precisions:
                 continue
-            for shape in shapes:
-                for mode_exact in ([False, True] if exact else [False]):
-                    case = MatmulCase(shape, precision, exact=mode_exact, seed=seed)
-                    results.append(check_matmul(kernel, case, device))
+            for shape in kshapes:
+                for mode in modes:
+                    r = check_one(kernel, problem, shape, precision, mode, seed, device)
+                    if progress:
+                        progress(r)
+                    results.append(r)
     return results

@@ -64,11 +64,17 @@ class Traffic:
     def shared_load_bytes(self) -> int:
         return self.shared_loads * self.elem_bytes
 
+    @property
+    def compulsory_bytes(self) -> int:
+        """The DRAM floor: each input read once, the output written once."""
+        return self.compulsory_read_bytes + self.compulsory_write_bytes
+
     def as_dict(self) -> dict:
         d = asdict(self)
         d.update(global_load_bytes=self.global_load_bytes,
                  global_store_bytes=self.global_store_bytes,
-                 shared_load_bytes=self.shared_load_bytes)
+                 shared_load_bytes=self.shared_load_bytes,
+                 compulsory_bytes=self.compulsory_bytes)
         return d
 
 

@@ -246,8 +246,11 @@ class MatmulProblem(Problem):
             return math.inf
         if out.numel() == 0:
             return 0.0
-        i = int(torch.isnan(a).any(dim=1).nonzero()[0])
-        j = int(torch.isinf(b).any(dim=0).nonzero()[0])
+        rows = torch.isnan(a).any(dim=1).nonzero()
+        cols = torch.isinf(b).any(dim=0).nonzero()
+        if len(rows) == 0 or len(cols) == 0:  # K == 0: nowhere to put the special values
+            return matmul_error(out, a, b)
+        i, j = int(rows[0]), int(cols[0])
         bad = torch.zeros(out.shape, dtype=torch.bool, device=out.device)
         bad[i, :] = True
         bad[:, j] = True

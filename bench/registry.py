@@ -27,6 +27,7 @@ BACKENDS = ("cuda", "triton", "cublas", "torch")
 # Catalog modules, in the order their kernels are listed.
 CATALOG = (
     "bench.catalog.matmul_cuda",
+    "bench.catalog.matmul_triton",
     "bench.catalog.matmul_reference",
 )
 
@@ -47,6 +48,8 @@ class Kernel:
     model       (shape, params) -> bench.models.Traffic, or None
     twin        name of the same algorithm in the other language, or None
     runs_on_cpu True if it can run without a GPU (Triton interpreter, torch on CPU)
+    formula     the lecture's traffic formula as a student reads it ("2N³/V"), shown in
+                the README table and the report; "" if the kernel has none
     """
 
     name: str
@@ -61,6 +64,7 @@ class Kernel:
     model: Callable | None = None
     twin: str | None = None
     runs_on_cpu: bool = False
+    formula: str = ""
 
     def runner(self, precision: str) -> Callable:
         if precision not in self.precisions:
@@ -98,6 +102,11 @@ def get(name: str) -> Kernel:
         if k.name == name:
             return k
     raise KeyError(f"registry: no kernel named {name!r}; `python -m bench list` shows them all")
+
+
+def by_name() -> dict[str, Kernel]:
+    """Every kernel keyed by name (for looking up twins)."""
+    return {k.name: k for k in kernels()}
 
 
 def select(patterns: str | None = None, op: str | None = None) -> list[Kernel]:

@@ -34,7 +34,18 @@ MATMUL_OPS = (
 )
 
 NVCC_FLAGS = ["-O3", "-std=c++17", "-lineinfo", "-Xptxas=-v"]
-CXX_FLAGS = ["-O3", "-std=c++17"]
+
+
+def cxx_flags() -> list[str]:
+    """Host compiler flags for bindings/*.cpp.
+
+    The C++ ABI flag is passed explicitly: a host compiler whose default std::string ABI
+    differs from the one torch was built with compiles fine and runs fine until the first
+    TORCH_CHECK builds an error message, which then crashes the process instead of raising.
+    """
+    import torch
+
+    return ["-O3", "-std=c++17", f"-D_GLIBCXX_USE_CXX11_ABI={int(torch._C._GLIBCXX_USE_CXX11_ABI)}"]
 
 _lock = threading.Lock()
 _loaded = False
@@ -76,7 +87,7 @@ def _jit_build() -> None:
         name="cvt_ops",
         sources=sources(),
         extra_include_paths=[str(CUDA_DIR)],
-        extra_cflags=CXX_FLAGS,
+        extra_cflags=cxx_flags(),
         extra_cuda_cflags=NVCC_FLAGS,
         build_directory=build_dir,
         is_python_module=False,

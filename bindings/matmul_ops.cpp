@@ -6,7 +6,8 @@
 //   2. allocate the output and make the inputs contiguous,
 //   3. launch on the current stream of the inputs' device, then check the launch.
 // Fake (meta) kernels for torch.compile live in bindings/_fake.py.
-#include <ATen/cuda/CUDAContext.h>
+#include <ATen/ATen.h>
+#include <c10/cuda/CUDAStream.h>
 #include <c10/cuda/CUDAException.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <torch/library.h>
@@ -47,7 +48,7 @@ at::Tensor run_matmul(const char* op, cvt::MatmulLauncher launch, const at::Tens
 
   const cudaError_t err = launch(A.data_ptr<float>(), B.data_ptr<float>(),
                                  C.data_ptr<float>(), M, N, K,
-                                 at::cuda::getCurrentCUDAStream());
+                                 c10::cuda::getCurrentCUDAStream(A.get_device()));
   TORCH_CHECK(err != cudaErrorInvalidConfiguration, op, ": output of ", M, " x ", N,
               " needs more blocks than CUDA's grid allows (65535 along y); "
               "this kernel's tile mapping cannot cover it");

@@ -58,3 +58,28 @@ def test_cmake_builds_kernels_and_driver(tmp_path):
     b = subprocess.run(["cmake", "--build", str(build), "-j", "2"], capture_output=True, text=True)
     assert b.returncode == 0, b.stdout + b.stderr
     assert (build / "matmul_driver").exists()
+
+
+@pytest.mark.skipif(shutil.which("g++") is None, reason="g++ not on PATH")
+def test_bindings_compile_against_torch_headers(tmp_path):
+    """bindings/*.cpp compile (syntax and types) against this torch's headers, so a broken
+    binding fails here rather than on the GPU machine. A CPU-only torch lacks one generated
+    CUDA header of c10 (its CMake writes it), so an empty stand-in is provided."""
+    import sysconfig
+
+    from torch.utils import cpp_extension
+
+    import bindings
+
+    cuda_home = cpp_extension.CUDA_HOME or (str(Path(NVCC).resolve().parent.parent) if NVCC else None)
+    if cuda_home is None or not (Path(cuda_home) / "include" / "cuda_runtime.h").exists():
+        pytest.skip("no CUDA headers found")
+    stub = tmp_path / "c10" / "cuda" / "impl"
+    stub.mkdir(parents=True)
+    (stub / "cuda_cmake_macros.h").write_text("#pragma once\n")
+    includes = [f"-I{p}" for p in cpp_extension.include_paths()]
+    includes += [f"-I{tmp_path}", f"-I{cuda_home}/include", f"-I{sysconfig.get_paths()['include']}"]
+    for cpp in sorted((ROOT / "bindings").glob("*.cpp")):
+        out = subprocess.run(["g++", *bindings.cxx_flags(), "-fsyntax-only", *includes, str(cpp)],
+                             capture_output=True, text=True)
+        assert out.returncode == 0, f"{cpp.name}:\n{out.stderr[-4000:]}"

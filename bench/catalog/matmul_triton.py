@@ -1,0 +1,106 @@
+"""The Triton matmuls (triton_impl/): twins of the CUDA ladder and the seed documents' kernels.
+
+Loaders import the kernel module only when a kernel runs: a @triton.jit kernel is built for
+the GPU or for the interpreter when it is defined, so nothing Triton is imported before
+bench.device.setup() has chosen. Tile parameters come from triton_impl.tiles, which does
+not import Triton (the twins' tiles are read from cuda/matmul_config.h).
+
+v1 coalesced has no twin: Triton, not the programmer, maps threads to elements, and its
+coalescing pass always picks the coalesced mapping (see triton_impl/matmul_v1_naive.py).
+"""
+from __future__ import annotations
+
+import importlib
+
+from bench import models_triton
+from bench.registry import Kernel
+
+ALL_PRECISIONS = ("fp32", "tf32", "fp16", "bf16")
+
+
+def _module(name: str):
+    return importlib.import_module(f"triton_impl.{name}")
+
+
+def _twin_loader(module: str):
+    def load(precision: str):
+        return _module(module).op()      # fp32 only: the op takes (a, b)
+
+    return load
+
+
+def _precision_loader(module: str):
+    def load(precision: str):
+        op = _module(module).op()
+
+        def run(a, b):
+            return op(a, b, precision)
+
+        return run
+
+    return load
+
+
+def _tiles(fn_name: str, *keys):
+    """params: the named triton_impl.tiles entry, read lazily."""
+    def params():
+        from triton_impl import tiles
+
+        entry = getattr(tiles, fn_name)
+        value = entry() if callable(entry) else entry
+        for key in keys:
+            value = value[key]
+        return dict(value)
+
+    return params
+
+
+def _twin(name, version, module, summary, model, params, twin, formula) -> Kernel:
+    return Kernel(
+        name=name, op="matmul", backend="triton", version=version, summary=summary,
+        source=f"triton_impl/{module}.py", precisions=("fp32",), loader=_twin_loader(module),
+        params=params, model=model, twin=twin, runs_on_cpu=True, formula=formula,
+    )
+
+
+def _seed(name, version, module, summary, model, params) -> Kernel:
+    return Kernel(
+        name=name, op="matmul", backend="triton", version=version, summary=summary,
+        source=f"triton_impl/{module}.py", precisions=ALL_PRECISIONS,
+        loader=_precision_loader(module), params=params, model=model, runs_on_cpu=True,
+        formula="N³/BLOCK_N + N³/BLOCK_M",
+    )
+
+
+def records() -> list[Kernel]:
+    return [
+        _twin("triton_v1_naive", "v1", "matmul_v1_naive",
+              "one element per compiler thread, [B,B] loads per k; Triton's layout makes it "
+              "coalesced (no v1-coalesced twin)",
+              models_triton.matmul_v1, _tiles("v1_naive"), twin="cuda_v1_naive", formula="2N³"),
+        _twin("triton_v1.5_thread_tiling", "v1.5", "matmul_v1_5_thread_tiling",
+              "[T,T,V] tensors: each thread-position computes a VxV block row by row",
+              models_triton.matmul_v1_5, _tiles("v1_5_thread_tiling"),
+              twin="cuda_v1.5_thread_tiling", formula="N³/V + N³"),
+        _twin("triton_v2_register_tiling", "v2", "matmul_v2_register_tiling",
+              "(TV)x(TV) program tile; per k a column of A and a row of B, outer product "
+              "with FFMA (no tl.dot)",
+              models_triton.matmul_v2, _tiles("v2_register_tiling"),
+              twin="cuda_v2_register_tiling",
+              formula="2N³/(T·V) requested per program (lecture, per thread: 2N³/V)"),
+        _twin("triton_v3_smem_tiling", "v3", "matmul_v3_smem_tiling",
+              "LxL program tile, LxS / SxL tiles through tl.dot(ieee): the compiler stages "
+              "them in shared memory (S >= 16)",
+              models_triton.matmul_v3, _tiles("v3_smem_tiling"), twin="cuda_v3_smem_tiling",
+              formula="global 2N³/L, shared 2N³/V"),
+        _seed("triton_grouped", "grouped", "matmul_grouped",
+              "tutorial tl.dot matmul with L2-grouped program order (tl.swizzle2d), strided",
+              models_triton.matmul_blocked, _tiles("GROUPED", "fp32")),
+        _seed("triton_autotuned", "autotuned", "matmul_autotuned",
+              "grouped tl.dot matmul autotuned per precision; tf32 computes C^T = B^T A^T "
+              "to keep wgmma pipelined",
+              models_triton.matmul_wrapped, _tiles("AUTOTUNE_CONFIGS", "fp32", 0)),
+        _seed("triton_batched", "batched", "matmul_batched",
+              "(..., m, k) @ (..., k, n): broadcasting batch dims, any strides, no copies",
+              models_triton.matmul_blocked, _tiles("BATCHED", "fp32")),
+    ]

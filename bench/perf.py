@@ -1,0 +1,185 @@
+"""`python -m bench time`: the timed sweep, and the figures derived from each timing.
+
+For every shape, every selected kernel at every precision it supports is timed with
+bench/timing.py, and so is the library reference of its op (cuBLAS for matmul) at the
+same shape and precision, in the same run, so "% of cuBLAS" compares like with like.
+Each row then gets:
+
+    tflops          useful flops (2MNK for matmul) / median time
+    gbps_compulsory compulsory bytes (inputs once + output once) / time: the DRAM rate
+                    the kernel would need if every byte came from DRAM exactly once
+    gbps_model      the model's global loads + stores (what the threads ask for) / time:
+                    the rate the memory system actually served, mostly from caches
+    pct_reference   the reference kernel's time / this kernel's time, in percent
+    roof_tflops     what the measured roofline allows at this kernel's compulsory
+                    intensity: min(cuBLAS ceiling at this precision, copy bandwidth x
+                    flops/byte); pct_roof is tflops / roof_tflops in percent
+"""
+from __future__ import annotations
+
+import math
+import sys
+import time as _time
+
+from bench import ceilings as ceil_mod
+from bench import device as dev
+from bench import env as env_mod
+from bench import problems
+from bench.timing import L2Flusher, Policy, time_launches
+
+REFERENCE_BACKENDS = ("cublas", "torch")  # what "% of reference" divides by, per op
+
+
+def reference_for(op: str, kernels) -> object | None:
+    """The library kernel of this op that others are compared with (cuBLAS for matmul)."""
+    for backend in REFERENCE_BACKENDS:
+        for k in kernels:
+            if k.op == op and k.backend == backend:
+                return k
+    return None
+
+
+def _progress(i: int, n: int, text: str, t0: float) -> None:
+    print(f"[{i:>3}/{n}] {_time.monotonic() - t0:6.1f}s  {text}", file=sys.stderr, flush=True)
+
+
+def _row(kernel, problem, shape, precision, timing=None, status="ok", note="", clock=None):
+    flops = problem.useful_flops(shape)
+    comp = problem.compulsory_bytes(shape, precision)
+    model = kernel.traffic(shape) if kernel.model is not None else None
+    model_bytes = (model.global_load_bytes + model.global_store_bytes) if model else None
+    row = dict(kernel=kernel.name, backend=kernel.backend, version=kernel.version,
+               op=kernel.op, twin=kernel.twin or "", shape=str(shape),
+               size=problem.size(shape), precision=precision, flops=flops,
+               compulsory_bytes=comp, model_bytes=model_bytes)
+    if timing is None:
+        row.update(median_ms=None, q1_ms=None, q3_ms=None, iqr_ms=None, min_ms=None, reps=0,
+                   tflops=None, gbps_compulsory=None, gbps_model=None)
+    else:
+        s = timing.median_ms * 1e-3
+        row.update(timing.as_dict())
+        row.update(tflops=flops / s / 1e12 if flops else None,
+                   gbps_compulsory=comp / s / 1e9,
+                   gbps_model=model_bytes / s / 1e9 if model_bytes else None)
+    row.update(sm_clock_mhz=clock, status=status, note=note)
+    return row
+
+
+def derive(rows: list[dict], ceilings: dict) -> list[dict]:
+    """Adds pct_reference, roof_tflops and pct_roof to every row (in place; returns rows)."""
+    ref_ms = {}
+    for r in rows:
+        if r.get("is_reference") and r.get("median_ms"):
+            ref_ms[(r["op"], r["shape"], r["precision"])] = r["median_ms"]
+    for r in rows:
+        ref = ref_ms.get((r["op"], r["shape"], r["precision"]))
+        ms = r.get("median_ms")
+        r["pct_reference"] = 100 * ref / ms if ref and ms else None
+        roof = ceil_mod.roof_tflops(ceilings, r["precision"], r["flops"], r["compulsory_bytes"])
+        r["roof_tflops"] = roof
+        if r.get("tflops") and roof:
+            r["pct_roof"] = 100 * r["tflops"] / roof
+        elif ms and not r["flops"] and ceilings.get("copy_gbps"):
+            # a memory-bound op without flops: compare its bandwidth with the copy's
+            r["pct_roof"] = 100 * r["gbps_compulsory"] / ceilings["copy_gbps"]
+        else:
+            r["pct_roof"] = None
+    return rows
+
+
+def plan(kernels, shapes_text, precisions, everything) -> tuple[list[tuple], list]:
+    """The work list of a sweep: (problem, shape, kernel, precision, is_reference) in the
+    order they are timed, plus the kernels skipped because their op has no Problem.
+
+    The reference kernel of each op (cuBLAS for matmul) is added at every shape, at the
+    precisions the other kernels use, so that % of reference exists for every row.
+    """
+    chosen = list(kernels)
+    for op in sorted({k.op for k in chosen}):
+        ref = reference_for(op, everything)
+        if ref is not None and ref not in chosen:
+            chosen.append(ref)
+    work, skipped = [], []
+    for op in dict.fromkeys(k.op for k in chosen):
+        if not problems.known(op):
+            skipped.extend(k for k in chosen if k.op == op)
+            continue
+        problem = problems.get(op)
+        shapes = problem.parse_shapes(shapes_text or problem.time_shapes["cuda"])
+        ref = reference_for(op, everything)
+        used = {p for k in chosen if k.op == op and k is not ref for p in k.precisions
+                if not precisions or p in precisions}
+        for shape in shapes:
+            for k in chosen:
+                if k.op != op:
+                    continue
+                for p in k.precisions:
+                    if precisions and p not in precisions:
+                        continue
+                    if k is ref and used and p not in used:
+                        continue  # cuBLAS only at precisions some kernel is compared at
+                    work.append((problem, shape, k, p, k is ref))
+    return work, skipped
+
+
+def run(kernels, shapes_text: str | None = None, precisions: list[str] | None = None,
+        policy: Policy | None = None, measure_ceilings: bool = True,
+        all_kernels=None) -> tuple[list[dict], dict, dict]:
+    """Times kernels x shapes x precisions on the GPU. Returns (rows, env, ceilings).
+
+    shapes_text: comma-separated shapes for every op (None: each op's GPU defaults).
+    all_kernels: where to look for the reference kernels (default: the registry).
+    """
+    import torch
+
+    from bench import registry
+
+    device = dev.setup()
+    if device != "cuda":
+        raise RuntimeError("bench time needs a CUDA GPU: Triton's interpreter runs kernels "
+                           "one program at a time in Python, so its timings mean nothing")
+    policy = policy or Policy()
+    env = env_mod.environment(device)
+    flush = L2Flusher(dev.l2_cache_bytes())
+
+    work, skipped = plan(kernels, shapes_text, precisions,
+                         all_kernels if all_kernels is not None else registry.kernels())
+
+    ceilings = {}
+    t0 = _time.monotonic()
+    if measure_ceilings:
+        print("measuring ceilings (copy bandwidth, cuBLAS at every precision) ...",
+              file=sys.stderr, flush=True)
+        ceilings = ceil_mod.measure(flush, env, policy=policy)
+    rows = []
+    for i, (problem, shape, k, p, is_ref) in enumerate(work, 1):
+        try:
+            fn = k.runner(p)
+            inputs = problem.inputs(shape, p, seed=0, device="cuda")
+            fn(*inputs)  # setup: build/JIT/autotune happen here, never in the timed loop
+            torch.cuda.synchronize()
+            t = time_launches(lambda: fn(*inputs), flush, policy)
+            row = _row(k, problem, shape, p, t, clock=env_mod.sm_clock_mhz())
+            text = f"{k.name:<28} {str(shape):>16} {p:<5} {t.median_ms:9.4f} ms " \
+                   f"(IQR {t.iqr_ms:.4f}, {t.reps} reps)"
+        except Exception as exc:  # one failing kernel must not lose the whole sweep
+            first = (str(exc).splitlines() or [""])[0][:160]
+            row = _row(k, problem, shape, p, status="ERROR", note=f"{type(exc).__name__}: {first}")
+            text = f"{k.name:<28} {str(shape):>16} {p:<5} ERROR {first}"
+        row["is_reference"] = is_ref
+        rows.append(row)
+        _progress(i, len(work), text, t0)
+        inputs = fn = None  # free the inputs before the next shape's
+    for k in skipped:
+        rows.append(dict(kernel=k.name, backend=k.backend, version=k.version, op=k.op,
+                         status="skip", note=f"no Problem for op {k.op!r}"))
+    derive([r for r in rows if r.get("status") != "skip"], ceilings)
+    env_mod.finish(env)
+    env["sweep_seconds"] = round(_time.monotonic() - t0, 1)
+    return rows, env, ceilings
+
+
+def fmt(x, digits: int = 1) -> str:
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "-"
+    return f"{x:.{digits}f}"

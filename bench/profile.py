@@ -1,0 +1,393 @@
+"""`python -m bench profile`: what the hardware moved, level by level, next to the model.
+
+For each kernel x shape x precision, Nsight Compute (ncu) runs bench/_ncu_target.py in a
+separate process and collects the counters of DESIGN.md's "Memory traffic" table for the
+one launch inside the NVTX range "cvt_measure" (warm-ups, compilation and autotuning
+happen before it and are not counted). A launch may be several CUDA kernels: their
+counters are summed. The report file of each run (.ncu-rep) is kept: open it in the
+Nsight Compute GUI to see the source-level view.
+
+Levels, from what the threads ask for down to what HBM delivers (see DESIGN.md):
+
+    model     the closed-form count of global loads issued by threads (bench/models.py)
+    issued    thread-level global load instructions (+ async copies global->shared);
+              equals the model for scalar loads. Also their bytes, which are right for
+              vector loads too (a 16-byte load is one instruction but four floats)
+    L1        bytes requested from L1 (sectors x 32 B): a warp's scattered loads cost a
+              whole 32-byte sector each; coalesced ones share sectors
+    L2        bytes L1 fetched from L2 (sectors x 32 B): L1 hits no longer count
+    DRAM      bytes read from (and written to) HBM: L2 hits no longer count
+    shared    bytes loaded from shared memory, wavefronts, bank conflicts
+    work      FFMA instructions executed by threads (= M*N*K for an FFMA matmul)
+
+ncu rejects the whole run if one metric name is unknown to it, and names differ across
+versions and GPUs; so the metric list is filtered with `ncu --query-metrics` first, and
+a name ncu still rejects is dropped and the run retried. Dropped names are reported.
+Counters are collected with `--clock-control none` (the clocks stay as they are) and are
+never mixed with the timing runs: ncu replays each kernel many times, and by default it
+flushes the caches before each replay, so DRAM bytes are those of a cold launch (the same
+condition as the timing runs, which flush L2 before every launch).
+"""
+from __future__ import annotations
+
+import csv
+import io
+import math
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time as _time
+from pathlib import Path
+
+from bench import problems
+from bench.results import num
+
+# (ncu metric, short name used in result files). Optional ones may be missing on some
+# ncu versions; the profile still runs without them.
+METRICS = (
+    ("smsp__inst_executed_op_global_ld.sum", "ld_warp_inst"),
+    ("smsp__sass_thread_inst_executed_op_global_ld.sum", "ld_thread_inst"),
+    ("smsp__sass_data_bytes_mem_global_op_ld.sum", "ld_data_bytes"),
+    ("smsp__inst_executed_op_ldgsts.sum", "ldgsts_warp_inst"),
+    ("sm__sass_data_bytes_mem_shared_op_ldgsts.sum", "ldgsts_bytes"),
+    ("smsp__sass_thread_inst_executed_op_global_st.sum", "st_thread_inst"),
+    ("l1tex__t_bytes_pipe_lsu_mem_global_op_ld.sum", "l1_bytes"),
+    ("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", "l1_sectors"),
+    ("l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum", "l1_requests"),
+    ("l1tex__t_bytes_pipe_lsu_mem_global_op_ldgsts.sum", "l1_ldgsts_bytes"),
+    ("lts__t_sectors_srcunit_tex_op_read.sum", "l2_read_sectors"),
+    ("lts__t_bytes.sum", "l2_all_bytes"),
+    ("dram__bytes_read.sum", "dram_read_bytes"),
+    ("dram__bytes_write.sum", "dram_write_bytes"),
+    ("sm__sass_data_bytes_mem_shared_op_ld.sum", "shared_ld_bytes"),
+    ("sm__sass_data_bytes_mem_shared_op_ldsm.sum", "shared_ldsm_bytes"),
+    ("smsp__sass_thread_inst_executed_op_shared_ld.sum", "shared_ld_thread_inst"),
+    ("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum", "shared_wavefronts"),
+    ("l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum", "shared_bank_conflicts"),
+    ("sm__sass_thread_inst_executed_op_ffma_pred_on.sum", "ffma"),
+    ("gpu__time_duration.sum", "ncu_time_ns"),
+)
+SHORT = dict(METRICS)
+# Names DESIGN.md lists as verified on our H100: never dropped on the word of
+# --query-metrics (whose listing format may change); only a rejection by ncu drops them.
+VERIFIED = {
+    "smsp__inst_executed_op_global_ld.sum", "l1tex__t_bytes_pipe_lsu_mem_global_op_ld.sum",
+    "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
+    "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum", "lts__t_sectors_srcunit_tex_op_read.sum",
+    "lts__t_bytes.sum", "dram__bytes_read.sum", "dram__bytes_write.sum",
+    "sm__sass_data_bytes_mem_shared_op_ld.sum",
+    "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",
+    "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum",
+    "sm__sass_thread_inst_executed_op_ffma_pred_on.sum", "gpu__time_duration.sum",
+}
+SECTOR = 32          # bytes per L1/L2 sector
+TOLERANCE = 0.02     # the model of thread-issued global loads must be within 2%
+
+
+# ---------------------------------------------------------------------------------------
+# ncu discovery and the CSV it prints
+# ---------------------------------------------------------------------------------------
+
+def find_ncu() -> str | None:
+    """ncu on PATH, else in the usual CUDA install folders, else None."""
+    found = shutil.which("ncu")
+    if found:
+        return found
+    for root in (os.environ.get("CUDA_HOME"), "/usr/local/cuda"):
+        if root and os.path.exists(os.path.join(root, "bin", "ncu")):
+            return os.path.join(root, "bin", "ncu")
+    return None
+
+
+def known_metrics(ncu: str) -> set[str] | None:
+    """Base names ncu knows on this GPU (`ncu --query-metrics`), or None if it cannot say."""
+    try:
+        out = subprocess.run([ncu, "--query-metrics"], capture_output=True, text=True,
+                             timeout=120).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    names = set(re.findall(r"^([a-z0-9]+__[A-Za-z0-9_]+)", out, re.M))
+    return names if len(names) > 50 else None  # a short list means we misread the output
+
+
+def base_name(metric: str) -> str:
+    """'dram__bytes_read.sum' -> 'dram__bytes_read' (the rollup suffix is not listed)."""
+    return metric.split(".", 1)[0]
+
+
+_SCALE = {"": 1, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12}
+_TIME = {"nsecond": 1, "usecond": 1e3, "msecond": 1e6, "second": 1e9}
+
+
+def unit_scale(unit: str) -> float:
+    """Factor to base units (bytes, sectors, instructions, nanoseconds): 'Mbyte' -> 1e6."""
+    unit = (unit or "").strip()
+    if unit in _TIME:
+        return _TIME[unit]
+    m = re.fullmatch(r"([KMGT]?)(byte|sector|inst|request|warp|thread|cycle)s?", unit)
+    if m:
+        return _SCALE[m.group(1)]
+    return 1.0
+
+
+def _number(text: str) -> float:
+    text = (text or "").strip().replace(",", "")
+    if text in ("", "n/a", "N/A", "nan"):
+        return math.nan
+    try:
+        return float(text)
+    except ValueError:
+        return math.nan
+
+
+def parse_ncu_csv(text: str) -> list[dict]:
+    """Rows of `ncu --csv --page raw`: one dict per profiled CUDA kernel.
+
+    The output starts with the header line ("ID","Process ID",...,"Kernel Name",...,
+    metric names); the next line may hold units (its ID cell is empty); values may carry
+    thousands separators. Metric values are returned as floats in base units under
+    their full ncu names; "Kernel Name" is kept as text.
+    """
+    lines = text.splitlines()
+    start = next((i for i, l in enumerate(lines) if l.startswith('"ID"')), None)
+    if start is None:
+        return []
+    table = list(csv.reader(io.StringIO("\n".join(lines[start:]))))
+    header, body = table[0], table[1:]
+    units = [""] * len(header)
+    if body and body[0] and body[0][0] == "":
+        units, body = body[0], body[1:]
+    rows = []
+    for cells in body:
+        if not cells or len(cells) < len(header):
+            continue
+        row = {"Kernel Name": cells[header.index("Kernel Name")] if "Kernel Name" in header
+               else ""}
+        for i, name in enumerate(header):
+            if "__" in name:
+                row[name] = _number(cells[i]) * unit_scale(units[i])
+        rows.append(row)
+    return rows
+
+
+def sum_kernels(rows: list[dict]) -> dict:
+    """Counters of a launch made of several CUDA kernels: the sum of each metric."""
+    total: dict = {}
+    for r in rows:
+        for k, v in r.items():
+            if k == "Kernel Name":
+                continue
+            if math.isnan(v):
+                total.setdefault(k, math.nan)
+            else:
+                total[k] = (0.0 if math.isnan(total.get(k, 0.0)) else total.get(k, 0.0)) + v
+    total["kernels"] = ";".join(dict.fromkeys(r["Kernel Name"] for r in rows))
+    total["launches"] = len(rows)
+    return total
+
+
+# ---------------------------------------------------------------------------------------
+# Running ncu
+# ---------------------------------------------------------------------------------------
+
+def _rejected(output: str, metrics: list[str]) -> list[str]:
+    """Metric names an ncu error message complains about."""
+    errors = "\n".join(l for l in output.splitlines() if "ERROR" in l or "rror" in l)
+    # whole names only: "..._op_ld" must not match inside "..._op_ldsm"
+    return [m for m in metrics
+            if re.search(rf"(?<![\w]){re.escape(base_name(m))}(?![\w])", errors)]
+
+
+def run_ncu(ncu: str, kernel: str, shape: str, precision: str, metrics: list[str],
+            report_base: Path, timeout: int = 300) -> tuple[dict | None, list[str], str]:
+    """Profiles one launch; returns (summed counters or None, metrics dropped, log text)."""
+    dropped: list[str] = []
+    log = ""
+    metrics = list(metrics)
+    for _attempt in range(4):
+        cmd = [ncu, "--target-processes", "all", "--clock-control", "none",
+               "--nvtx", "--nvtx-include", "cvt_measure/",
+               "--metrics", ",".join(metrics), "-f", "-o", str(report_base),
+               sys.executable, "-m", "bench._ncu_target", "--kernel", kernel,
+               "--shape", shape, "--precision", precision]
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+        log = proc.stdout + proc.stderr
+        rep = Path(str(report_base) + ".ncu-rep")
+        if proc.returncode == 0 and rep.exists():
+            imp = subprocess.run([ncu, "-i", str(rep), "--csv", "--page", "raw",
+                                  "--print-units", "base"],
+                                 capture_output=True, text=True, timeout=timeout)
+            rows = parse_ncu_csv(imp.stdout)
+            if not rows:
+                return None, dropped, log + imp.stdout[-2000:] + imp.stderr[-2000:] + \
+                    "\nno kernel was profiled inside the NVTX range cvt_measure"
+            return sum_kernels(rows), dropped, log
+        bad = _rejected(log, metrics)
+        if not bad:
+            return None, dropped, log
+        dropped.extend(bad)
+        metrics = [m for m in metrics if m not in bad]
+    return None, dropped, log
+
+
+# ---------------------------------------------------------------------------------------
+# Levels and the comparison with the model
+# ---------------------------------------------------------------------------------------
+
+def _get(c: dict, short: str) -> float:
+    for full, s in METRICS:
+        if s == short:
+            return num(c.get(full))
+    raise KeyError(short)
+
+
+def _nz(x: float) -> float:
+    return 0.0 if math.isnan(x) else x
+
+
+def levels(counters: dict, elem_bytes: int) -> dict:
+    """The traffic levels (elements and bytes) from summed counters."""
+    c = counters
+    ld_thread = _get(c, "ld_thread_inst")
+    note = []
+    if math.isnan(ld_thread) and not math.isnan(_get(c, "ld_warp_inst")):
+        ld_thread = _get(c, "ld_warp_inst") * 32  # assumes every lane of every warp loads
+        note.append("issued = warp instructions x 32 (thread-level metric unavailable)")
+    ldgsts_bytes = _nz(_get(c, "ldgsts_bytes"))
+    # Issued ELEMENTS: thread-level load instructions count one per element for scalar
+    # loads, which is how the CUDA ladder loads; async copies (cp.async, what Triton's
+    # pipelined loops use) are not load instructions: add them by their bytes.
+    issued_elements = ld_thread + ldgsts_bytes / elem_bytes if not math.isnan(ld_thread) \
+        else math.nan
+    data_bytes = _get(c, "ld_data_bytes")
+    issued_bytes = (data_bytes + ldgsts_bytes) if not math.isnan(data_bytes) \
+        else issued_elements * elem_bytes
+    l1 = _get(c, "l1_bytes")
+    if math.isnan(l1):
+        l1 = _get(c, "l1_sectors") * SECTOR
+    l1 += _nz(_get(c, "l1_ldgsts_bytes"))
+    shared_bytes = _get(c, "shared_ld_bytes")
+    shared_total = _nz(shared_bytes) + _nz(_get(c, "shared_ldsm_bytes"))
+    return dict(
+        issued_elements=issued_elements,
+        issued_bytes=issued_bytes,
+        l1_bytes=l1,
+        l1_requests=_get(c, "l1_requests"),
+        l2_bytes=_get(c, "l2_read_sectors") * SECTOR,
+        l2_all_bytes=_get(c, "l2_all_bytes"),
+        dram_read_bytes=_get(c, "dram_read_bytes"),
+        dram_write_bytes=_get(c, "dram_write_bytes"),
+        shared_bytes=shared_total if not math.isnan(shared_bytes) else math.nan,
+        shared_elements=shared_total / elem_bytes if not math.isnan(shared_bytes) else math.nan,
+        shared_wavefronts=_get(c, "shared_wavefronts"),
+        shared_bank_conflicts=_get(c, "shared_bank_conflicts"),
+        ffma=_get(c, "ffma"),
+        ncu_time_ms=_get(c, "ncu_time_ns") / 1e6,
+        level_note="; ".join(note),
+    )
+
+
+def _ratio(a: float, b) -> float:
+    if b is None or math.isnan(a) or not b:
+        return math.nan
+    return a / b
+
+
+def compare(kernel, shape, lv: dict, model) -> dict:
+    """Model columns, measured/model ratios and the PASS/FAIL of the 2% target.
+
+    The target applies to the CUDA ladder: the thread-issued global loads must be within
+    2% of the model and the FFMA count must equal the model's (M*N*K at tile multiples).
+    Other kernels get the same ratios but "-" (the report explains where they depart).
+    """
+    out: dict = {}
+    if model is None:
+        out.update(model_global_loads=None, model_global_load_bytes=None,
+                   model_shared_loads=None, model_fma=None, ratio_issued=math.nan,
+                   ratio_shared=math.nan, ratio_ffma=math.nan, target="-")
+        return out
+    out.update(model_global_loads=model.global_loads,
+               model_global_load_bytes=model.global_load_bytes,
+               model_shared_loads=model.shared_loads, model_fma=model.fma,
+               compulsory_bytes=model.compulsory_bytes)
+    out["ratio_issued"] = _ratio(lv["issued_elements"], model.global_loads)
+    out["ratio_shared"] = _ratio(lv["shared_elements"], model.shared_loads)
+    out["ratio_ffma"] = _ratio(lv["ffma"], model.fma)
+    out["ratio_dram_compulsory"] = _ratio(_nz(lv["dram_read_bytes"]) + _nz(lv["dram_write_bytes"]),
+                                         model.compulsory_bytes)
+    if kernel.backend == "cuda":
+        ok_loads = abs(out["ratio_issued"] - 1) <= TOLERANCE
+        ok_ffma = lv["ffma"] == model.fma
+        out["target"] = "PASS" if ok_loads and ok_ffma else "FAIL"
+    else:
+        out["target"] = "-"
+    return out
+
+
+def run(kernels, shapes_text: str | None, precisions: list[str] | None, out_dir,
+        ncu: str | None = None, progress=True) -> tuple[list[dict], dict]:
+    """Profiles every kernel x shape x precision. Returns (rows, meta)."""
+    ncu = ncu or find_ncu()
+    if ncu is None:
+        raise FileNotFoundError("ncu (Nsight Compute) is not on PATH nor in /usr/local/cuda/bin")
+    out_dir = Path(out_dir)
+    rep_dir = out_dir / "ncu"
+    rep_dir.mkdir(parents=True, exist_ok=True)
+    names = [m for m, _ in METRICS]
+    known = known_metrics(ncu)
+    dropped = [m for m in names if known is not None and m not in VERIFIED
+               and base_name(m) not in known]
+    names = [m for m in names if m not in dropped]
+
+    work = []
+    for k in kernels:
+        if not problems.known(k.op):
+            continue
+        problem = problems.get(k.op)
+        for shape in problem.parse_shapes(shapes_text or problem.profile_shapes):
+            for p in k.precisions:
+                if precisions and p not in precisions:
+                    continue
+                if not precisions and p != k.precisions[0]:
+                    continue  # by default: each kernel at its first (main) precision
+                work.append((k, problem, shape, p))
+
+    rows = []
+    t0 = _time.monotonic()
+    for i, (k, problem, shape, p) in enumerate(work, 1):
+        base = rep_dir / f"{k.name}_{shape}_{p}"
+        try:
+            counters, more_dropped, log = run_ncu(ncu, k.name, str(shape), p, names, base)
+        except subprocess.TimeoutExpired:
+            counters, more_dropped, log = None, [], "ncu timed out"
+        for m in more_dropped:
+            if m not in dropped:
+                dropped.append(m)
+        names = [m for m in names if m not in dropped]
+        elem = problems.ELEMENT_BYTES.get(p, 4)
+        row = dict(kernel=k.name, backend=k.backend, version=k.version, op=k.op,
+                   twin=k.twin or "", shape=str(shape), size=problem.size(shape),
+                   precision=p, elem_bytes=elem, mnk=problem.useful_flops(shape) // 2)
+        if counters is None:
+            tail = " | ".join(l for l in log.strip().splitlines()[-3:])
+            row.update(status="ERROR", note=tail[:300])
+            text = f"ERROR: {tail[:200]}"
+        else:
+            row["ncu_kernels"] = counters.get("kernels", "")
+            row["ncu_launches"] = counters.get("launches", 0)
+            for full, short in METRICS:
+                row[short] = counters.get(full)
+            lv = levels(counters, elem)
+            row.update(lv)
+            row.update(compare(k, shape, lv, k.traffic(shape) if k.model else None))
+            row.update(status="ok", note=row.pop("level_note"))
+            text = f"issued/model {row['ratio_issued']:.4f}  {row['target']}"
+        rows.append(row)
+        if progress:
+            print(f"[{i:>3}/{len(work)}] {_time.monotonic() - t0:6.1f}s  {k.name:<28} "
+                  f"{str(shape):>16} {p:<5} {text}", file=sys.stderr, flush=True)
+    meta = {"ncu": ncu, "metrics": names, "dropped_metrics": dropped,
+            "seconds": round(_time.monotonic() - t0, 1)}
+    return rows, meta

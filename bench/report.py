@@ -1,0 +1,401 @@
+"""`python -m bench report --out DIR`: the whole default suite, its files, figures and report.md.
+
+On a GPU it runs check, time (with the ceilings), model and, where ncu exists, profile;
+then draws every figure and writes DIR/report.md with the tables. On a CPU-only machine
+it runs what can run: the Triton kernels through the interpreter on small shapes
+(correctness only: interpreter timings say nothing about a GPU and are not taken), the
+models at lecture sizes and the model-only figure, and it says what needs a GPU.
+
+The tables are built from the result files (bench/results.py), like the figures, so
+`python -m bench report --from DIR` can rewrite report.md from a stored result set.
+"""
+from __future__ import annotations
+
+import math
+import sys
+import time as _time
+from pathlib import Path
+
+from bench import results
+from bench.results import num
+
+
+# ---------------------------------------------------------------------------------------
+# Markdown helpers
+# ---------------------------------------------------------------------------------------
+
+def md_table(headers: list[str], rows: list[list]) -> str:
+    cells = [[str(c).replace("|", "\\|") for c in r] for r in rows]
+    out = ["| " + " | ".join(headers) + " |", "|" + "|".join("---" for _ in headers) + "|"]
+    out += ["| " + " | ".join(r) + " |" for r in cells]
+    return "\n".join(out)
+
+
+def f(x, digits: int = 2, pct: bool = False) -> str:
+    x = num(x) if not isinstance(x, (int, float)) else x
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "-"
+    if pct:
+        return f"{x:.{digits}f}%"
+    if isinstance(x, int) or (abs(x) >= 1e5 and float(x).is_integer()):
+        return f"{int(x):,}"
+    return f"{x:.{digits}f}"
+
+
+def human_bytes(x) -> str:
+    x = num(x)
+    if math.isnan(x):
+        return "-"
+    for unit, scale in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if x >= scale:
+            return f"{x / scale:.3g} {unit}"
+    return f"{x:.0f} B"
+
+
+def sci(x) -> str:
+    x = num(x)
+    if math.isnan(x):
+        return "-"
+    if math.isinf(x):
+        return "inf"
+    return f"{x:.2e}"
+
+
+# ---------------------------------------------------------------------------------------
+# Sections (each takes payloads and returns markdown)
+# ---------------------------------------------------------------------------------------
+
+def section_env(env: dict) -> str:
+    keys = ("date_utc", "device", "gpu", "sm_count", "compute_capability", "memory_gib",
+            "l2_cache_bytes", "driver", "cuda_runtime", "torch", "triton", "numpy", "python",
+            "git_sha", "sm_clock_max_mhz", "sm_clock_mhz_before", "sm_clock_mhz_after",
+            "power_limit_w", "note")
+    rows = [[k, env[k]] for k in keys if env.get(k) not in (None, "")]
+    return "## Environment\n\n" + md_table(["what", "value"], rows)
+
+
+def section_ceilings(time_payload: dict) -> str:
+    c = (time_payload.get("meta") or {}).get("ceilings") or {}
+    if not c:
+        return ""
+    rows = [["device copy bandwidth (read + write)", f"{f(c.get('copy_gbps'), 0)} GB/s",
+             f"{human_bytes(c.get('copy_bytes'))} copied, median of the timed copies"]]
+    for p, t in (c.get("cublas_tflops") or {}).items():
+        rows.append([f"cuBLAS {p}", f"{f(t, 1)} TFLOP/s", f"at {c.get('cublas_shape')}"])
+    if c.get("fp32_nominal_peak_tflops"):
+        rows.append(["nominal FP32 peak (not measured)", f"{f(c['fp32_nominal_peak_tflops'], 1)}"
+                     " TFLOP/s", "SMs x 128 FMA lanes x 2 x max SM clock"])
+    return ("## Ceilings measured in this run\n\n"
+            + md_table(["ceiling", "value", "how"], rows))
+
+
+def section_check(check_payload: dict) -> str:
+    rows = check_payload["rows"]
+    shapes = list(dict.fromkeys(r["shape"] for r in rows if r["shape"] != "-"))
+    keyed: dict = {}
+    notes = []
+    for r in rows:
+        key = (r["kernel"], r["precision"])
+        cell = keyed.setdefault(key, {})
+        if r["status"] == "skip":
+            cell.setdefault(r["shape"], "skip")
+            if r.get("note") and (r["kernel"], r["note"]) not in notes:
+                notes.append((r["kernel"], r["note"]))
+            continue
+        if r["status"] in ("FAIL", "ERROR"):
+            cell[r["shape"]] = f"**{r['status']}** ({r['mode']}, {sci(r['error'])})"
+            continue
+        prev = cell.get(r["shape"])
+        if prev and prev.startswith("**"):
+            continue
+        err = num(r["error"])
+        best = max(err, num(prev)) if prev not in (None, "skip") else err
+        cell[r["shape"]] = sci(best)
+    # kernels that ran nowhere (no GPU here) are one line below the table, not a row of skips
+    table = [[k, p] + [keyed[(k, p)].get(s, "") for s in shapes] for (k, p) in keyed
+             if any(v != "skip" for v in keyed[(k, p)].values())]
+    failed = sum(1 for r in rows if r["status"] in ("FAIL", "ERROR"))
+    ran = sum(1 for r in rows if r["status"] != "skip")
+    modes = sorted({r["mode"] for r in rows if r["status"] != "skip"})
+    text = (f"## Correctness\n\nLargest relative error per kernel x shape over the modes "
+            f"{', '.join(modes) or '-'} (error definition and bound: bench/problems.py). "
+            f"{ran - failed} of {ran} runs passed, {failed} failed.\n\n"
+            + (md_table(["kernel", "precision"] + shapes, table) if table
+               else "No kernel could run on this machine."))
+    if notes:
+        text += "\n\nSkipped: " + "; ".join(f"{k}: {n}" for k, n in notes[:12])
+    return text
+
+
+def section_time(time_payload: dict) -> str:
+    rows = [r for r in time_payload["rows"] if r.get("status") == "ok"]
+    errors = [r for r in time_payload["rows"] if r.get("status") == "ERROR"]
+    if not rows:
+        return ""
+    shapes = sorted(dict.fromkeys(r["shape"] for r in rows), key=lambda s: num(
+        next(r["size"] for r in rows if r["shape"] == s)))
+    keys = list(dict.fromkeys((r["kernel"], r["precision"]) for r in rows))
+    at = {(r["kernel"], r["precision"], r["shape"]): r for r in rows}
+    sweep = []
+    for k, p in keys:
+        line = [k, p]
+        for s in shapes:
+            r = at.get((k, p, s))
+            line.append("" if r is None else f"{f(r['tflops'], 2)} ({f(r['pct_reference'], 0)}%)")
+        sweep.append(line)
+    big = shapes[-1]
+    detail = []
+    for k, p in keys:
+        r = at.get((k, p, big))
+        if r is None:
+            continue
+        detail.append([k, p, f(r["median_ms"], 4), f(r["iqr_ms"], 4), r["reps"],
+                       f(r["tflops"], 2), f(r["pct_reference"], 1, True),
+                       f(r["pct_roof"], 1, True), f(r["gbps_compulsory"], 0),
+                       f(r.get("gbps_model"), 0)])
+    text = ("## Throughput\n\nTFLOP/s (useful 2MNK flops / median time) and, in brackets, "
+            "% of cuBLAS at the same shape and precision, timed in the same run. fp32 means "
+            "FFMA on CUDA cores (TF32 off); tf32/fp16/bf16 run on tensor cores.\n\n"
+            + md_table(["kernel", "precision"] + shapes, sweep)
+            + f"\n\nAt {big}: median and interquartile range of the launch time (L2 flushed "
+              "before each launch), % of cuBLAS, % of the measured roofline (min(cuBLAS "
+              "ceiling, copy bandwidth x compulsory intensity)), and bandwidths: compulsory "
+              "bytes / time (what DRAM would have to deliver at minimum) and model bytes / "
+              "time (what the threads asked the memory system for).\n\n"
+            + md_table(["kernel", "precision", "median ms", "IQR ms", "reps", "TFLOP/s",
+                        "% cuBLAS", "% roof", "GB/s compulsory", "GB/s model"], detail))
+    if errors:
+        text += "\n\nErrors: " + "; ".join(f"{r['kernel']} {r.get('shape')}: {r.get('note')}"
+                                           for r in errors[:10])
+    return text
+
+
+def section_model(model_payload: dict) -> str:
+    rows = model_payload["rows"]
+    if not rows:
+        return ""
+    table = []
+    for r in rows:
+        table.append([r["kernel"], r["shape"], r["params"], r.get("formula") or "-",
+                      f(r["global_loads"]), f(r.get("lecture_global_loads")),
+                      human_bytes(r["global_load_bytes"]), f(r["global_stores"]),
+                      f(r["shared_loads"]), human_bytes(r["shared_load_bytes"]),
+                      f(r["fma"]), human_bytes(r["compulsory_bytes"])])
+    return ("## Traffic models (closed form)\n\nElements unless marked as bytes; the lecture "
+            "column is the formula of the lecture notes for a square N x N x N product "
+            "(it equals the model when N is a multiple of the tiles).\n\n"
+            + md_table(["kernel", "shape", "tile params", "lecture formula", "global loads",
+                        "lecture count", "global load bytes", "global stores", "shared loads",
+                        "shared load bytes", "FMAs", "compulsory bytes"], table))
+
+
+def _departures(r: dict) -> list[str]:
+    """Facts that say where a kernel's measured traffic leaves its model."""
+    out = []
+    ri = num(r.get("ratio_issued"))
+    if not math.isnan(ri) and abs(ri - 1) > 0.02:
+        out.append(f"issues {ri:.3g}x the modelled load instructions")
+    ie, ib, eb = num(r.get("issued_elements")), num(r.get("issued_bytes")), num(r.get("elem_bytes"))
+    ld_thread = num(r.get("ld_thread_inst"))
+    if not math.isnan(ld_thread) and ld_thread > 0 and not math.isnan(ib):
+        per = (ib - (num(r.get("ldgsts_bytes")) if not math.isnan(num(r.get("ldgsts_bytes")))
+                     else 0)) / ld_thread
+        if per > eb * 1.01:
+            out.append(f"vector loads: {per:.0f} bytes per load instruction, so fewer "
+                       f"instructions than elements")
+    if num(r.get("ldgsts_bytes")) > 0:
+        out.append(f"{human_bytes(r['ldgsts_bytes'])} copied global->shared asynchronously "
+                   "(cp.async), bypassing registers")
+    ms = num(r.get("model_shared_loads"))
+    sb = num(r.get("shared_bytes"))
+    if (math.isnan(ms) or ms == 0) and sb > 0:
+        out.append(f"reads {human_bytes(sb)} from shared memory although the algorithm it "
+                   "mirrors uses none (the compiler stages tl.dot operands there)")
+    rs = num(r.get("ratio_shared"))
+    if not math.isnan(rs) and ms > 0 and abs(rs - 1) > 0.02:
+        out.append(f"shared loads {rs:.3g}x the model")
+    if num(r.get("shared_bank_conflicts")) > 0:
+        out.append(f"{f(r['shared_bank_conflicts'])} shared-memory bank conflicts")
+    rf = num(r.get("ratio_ffma"))
+    if not math.isnan(rf) and abs(rf - 1) > 1e-9:
+        out.append(f"FFMA count {rf:.3g}x the model" + (" (tensor cores or padding)"
+                                                        if rf < 1 else " (padding)"))
+    if not math.isnan(ie) and math.isnan(num(r.get("model_global_loads"))):
+        out.append("no model")
+    return out
+
+
+def section_profile(profile_payload: dict) -> str:
+    rows = profile_payload["rows"]
+    ok = [r for r in rows if r.get("status") == "ok"]
+    table = []
+    for r in ok:
+        table.append([r["kernel"], r["shape"], r["precision"], f(r.get("model_global_loads")),
+                      f(r.get("issued_elements")), f(r.get("ratio_issued"), 4),
+                      human_bytes(r.get("l1_bytes")), human_bytes(r.get("l2_bytes")),
+                      human_bytes(r.get("dram_read_bytes")), human_bytes(r.get("dram_write_bytes")),
+                      f(r.get("shared_elements")), f(r.get("ratio_shared"), 3),
+                      f(r.get("shared_bank_conflicts")), f(r.get("ffma")),
+                      f(num(r.get("ffma")) / num(r.get("mnk")) if num(r.get("mnk")) else None, 4),
+                      r.get("target", "-")])
+    meta = profile_payload.get("meta") or {}
+    text = ("## Memory traffic: model versus Nsight Compute\n\n"
+            "One launch per row, counters summed over the CUDA kernels inside the measured "
+            "NVTX range. issued = thread-level global load instructions (+ elements copied "
+            "by cp.async); L1 = bytes requested at L1 (32-byte sectors); L2 = bytes L1 "
+            "fetched from L2; DRAM = bytes HBM delivered/absorbed; shared = elements loaded "
+            "from shared memory (bytes / element size). Target (CUDA ladder): issued within "
+            "2% of the model and FFMA = model FMAs (M·N·K at tile multiples).\n\n"
+            + md_table(["kernel", "shape", "prec", "model loads", "issued", "issued/model",
+                        "L1", "L2", "DRAM read", "DRAM write", "shared loads",
+                        "shared/model", "bank conflicts", "FFMA", "FFMA/MNK", "target"], table))
+    dropped = meta.get("dropped_metrics") or []
+    if dropped:
+        text += ("\n\nMetrics this ncu did not know (dropped, their columns are '-'): "
+                 + ", ".join(f"`{m}`" for m in dropped))
+    errors = [r for r in rows if r.get("status") != "ok"]
+    if errors:
+        text += "\n\nProfile errors: " + "; ".join(f"{r['kernel']} {r['shape']}: {r.get('note')}"
+                                                  for r in errors[:10])
+    dep = []
+    for r in ok:
+        if r["backend"] == "cuda" and r.get("target") == "PASS":
+            continue
+        facts = _departures(r)
+        if facts:
+            dep.append(f"- **{r['kernel']}** at {r['shape']} ({r['precision']}): "
+                       + "; ".join(facts) + ".")
+    if dep:
+        text += ("\n\n### Where the measured traffic departs from the model\n\n"
+                 "Computed from the counters above (the CUDA ladder's rows that meet the "
+                 "target are not listed):\n\n" + "\n".join(dep))
+    return text
+
+
+def section_figures(figures: dict, out_dir: Path) -> str:
+    if not figures:
+        return ""
+    captions = {
+        "lecture": "The lecture figure: traffic per level (left), throughput (right).",
+        "throughput": "Throughput versus size: solid CUDA, dashed Triton twin, one colour per "
+                      "version; cuBLAS and the measured ceilings as reference lines.",
+        "traffic": "Memory traffic level by level, CUDA and Triton side by side (log scale).",
+        "roofline": "Roofline with the ceilings measured in this run, one point per kernel.",
+        "model_traffic": "What the closed-form models predict, with the lecture formulas.",
+    }
+    parts = ["## Figures"]
+    for name in ("lecture", "throughput", "traffic", "roofline", "model_traffic"):
+        if name in figures:
+            png, svg = figures[name][0], figures[name][1]
+            parts.append(f"### {name}\n\n{captions[name]} ([SVG]({svg.relative_to(out_dir)}))"
+                         f"\n\n![{name}]({png.relative_to(out_dir)})")
+    return "\n\n".join(parts)
+
+
+def write_markdown(out_dir, figures: dict | None = None, gpu_notes: list[str] | None = None,
+                   timings: dict | None = None) -> Path:
+    """report.md from the result files in out_dir (and the figures already drawn)."""
+    out_dir = Path(out_dir)
+    s = results.load_set(out_dir)
+    env = next((p.get("env") for p in s.values() if p.get("env")), {}) or {}
+    parts = ["# cuda-vs-triton: report",
+             "Written by `python -m bench report`; every number below is in the result files "
+             "next to this report (CSV and JSON), every figure is drawn from them."]
+    if gpu_notes:
+        parts.append("## What needs a GPU\n\n" + "\n".join(f"- {n}" for n in gpu_notes))
+    parts.append(section_env(env))
+    if "time" in s:
+        parts.append(section_ceilings(s["time"]))
+    if "check" in s:
+        parts.append(section_check(s["check"]))
+    if "time" in s:
+        parts.append(section_time(s["time"]))
+    if "profile" in s:
+        parts.append(section_profile(s["profile"]))
+    if "model" in s:
+        parts.append(section_model(s["model"]))
+    parts.append(section_figures(figures or {}, out_dir))
+    if timings:
+        parts.append("## How long each step took\n\n" + md_table(
+            ["step", "seconds"], [[k, f"{v:.1f}"] for k, v in timings.items()]))
+    path = out_dir / "report.md"
+    path.write_text("\n\n".join(p for p in parts if p) + "\n")
+    return path
+
+
+# ---------------------------------------------------------------------------------------
+# The run
+# ---------------------------------------------------------------------------------------
+
+def _say(text: str) -> None:
+    print(f"[report] {text}", file=sys.stderr, flush=True)
+
+
+def run(out_dir, quick: bool = False, patterns: str | None = None) -> int:
+    """Runs the default suite into out_dir. Returns the exit status (1 if a check failed)."""
+    from bench import check, device, env as env_mod, model_table, plots, registry
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    dev = device.setup()
+    env = env_mod.environment(dev)
+    kernels = registry.select(patterns)
+    steps: dict[str, float] = {}
+    notes: list[str] = []
+
+    t = _time.monotonic()
+    _say(f"check on {dev} ...")
+    shapes = "1x1x1,17x13x7" if quick and dev == "cpu" else None
+    rows = check.run(kernels, shapes=shapes, exact=True, nonfinite=not quick, device=dev)
+    results.write(out, "check", [r.as_dict() for r in rows], env=env)
+    failed = [r for r in rows if r.failed]
+    steps["check"] = _time.monotonic() - t
+
+    t = _time.monotonic()
+    _say("models ...")
+    results.write(out, "model", model_table.rows(kernels), env=env)
+    steps["model"] = _time.monotonic() - t
+
+    if dev == "cuda":
+        from bench import perf, profile
+        from bench.timing import Policy
+
+        t = _time.monotonic()
+        _say("time (ceilings first) ...")
+        policy = Policy(target_s=0.15, budget_s=2.0) if quick else Policy()
+        shapes_t = "256x256x256,1024x1024x1024" if quick else None
+        trows, tenv, ceilings = perf.run(kernels, shapes_t, policy=policy)
+        results.write(out, "time", trows, env=tenv, meta={"ceilings": ceilings})
+        steps["time"] = _time.monotonic() - t
+
+        t = _time.monotonic()
+        if profile.find_ncu():
+            _say("profile (Nsight Compute, one process per kernel) ...")
+            prows, pmeta = profile.run([k for k in kernels if k.backend != "cublas"], None,
+                                       None, out)
+            results.write(out, "profile", prows, env=env_mod.environment(dev), meta=pmeta)
+        else:
+            notes.append("Nsight Compute (ncu) was not found: no counters, no traffic figure.")
+        steps["profile"] = _time.monotonic() - t
+    else:
+        notes += [
+            "This report was made without a GPU. Triton kernels ran through the interpreter "
+            "(TRITON_INTERPRET=1) for correctness only; the CUDA kernels and cuBLAS did not "
+            "run (marked skip).",
+            "Timings (`python -m bench time`), the measured ceilings, the throughput, "
+            "roofline and lecture figures need a CUDA GPU; interpreter timings are "
+            "meaningless and are not taken.",
+            "Counters (`python -m bench profile`) and the measured traffic figure need a GPU "
+            "and Nsight Compute. The model figure below needs neither.",
+        ]
+
+    t = _time.monotonic()
+    _say("figures ...")
+    figures = plots.all_figures(out, out / "figures")
+    steps["figures"] = _time.monotonic() - t
+    path = write_markdown(out, figures, notes, steps)
+    _say(f"wrote {path} ({sum(steps.values()):.0f} s)")
+    if failed:
+        _say(f"{len(failed)} correctness check(s) failed; see the Correctness table")
+        return 1
+    return 0

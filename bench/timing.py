@@ -1,0 +1,125 @@
+"""Timing: how long one launch of a kernel takes on the GPU, measured so it can be trusted.
+
+The recipe (and why):
+
+- Setup is never timed. The caller makes the inputs and calls the kernel once before
+  timing; that first call is when the extension loads, Triton compiles, and an
+  autotuner tries its configurations.
+- CUDA events around each launch, not a host clock: they measure the GPU timeline.
+- L2 is flushed before every timed launch by writing a buffer twice the L2 size
+  (outside the events). Otherwise a 1024^3 matmul, whose 12 MB of inputs fit in the
+  50 MB L2, reads them from L2 on every repeat and looks faster than it ever is in a
+  real program. The flush also keeps the GPU busy while the host enqueues the next
+  launch, so the host-side launch cost (Python, allocation of the output) hides under
+  it instead of appearing as idle time between the events.
+- Warm-up launches (clocks ramp up, caches of the driver fill) before any recorded one.
+- Many repetitions, then the median and the interquartile range: the median ignores the
+  odd slow launch (another process, a clock dip); the IQR says how noisy the numbers are.
+  The number of repetitions adapts: enough for ~0.4 s of kernel time, at least 20, but a
+  kernel that takes a second per launch (v1 naive at 4096^3) gets a few repetitions only,
+  or the default suite would not fit its 10-minute budget.
+"""
+from __future__ import annotations
+
+import math
+import statistics
+from dataclasses import asdict, dataclass
+
+
+@dataclass
+class Timing:
+    median_ms: float
+    q1_ms: float
+    q3_ms: float
+    min_ms: float
+    reps: int
+
+    @property
+    def iqr_ms(self) -> float:
+        return self.q3_ms - self.q1_ms
+
+    def as_dict(self) -> dict:
+        d = asdict(self)
+        d["iqr_ms"] = self.iqr_ms
+        return d
+
+
+@dataclass
+class Policy:
+    """How many launches to time. The defaults fit the default suite in its budget."""
+
+    target_s: float = 0.4      # aim for this much kernel time per measurement
+    min_reps: int = 20         # ... but at least this many launches
+    max_reps: int = 1000       # ... and at most this many (tiny kernels)
+    budget_s: float = 4.0      # a slow kernel gets at most ~this much time
+    floor_reps: int = 3        # ... but never fewer launches than this
+    warmup_s: float = 0.05     # warm-up time before the recorded launches
+
+    def reps_for(self, estimate_s: float) -> int:
+        """Repetitions for a kernel whose one launch takes `estimate_s` seconds."""
+        if estimate_s <= 0:
+            return self.max_reps
+        reps = max(self.min_reps, math.ceil(self.target_s / estimate_s))
+        reps = min(reps, self.max_reps)
+        affordable = max(self.floor_reps, int(self.budget_s / estimate_s))
+        return min(reps, affordable)
+
+
+def quartiles(samples: list[float]) -> tuple[float, float, float]:
+    """(q1, median, q3) with the 'inclusive' method (defined for 1 sample too)."""
+    if len(samples) == 1:
+        return samples[0], samples[0], samples[0]
+    q1, q2, q3 = statistics.quantiles(samples, n=4, method="inclusive")
+    return q1, q2, q3
+
+
+class L2Flusher:
+    """Writes a buffer of twice the L2 size: what was cached before is evicted."""
+
+    def __init__(self, l2_bytes: int):
+        import torch
+
+        self.buffer = torch.empty(2 * l2_bytes, dtype=torch.uint8, device="cuda")
+
+    def __call__(self) -> None:
+        self.buffer.zero_()
+
+
+def time_launches(fn, flush, policy: Policy | None = None) -> Timing:
+    """Times fn() on the GPU: warm-up, then `policy.reps_for` launches, each after a flush.
+
+    fn must already have run once (setup, compilation, autotuning are not timed).
+    """
+    import torch
+
+    policy = policy or Policy()
+
+    def one() -> float:
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        flush()
+        start.record()
+        fn()
+        end.record()
+        end.synchronize()
+        return start.elapsed_time(end) / 1e3  # seconds
+
+    estimate = one()
+    # Warm-up: a fast kernel gets ~warmup_s worth of launches; a slow one just the one above.
+    for _ in range(min(100, int(policy.warmup_s / max(estimate, 1e-6)))):
+        flush()
+        fn()
+    if estimate < 0.1:
+        estimate = min(estimate, one())  # after warm-up: a better estimate
+    reps = policy.reps_for(estimate)
+
+    starts = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
+    ends = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
+    for s, e in zip(starts, ends):
+        flush()  # outside the events
+        s.record()
+        fn()
+        e.record()
+    torch.cuda.synchronize()
+    ms = sorted(s.elapsed_time(e) for s, e in zip(starts, ends))
+    q1, med, q3 = quartiles(ms)
+    return Timing(median_ms=med, q1_ms=q1, q3_ms=q3, min_ms=ms[0], reps=reps)

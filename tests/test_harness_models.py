@@ -1,0 +1,95 @@
+"""The closed-form traffic models: the lecture's formulas at tile multiples, exact counts at
+awkward shapes, bytes = elements x element size. CPU only, no kernel runs."""
+from __future__ import annotations
+
+import pytest
+
+from bench import model_table, models, problems, registry
+from bench.models import MatmulShape
+
+LADDER = [k for k in registry.kernels() if k.backend == "cuda" and k.model is not None]
+SQUARE = [128, 256, 1024, 4096]
+
+
+@pytest.mark.parametrize("kernel", LADDER, ids=lambda k: k.name)
+@pytest.mark.parametrize("n", SQUARE)
+def test_model_equals_lecture_formula_at_tile_multiples(kernel, n):
+    p = kernel.params()
+    t = kernel.traffic(MatmulShape(n, n, n))
+    assert t.global_loads == models.lecture_formula(kernel.version, n, p)
+    assert t.fma == n**3  # no padding at tile multiples
+    assert t.global_stores == n * n
+
+
+def test_v3_shared_loads_follow_lecture():
+    k = registry.get("cuda_v3_smem_tiling")
+    p = k.params()
+    n = 1024
+    assert k.traffic(MatmulShape(n, n, n)).shared_loads == 2 * n**3 // p["V"]
+
+
+@pytest.mark.parametrize("kernel", LADDER, ids=lambda k: k.name)
+@pytest.mark.parametrize("shape", [(0, 5, 7), (5, 0, 7), (5, 7, 0), (1, 1, 1), (1, 17, 1),
+                                   (13, 1, 29), (97, 89, 83), (131, 127, 7)])
+def test_edge_shapes(kernel, shape):
+    s = MatmulShape(*shape)
+    t = kernel.traffic(s)
+    M, N, K = shape
+    for value in (t.global_loads, t.global_stores, t.shared_loads, t.fma):
+        assert isinstance(value, int) and value >= 0
+    if 0 in (M, N, K):
+        assert t.global_loads == 0 and t.fma == 0
+    if M and N and K:
+        # every thread-issued count is at least each input once, at most v1's 2MNK
+        assert M * K + K * N <= t.global_loads <= 2 * M * N * K
+        assert t.fma >= M * N * K
+    assert t.global_stores == M * N
+    assert t.useful_flops == 2 * M * N * K
+
+
+@pytest.mark.parametrize("kernel", LADDER, ids=lambda k: k.name)
+def test_bytes_are_elements_times_size(kernel):
+    t = kernel.traffic(MatmulShape(97, 89, 83))
+    assert t.global_load_bytes == 4 * t.global_loads
+    assert t.global_store_bytes == 4 * t.global_stores
+    assert t.shared_load_bytes == 4 * t.shared_loads
+    assert t.compulsory_bytes == 4 * (97 * 83 + 83 * 89 + 97 * 89)
+    d = t.as_dict()
+    assert d["compulsory_bytes"] == t.compulsory_bytes
+
+
+def test_exact_counts_at_primes():
+    """Hand-derived counts at a shape that is a multiple of no tile."""
+    M, N, K = 97, 89, 83
+    s = MatmulShape(M, N, K)
+    assert models.matmul_v1(s, {}).global_loads == 2 * M * N * K
+    assert models.matmul_v1_5(s, {"V": 4}).global_loads == M * K * 23 + M * N * K
+    assert models.matmul_v2(s, {"V": 4}).global_loads == M * K * 23 + N * K * 25
+    v3 = models.matmul_v3(s, {"L": 128, "S": 8, "V": 8})
+    assert v3.global_loads == M * K + N * K  # one block covers the whole matrix
+    assert v3.fma == 128 * 128 * 88          # padded block, k padded to 88
+
+
+def test_model_table_rows_carry_params_and_lecture():
+    rows = model_table.rows(LADDER, "1024x1024x1024,100x90x80")
+    assert len(rows) == 2 * len(LADDER)
+    square = [r for r in rows if r["shape"] == "1024x1024x1024"]
+    assert all(r["lecture_global_loads"] == r["global_loads"] for r in square)
+    assert all(r["lecture_global_loads"] is None for r in rows if r["shape"] == "100x90x80")
+    assert all(r["params"] != "-" for r in rows)
+
+
+def test_problem_work_and_bytes():
+    mm = problems.get("matmul")
+    s = mm.parse_shape("3x5x7")
+    assert mm.useful_flops(s) == 2 * 3 * 5 * 7
+    assert mm.compulsory_bytes(s, "fp16") == 2 * (3 * 7 + 7 * 5 + 3 * 5)
+    assert mm.output_nbytes(s, "bf16") == 3 * 5 * 2
+    assert mm.size(mm.parse_shape("64x64x64")) == pytest.approx(64)
+    with pytest.raises(ValueError):
+        mm.parse_shape("3x5")
+    with pytest.raises(KeyError):
+        problems.get("no_such_op")
+    for device in ("cpu", "cuda"):
+        assert mm.parse_shapes(mm.check_shapes[device])
+    assert mm.tolerance(s, "fp32") == problems.matmul_tolerance("fp32", 7)

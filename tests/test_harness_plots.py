@@ -1,0 +1,59 @@
+"""Figures and report.md from the small stored result set in tests/data/sample_results
+(FABRICATED numbers, see tests/data/make_sample.py). CPU only."""
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from bench import plots, report, results
+
+SAMPLE = Path(__file__).parent / "data" / "sample_results"
+
+
+@pytest.fixture(scope="module")
+def figures(tmp_path_factory):
+    out = tmp_path_factory.mktemp("figs")
+    return out, plots.all_figures(SAMPLE, out)
+
+
+def test_sample_is_marked_as_test_data():
+    for kind, payload in results.load_set(SAMPLE).items():
+        assert "fabricated" in payload["meta"]["note"], kind
+
+
+@pytest.mark.parametrize("name", ["throughput", "traffic", "roofline", "lecture", "model_traffic"])
+def test_every_figure_is_drawn(figures, name):
+    _out, made = figures
+    assert name in made
+    png, svg = made[name]
+    assert png.suffix == ".png" and png.stat().st_size > 20_000
+    assert svg.suffix == ".svg" and svg.read_text().lstrip().startswith("<?xml")
+
+
+def test_twins_share_a_colour():
+    rows = results.read(SAMPLE, "time")["rows"]
+    order, version_of, colours = plots.ladder(rows)
+    assert version_of["triton_v3_smem_tiling"] == version_of["cuda_v3_smem_tiling"] == "v3"
+    assert order[:2] == ["v1", "v1c"]
+    assert len(set(colours.values())) == len(order)
+
+
+def test_figures_skip_missing_data(tmp_path):
+    results.write(tmp_path, "model", [])
+    assert plots.all_figures(tmp_path, tmp_path / "f") == {}
+
+
+def test_report_markdown_from_sample(tmp_path):
+    for f in SAMPLE.iterdir():
+        shutil.copy(f, tmp_path)
+    figs = plots.all_figures(tmp_path, tmp_path / "figures")
+    text = report.write_markdown(tmp_path, figs).read_text()
+    for heading in ("## Environment", "## Ceilings measured in this run", "## Correctness",
+                    "## Throughput", "## Memory traffic: model versus Nsight Compute",
+                    "## Traffic models (closed form)", "## Figures"):
+        assert heading in text
+    assert "| PASS |" in text
+    assert "![lecture](figures/lecture.png)" in text
+    assert "51.7 TFLOP/s" in text

@@ -1,0 +1,89 @@
+"""The Nsight Compute side, without ncu: the CSV parser on a stored sample, unit scaling,
+summing the kernels of one launch, levels and the 2% target. CPU only."""
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+
+from bench import profile, registry
+from bench.models import MatmulShape
+
+SAMPLE = Path(__file__).parent / "data" / "ncu_raw_sample.csv"
+
+
+def test_parse_stored_sample():
+    rows = profile.parse_ncu_csv(SAMPLE.read_text())
+    assert [r["Kernel Name"] for r in rows] == ["matmul_v1_naive_kernel", "copy_kernel"]
+    first = rows[0]
+    assert first["smsp__sass_thread_inst_executed_op_global_ld.sum"] == 2_147_483_648
+    assert first["dram__bytes_write.sum"] == 4_096_000          # Kbyte -> bytes
+    assert first["gpu__time_duration.sum"] == pytest.approx(2_500_500)  # usecond -> ns
+    assert math.isnan(rows[1]["smsp__sass_thread_inst_executed_op_global_ld.sum"])  # n/a
+
+
+def test_sum_over_kernels_of_one_launch():
+    total = profile.sum_kernels(profile.parse_ncu_csv(SAMPLE.read_text()))
+    assert total["dram__bytes_read.sum"] == 12_582_912 + 1_000
+    assert total["smsp__sass_thread_inst_executed_op_global_ld.sum"] == 2_147_483_648
+    assert total["launches"] == 2
+    assert total["kernels"] == "matmul_v1_naive_kernel;copy_kernel"
+
+
+def test_parser_ignores_noise_and_empty():
+    assert profile.parse_ncu_csv("==PROF== nothing profiled\n") == []
+
+
+def test_unit_scale():
+    assert profile.unit_scale("Mbyte") == 1e6
+    assert profile.unit_scale("byte") == 1
+    assert profile.unit_scale("msecond") == 1e6
+    assert profile.unit_scale("Ksector") == 1e3
+    assert profile.unit_scale("") == 1
+
+
+def test_rejected_metric_names_are_found():
+    log = "==ERROR== Failed to find metric sm__sass_data_bytes_mem_shared_op_ldsm\n"
+    names = [m for m, _ in profile.METRICS]
+    assert profile._rejected(log, names) == ["sm__sass_data_bytes_mem_shared_op_ldsm.sum"]
+
+
+def _counters(**short):
+    full = {s: m for m, s in profile.METRICS}
+    return {full[k]: float(v) for k, v in short.items()}
+
+
+def test_levels_and_target_pass_and_fail():
+    k = registry.get("cuda_v1_naive")
+    shape = MatmulShape(1024, 1024, 1024)
+    model = k.traffic(shape)
+    c = _counters(ld_thread_inst=model.global_loads, ld_warp_inst=model.global_loads / 32,
+                  l1_bytes=35.5e9, l2_read_sectors=1e8, dram_read_bytes=12.6e6,
+                  dram_write_bytes=4.2e6, ffma=model.fma, ncu_time_ns=5e6)
+    lv = profile.levels(c, 4)
+    assert lv["issued_elements"] == model.global_loads
+    assert lv["l2_bytes"] == 32e8
+    assert profile.compare(k, shape, lv, model)["target"] == "PASS"
+    lv_bad = dict(lv, issued_elements=model.global_loads * 1.05)
+    assert profile.compare(k, shape, lv_bad, model)["target"] == "FAIL"
+    lv_ffma = dict(lv, ffma=model.fma - 1)
+    assert profile.compare(k, shape, lv_ffma, model)["target"] == "FAIL"
+
+
+def test_levels_fall_back_to_warp_instructions():
+    lv = profile.levels(_counters(ld_warp_inst=10), 4)
+    assert lv["issued_elements"] == 320 and "warp" in lv["level_note"]
+
+
+def test_levels_count_async_copies():
+    lv = profile.levels(_counters(ld_thread_inst=100, ldgsts_bytes=400, ld_data_bytes=400), 4)
+    assert lv["issued_elements"] == 200 and lv["issued_bytes"] == 800
+
+
+def test_profile_cli_without_ncu(monkeypatch, capsys):
+    from bench import cli
+
+    monkeypatch.setattr(profile, "find_ncu", lambda: None)
+    assert cli.main(["profile", "--out", "/nonexistent"]) == 0
+    assert "ncu" in capsys.readouterr().err

@@ -1,0 +1,136 @@
+"""What every Triton matmul wrapper does before and after its launch.
+
+A wrapper does three things in order (as in the Triton tutorials): check, allocate, launch.
+The checks live here so that every op rejects bad input with the same kind of message,
+naming the op, the expectation and the actual value:
+
+    triton_v3_smem_tiling: A and B must be float32, got float16 and float32
+
+Ops are registered with ``torch.library.triton_op`` under the namespace ``cvt_triton``
+(the CUDA ops own ``cvt``), so that ``torch.compile`` sees through them to the Triton
+kernel. Registration is lazy: :func:`register_op` runs the first time an op is asked for,
+never at import. Launches go through ``torch.library.wrap_triton``, which is what lets
+``torch.compile(fullgraph=True)`` trace the op on the GPU.
+
+Under the interpreter (TRITON_INTERPRET=1, CPU tensors) the registered ops work eagerly;
+``torch.compile`` of them does not: its fake-tensor pass would run the interpreter on
+tensors without data. The compile smoke tests therefore belong to the GPU tier.
+"""
+from __future__ import annotations
+
+import os
+import threading
+
+import torch
+
+NAMESPACE = "cvt_triton"
+
+# Precision label -> dtype of A, B and C (see bench/registry.py PRECISIONS).
+DTYPES = {
+    "fp32": torch.float32,
+    "tf32": torch.float32,
+    "fp16": torch.float16,
+    "bf16": torch.bfloat16,
+}
+
+# What tl.dot's input_precision must be for each label. fp32 must ask for "ieee"
+# explicitly, because Triton's default for float32 tl.dot is TF32 on tensor cores.
+# 16-bit inputs ignore the flag (they go to the tensor cores as they are).
+DOT_INPUT_PRECISION = {"fp32": "ieee", "tf32": "tf32", "fp16": "tf32", "bf16": "tf32"}
+
+MAX_GRID_YZ = 65535  # CUDA limit on gridDim.y and gridDim.z (gridDim.x allows 2^31 - 1)
+
+
+def interpreting() -> bool:
+    """True when Triton runs kernels through its CPU interpreter."""
+    return os.environ.get("TRITON_INTERPRET") == "1"
+
+
+def check_precision(op: str, precision: str, supported=tuple(DTYPES)) -> torch.dtype:
+    if precision not in supported:
+        raise ValueError(f"{op}: precision must be one of {', '.join(supported)}, got {precision!r}")
+    return DTYPES[precision]
+
+
+def check_device(op: str, *tensors: torch.Tensor) -> None:
+    """All tensors on one device: CUDA (the current one), or the CPU under the interpreter."""
+    devices = [t.device for t in tensors]
+    if any(d != devices[0] for d in devices):
+        raise ValueError(f"{op}: A and B must be on the same device, got "
+                         f"{' and '.join(str(d) for d in devices)}")
+    device = devices[0]
+    if device.type == "cuda":
+        if device.index is not None and device.index != torch.cuda.current_device():
+            raise ValueError(f"{op}: tensors are on {device} but the current CUDA device is "
+                             f"cuda:{torch.cuda.current_device()}; use `with torch.cuda.device(...)`")
+        return
+    if device.type == "cpu" and interpreting():
+        return
+    raise ValueError(f"{op}: tensors must be on a CUDA device (or on the CPU with "
+                     f"TRITON_INTERPRET=1 set before Triton kernels are defined), got {device}")
+
+
+def check_dtype(op: str, a: torch.Tensor, b: torch.Tensor, precision: str) -> None:
+    want = DTYPES[precision]
+    if a.dtype != want or b.dtype != want:
+        names = {torch.float32: "float32", torch.float16: "float16", torch.bfloat16: "bfloat16"}
+        got = [names.get(t.dtype, str(t.dtype).replace("torch.", "")) for t in (a, b)]
+        label = "" if precision == "fp32" and op.startswith("triton_v") else f" (precision {precision})"
+        raise TypeError(f"{op}: A and B must be {names[want]}{label}, got {got[0]} and {got[1]}")
+
+
+def check_matmul_2d(op: str, a: torch.Tensor, b: torch.Tensor, precision: str = "fp32"):
+    """The contract of the 2-D ops: rank 2, matching dtype, same device, inner dims equal.
+    Returns (M, N, K)."""
+    if not isinstance(a, torch.Tensor) or not isinstance(b, torch.Tensor):
+        raise TypeError(f"{op}: A and B must be torch.Tensors, got {type(a).__name__} and "
+                        f"{type(b).__name__}")
+    if a.dim() != 2 or b.dim() != 2:
+        raise ValueError(f"{op}: A and B must be 2-D matrices, got {a.dim()}-D and {b.dim()}-D "
+                         f"tensors")
+    check_dtype(op, a, b, precision)
+    check_device(op, a, b)
+    if a.shape[1] != b.shape[0]:
+        raise ValueError(f"{op}: inner dimensions must agree, got A {tuple(a.shape)} and "
+                         f"B {tuple(b.shape)}")
+    return a.shape[0], b.shape[1], a.shape[1]
+
+
+def trivial_result(a: torch.Tensor, M: int, N: int, K: int, dtype=None):
+    """The answer when there is nothing to compute, else None. An empty C is returned as is;
+    K = 0 gives zeros (an empty sum). No grid of zero programs is ever launched."""
+    dtype = dtype or a.dtype
+    if M == 0 or N == 0:
+        return torch.empty((M, N), dtype=dtype, device=a.device)
+    if K == 0:
+        return torch.zeros((M, N), dtype=dtype, device=a.device)
+    return None
+
+
+def check_grid(op: str, grid: tuple, what: str) -> None:
+    """CUDA allows 2^31-1 blocks along x but only 65535 along y and z: say so clearly."""
+    for axis, size in enumerate(grid[1:], start=1):
+        if size > MAX_GRID_YZ:
+            raise ValueError(f"{op}: {what} needs {size} programs along grid axis {axis}, more "
+                             f"than the {MAX_GRID_YZ} CUDA allows")
+
+
+def launch(kernel, grid, *args, **meta) -> None:
+    """Launches through torch.library.wrap_triton so torch.compile can trace the call.
+    (Under the interpreter wrap_triton hands back the interpreted kernel unchanged.)"""
+    torch.library.wrap_triton(kernel)[grid](*args, **meta)
+
+
+_lock = threading.Lock()
+_ops: dict = {}
+
+
+def register_op(name: str, impl):
+    """Registers ``impl`` as torch.ops.cvt_triton.<name> the first time it is asked for and
+    returns the op. ``impl`` must carry type annotations (the schema is inferred from them)
+    and must launch its kernels through :func:`launch`."""
+    with _lock:
+        if name not in _ops:
+            torch.library.triton_op(f"{NAMESPACE}::{name}", impl, mutates_args=())
+            _ops[name] = getattr(getattr(torch.ops, NAMESPACE), name)
+        return _ops[name]

@@ -1,0 +1,218 @@
+"""Autotuned blocked tl.dot matmul: the grouped kernel with tile sizes chosen by measurement,
+per precision (fp32-ieee, tf32, fp16, bf16), and a fix for the tutorial's slow TF32.
+
+  idea      the tile (BLOCK_M, BLOCK_N, BLOCK_K), the group size, the warps and the
+            pipeline depth (num_stages) decide the speed, and the best choice differs per
+            dtype and shape. triton.autotune times every candidate the first time it
+            meets a new (M, N, K, dtypes) and keeps the fastest; `best_config(precision)`
+            says which one won. Each precision has its own candidates (tiles.AUTOTUNE_CONFIGS).
+  change    from matmul_grouped: (1) autotuning; (2) the loads of A and B wrap rows and
+            columns around (rows % M, cols % N, as the tutorial does) instead of masking
+            them, so only the k tail is masked: the wrapped values land in rows and
+            columns of the tile that the store's mask discards; (3) for tf32, an operand
+            order that keeps the tensor cores fed (B_FROM_REGISTERS, below).
+  tf32      why the tutorial-style kernel ran TF32 at 0.27x cuBLAS while fp16 reached 0.92x.
+            On the H100, Triton turns tl.dot into wgmma, which reads B (and usually A) from
+            shared memory. wgmma can read an operand "transposed" (MN-major: the M or N
+            index contiguous) only for 16-bit types; for TF32 both shared-memory operands
+            must be K-major. A row-major B (K x N, N contiguous) is MN-major, so for fp32
+            inputs Triton's AccelerateMatmul pass forces a K-major shared layout for B:
+            each tile is loaded to registers, transposed, and stored to shared memory, and
+            the software pipeline for that load is dropped (Triton's own diagnostic: "the
+            pipelined load for this operand will be disabled, so poor performance is
+            expected"). fp16/bf16 never hit this. (Too-deep fp32 configs, e.g. the
+            tutorial's 128x256x64 with 3 stages = 288 KB of shared memory, also fail and
+            are skipped, but that alone would not cost 3.7x.)
+            The fix: compute the transposed tile, C^T = B^T @ A^T. Now A^T is the
+            shared-memory operand and it is K-major as loaded (A is row-major): it is
+            pipelined as usual. B^T is the left operand, which wgmma may take from
+            REGISTERS, where no layout rule applies; Triton puts it there when the operand
+            is computed rather than loaded, and here it is computed: we round it to TF32
+            explicitly (round to nearest; the tensor core would otherwise simply drop the
+            13 low mantissa bits). The accumulator is transposed once, at the store.
+            Both orders are candidates; the autotuner keeps the faster. A column-major B
+            (e.g. x.T of a row-major x) is K-major already and needs neither.
+  traffic   global loads (what the program's tiles request; only the k tail is masked):
+              A: ceil(M/BM)*ceil(N/BN) * BM * K    B: ceil(M/BM)*ceil(N/BN) * BN * K
+            (= the grouped kernel's M*K*ceil(N/BN) + N*K*ceil(M/BM) plus the wrapped
+            rows and columns of edge tiles); shared: each staged tile read once per
+            k-step (a lower bound); stores M*N.
+  tuning    a new (M, N, K) costs one compile per candidate plus a short timing each.
+            Problems under 2^27 multiply-adds get one candidate (launch overhead, not the
+            tile, decides their time), and candidates whose pipeline would not fit in
+            shared memory are pruned before compiling. Under the interpreter there is
+            one small configuration per precision and nothing is timed.
+  precond.  fp32/tf32: float32; fp16/bf16: float16/bfloat16 (output the same dtype);
+            any M, N, K >= 0, any strides (no copies); tensors on the current CUDA device.
+  run       python -m triton_impl.tune_report --out results/local   (GPU: vs cuBLAS)
+            python -m bench check --kernels triton_autotuned --shapes 4096x4096x4096
+"""
+from __future__ import annotations
+
+import functools
+import warnings
+
+import torch
+import triton
+import triton.language as tl
+
+from triton_impl import _common, tiles
+
+NAME = "triton_autotuned"
+PRECISIONS = ("fp32", "tf32", "fp16", "bf16")
+SMEM_BYTES = 227 * 1024          # H100: shared memory one block may use (232448 bytes)
+SMALL_PROBLEM_FMAS = 2 ** 27     # below this, one candidate: tuning cannot pay for itself
+
+CONFIGS = tiles.AUTOTUNE_CONFIGS          # the candidates, with why they were chosen
+INTERPRETER_CONFIG = tiles.INTERPRETER_CONFIG
+
+
+@triton.jit
+def _round_to_tf32(x):
+    """Round float32 to the nearest TF32 (10 mantissa bits), ties away from zero: add half
+    of the dropped part, then clear the 13 low bits. NaN stays NaN; overflow gives inf."""
+    bits = x.to(tl.uint32, bitcast=True)
+    rounded = ((bits + 0x1000) & 0xFFFFE000).to(tl.float32, bitcast=True)
+    return tl.where(x != x, x, rounded)
+
+
+@triton.jit
+def matmul_autotuned_kernel(
+    a_ptr, b_ptr, c_ptr,                      # pointers: A (M x K), B (K x N), C (M x N)
+    M, N, K,                                  # sizes
+    stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,  # strides, in elements
+    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,  # the tile
+    GROUP_M: tl.constexpr,                    # rows of tiles per group of the launch order
+    B_FROM_REGISTERS: tl.constexpr,           # tf32 only: compute C^T = B^T A^T (header)
+    INPUT_PRECISION: tl.constexpr,            # "ieee" (FFMA) or "tf32"; ignored for 16-bit
+):
+    pid = tl.program_id(0)
+    num_pid_m = tl.cdiv(M, BLOCK_M)
+    num_pid_n = tl.cdiv(N, BLOCK_N)
+    pid_m, pid_n = tl.swizzle2d(pid // num_pid_n, pid % num_pid_n, num_pid_m, num_pid_n, GROUP_M)
+
+    # Rows and columns wrap around instead of being masked: every load stays inside A and
+    # B, and what the wrapped rows/columns compute is discarded by the store's mask.
+    rows = (pid_m.to(tl.int64) * BLOCK_M + tl.arange(0, BLOCK_M)) % M
+    cols = (pid_n.to(tl.int64) * BLOCK_N + tl.arange(0, BLOCK_N)) % N
+    ks = tl.arange(0, BLOCK_K)
+    a_ptrs = a_ptr + rows[:, None] * stride_am + ks[None, :] * stride_ak
+    b_ptrs = b_ptr + ks[:, None] * stride_bk + cols[None, :] * stride_bn
+
+    if B_FROM_REGISTERS:
+        acc = tl.zeros((BLOCK_N, BLOCK_M), dtype=tl.float32)    # the transposed tile
+    else:
+        acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k0 in range(0, K, BLOCK_K):
+        k_ok = (k0 + ks) < K
+        a = tl.load(a_ptrs, mask=k_ok[None, :], other=0.0)
+        b = tl.load(b_ptrs, mask=k_ok[:, None], other=0.0)
+        if B_FROM_REGISTERS:
+            # C^T += B^T @ A^T: A^T is K-major in shared memory as loaded; B^T is computed
+            # (rounded), so the compiler feeds it to wgmma from registers.
+            acc = tl.dot(_round_to_tf32(tl.trans(b)), tl.trans(a), acc,
+                         input_precision=INPUT_PRECISION)
+        else:
+            acc = tl.dot(a, b, acc, input_precision=INPUT_PRECISION)
+        a_ptrs += BLOCK_K * stride_ak
+        b_ptrs += BLOCK_K * stride_bk
+    if B_FROM_REGISTERS:
+        acc = tl.trans(acc)
+
+    # The store recomputes unwrapped indices: only the tile's part inside C is written.
+    out_rows = pid_m.to(tl.int64) * BLOCK_M + tl.arange(0, BLOCK_M)
+    out_cols = pid_n.to(tl.int64) * BLOCK_N + tl.arange(0, BLOCK_N)
+    c_ptrs = c_ptr + out_rows[:, None] * stride_cm + out_cols[None, :] * stride_cn
+    mask = (out_rows[:, None] < M) & (out_cols[None, :] < N)
+    tl.store(c_ptrs, acc.to(c_ptr.dtype.element_ty), mask=mask)
+
+
+def smem_bytes(cfg: dict, elem_bytes: int) -> int:
+    """Shared memory of the pipeline: num_stages copies of an A tile and a B tile."""
+    per_stage = (cfg["BLOCK_M"] + cfg["BLOCK_N"]) * cfg["BLOCK_K"] * elem_bytes
+    return cfg["num_stages"] * per_stage
+
+
+def _prune(configs, named_args, **kwargs):
+    """Drops candidates that cannot fit, and tunes small problems not at all."""
+    a = named_args["a_ptr"]
+    elem = a.element_size() if hasattr(a, "element_size") else 4
+    fits = [c for c in configs if smem_bytes({**c.kwargs, "num_stages": c.num_stages}, elem)
+            <= SMEM_BYTES]
+    fits = fits or list(configs)
+    M, N, K = named_args["M"], named_args["N"], named_args["K"]
+    if M * N * K < SMALL_PROBLEM_FMAS:
+        return fits[:1]
+    return fits
+
+
+def _bench(kernel_call, quantiles):
+    """Times one candidate (short: 10 ms warm-up, 40 ms of runs). A candidate that fails to
+    compile on this GPU is reported and ranked last instead of stopping the tuning."""
+    try:
+        return triton.testing.do_bench(kernel_call, warmup=10, rep=40, quantiles=quantiles)
+    except Exception as exc:  # noqa: BLE001 - a broken candidate must not stop the others
+        warnings.warn(f"{NAME}: a candidate failed and is skipped: "
+                      f"{type(exc).__name__}: {str(exc).splitlines()[0][:200]}", stacklevel=2)
+        return [float("inf")] * len(quantiles)
+
+
+def _to_config(cfg: dict) -> triton.Config:
+    kwargs = {k: v for k, v in cfg.items() if k not in ("num_warps", "num_stages")}
+    return triton.Config(kwargs, num_warps=cfg["num_warps"], num_stages=cfg["num_stages"])
+
+
+@functools.lru_cache(maxsize=None)
+def kernel_for(precision: str):
+    """The autotuned kernel of one precision (built on first use; one per precision, so
+    fp32 and tf32, which share a dtype, keep separate caches and winners)."""
+    if _common.interpreting():
+        configs = [_to_config(INTERPRETER_CONFIG[precision])]
+    else:
+        configs = [_to_config(c) for c in CONFIGS[precision]]
+    return triton.autotune(configs=configs, key=["M", "N", "K"],
+                           prune_configs_by={"early_config_prune": _prune},
+                           do_bench=_bench)(matmul_autotuned_kernel)
+
+
+def best_config(precision: str):
+    """The configuration the last call at this precision ran with (None before any)."""
+    return getattr(kernel_for(precision), "best_config", None)
+
+
+def params(precision: str = "fp32") -> dict:
+    """The first candidate (what small problems run); the tuned winner is best_config()."""
+    cfg = INTERPRETER_CONFIG[precision] if _common.interpreting() else CONFIGS[precision][0]
+    return dict(cfg)
+
+
+def matmul(a: torch.Tensor, b: torch.Tensor, precision: str = "fp32", *,
+           config: dict | None = None) -> torch.Tensor:
+    """C = A @ B at the given precision, autotuned; ``config`` (a CONFIGS entry) skips the
+    tuning and runs that candidate (tests and tune_report use it)."""
+    _common.check_precision(NAME, precision, PRECISIONS)
+    M, N, K = _common.check_matmul_2d(NAME, a, b, precision)
+    trivial = _common.trivial_result(a, M, N, K)
+    if trivial is not None:
+        return trivial
+    c = torch.empty((M, N), dtype=a.dtype, device=a.device)
+    args = (a, b, c, M, N, K,
+            a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0), c.stride(1))
+    input_precision = _common.DOT_INPUT_PRECISION[precision]
+    if config is not None:
+        grid = (triton.cdiv(M, config["BLOCK_M"]) * triton.cdiv(N, config["BLOCK_N"]),)
+        _common.launch(matmul_autotuned_kernel, grid, *args,
+                       INPUT_PRECISION=input_precision, **config)
+    else:
+        grid = lambda meta: (triton.cdiv(M, meta["BLOCK_M"]) * triton.cdiv(N, meta["BLOCK_N"]),)
+        _common.launch(kernel_for(precision), grid, *args, INPUT_PRECISION=input_precision)
+    return c
+
+
+def _op_impl(a: torch.Tensor, b: torch.Tensor, precision: str) -> torch.Tensor:
+    return matmul(a, b, precision)
+
+
+def op():
+    """torch.ops.cvt_triton.matmul_autotuned(a, b, precision) (registered on first call)."""
+    return _common.register_op("matmul_autotuned", _op_impl)

@@ -1,0 +1,182 @@
+"""Batched, broadcasting, strided matmul: (..., m, k) @ (..., k, n) -> (..., m, n) (seed 000).
+
+  idea      torch.matmul's contract for stacks of matrices: the batch dimensions ("...")
+            broadcast as in any elementwise op (a (2, 1, m, k) times a (3, k, n) gives
+            (2, 3, m, n)), and every operand may be a view (row- or column-major, a slice,
+            a broadcast) used as it is, without copies. One launch covers the whole stack:
+            program pid takes batch entry pid // tiles and tile pid % tiles of it.
+  change    from matmul_grouped: the batch axis. A broadcast batch dimension is a
+            dimension of stride 0 (what Tensor.expand produces), so broadcasting costs
+            nothing: the kernel adds batch_index * stride and a stride of 0 rereads the
+            same matrix. The wrapper first merges batch dimensions that are contiguous in
+            A, B and C alike (so a plain (b1, b2, m, k) stack becomes one batch axis) and
+            hands the kernel at most 3; more than 3 unmergeable dimensions (rare) are
+            split into several launches. The seed's version reshaped A and B separately to
+            3-D and indexed both with the output's batch index: that reads out of bounds as
+            soon as both sides broadcast, and its loads were masked on k only.
+            Inside a matrix the tiles follow the grouped order (tl.swizzle2d) as in
+            matmul_grouped.
+  traffic   per batch entry, what matmul_grouped requests:
+              A: M*K*ceil(N/BLOCK_N)   B: N*K*ceil(M/BLOCK_M)   stores: M*N
+            times the number of batch entries of the output. A broadcast operand is read
+            once per entry that uses it; L2 usually serves the repeats.
+  precond.  fp32/tf32: float32; fp16/bf16: float16/bfloat16 (output the same dtype); both
+            operands of rank >= 2 with broadcastable batch dimensions; any strides (speed
+            needs one unit stride per matrix); tensors on the current CUDA device.
+  run       python -m bench check --kernels triton_batched
+            python -c "import torch; from triton_impl import matmul_batched as m; \\
+                       a = torch.randn(2, 1, 64, 32, device='cuda'); b = torch.randn(3, 32, 16, device='cuda'); \\
+                       print(m.op()(a, b.mT.contiguous().mT, 'fp32').shape)"
+"""
+from __future__ import annotations
+
+import itertools
+
+import torch
+import triton
+import triton.language as tl
+
+from triton_impl import _common, tiles
+
+NAME = "triton_batched"
+PRECISIONS = ("fp32", "tf32", "fp16", "bf16")
+KERNEL_BATCH_DIMS = 3
+
+
+@triton.jit
+def matmul_batched_kernel(
+    a_ptr, b_ptr, c_ptr,                      # pointers: A (.., M, K), B (.., K, N), C (.., M, N)
+    M, N, K,                                  # sizes of one matrix product
+    B1, B2,                                   # sizes of batch dims 1 and 2 (dim 0: the rest)
+    off_a, off_b, off_c,                      # element offsets of this launch (outer dims)
+    sa0, sa1, sa2, sb0, sb1, sb2, sc0, sc1, sc2,  # batch strides (0 where broadcast)
+    stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,  # matrix strides
+    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+    GROUP_M: tl.constexpr,
+    INPUT_PRECISION: tl.constexpr,            # "ieee" (FFMA) or "tf32"; ignored for 16-bit
+):
+    pid = tl.program_id(0)
+    num_pid_m = tl.cdiv(M, BLOCK_M)
+    num_pid_n = tl.cdiv(N, BLOCK_N)
+    tiles = num_pid_m * num_pid_n
+    batch = pid // tiles                       # which matrix product of the stack
+    tile = pid % tiles                         # which tile of it, in grouped order
+    pid_m, pid_n = tl.swizzle2d(tile // num_pid_n, tile % num_pid_n, num_pid_m, num_pid_n, GROUP_M)
+
+    # Batch index -> (b0, b1, b2) -> element offsets, in int64 (a stack passes 2^31 fast).
+    batch = batch.to(tl.int64)
+    b2 = batch % B2
+    b1 = (batch // B2) % B1
+    b0 = batch // (B2 * B1)
+    a_ptr += off_a + b0 * sa0 + b1 * sa1 + b2 * sa2   # stride 0 rereads a broadcast matrix
+    b_ptr += off_b + b0 * sb0 + b1 * sb1 + b2 * sb2
+    c_ptr += off_c + b0 * sc0 + b1 * sc1 + b2 * sc2
+
+    rows = pid_m.to(tl.int64) * BLOCK_M + tl.arange(0, BLOCK_M)
+    cols = pid_n.to(tl.int64) * BLOCK_N + tl.arange(0, BLOCK_N)
+    ks = tl.arange(0, BLOCK_K)
+    row_ok = rows < M
+    col_ok = cols < N
+    a_ptrs = a_ptr + rows[:, None] * stride_am + ks[None, :] * stride_ak
+    b_ptrs = b_ptr + ks[:, None] * stride_bk + cols[None, :] * stride_bn
+
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k0 in range(0, K, BLOCK_K):
+        k_ok = (k0 + ks) < K
+        a = tl.load(a_ptrs, mask=row_ok[:, None] & k_ok[None, :], other=0.0)
+        b = tl.load(b_ptrs, mask=k_ok[:, None] & col_ok[None, :], other=0.0)
+        acc = tl.dot(a, b, acc, input_precision=INPUT_PRECISION)
+        a_ptrs += BLOCK_K * stride_ak
+        b_ptrs += BLOCK_K * stride_bk
+
+    c_ptrs = c_ptr + rows[:, None] * stride_cm + cols[None, :] * stride_cn
+    tl.store(c_ptrs, acc.to(c_ptr.dtype.element_ty), mask=row_ok[:, None] & col_ok[None, :])
+
+
+def merge_batch_dims(sizes, *strides):
+    """Batch dimensions as few as possible: drops size-1 dimensions and merges a dimension
+    into the next one when, in every tensor, stepping it equals stepping the next one
+    `size` times (stride[i] == stride[i+1] * size[i+1]; two broadcast dims, stride 0,
+    merge too). Returns [(size, (stride of each tensor, ...)), ...], outermost first."""
+    merged: list[tuple[int, tuple[int, ...]]] = []
+    for i, size in enumerate(sizes):
+        if size == 1:
+            continue
+        st = tuple(s[i] for s in strides)
+        if merged:
+            prev_size, prev_st = merged[-1]
+            if all(p == s * size for p, s in zip(prev_st, st)):
+                merged[-1] = (prev_size * size, st)
+                continue
+        merged.append((size, st))
+    return merged
+
+
+def _check(a, b, precision):
+    _common.check_precision(NAME, precision, PRECISIONS)
+    if not isinstance(a, torch.Tensor) or not isinstance(b, torch.Tensor):
+        raise TypeError(f"{NAME}: A and B must be torch.Tensors, got {type(a).__name__} and "
+                        f"{type(b).__name__}")
+    if a.dim() < 2 or b.dim() < 2:
+        raise ValueError(f"{NAME}: A and B must have at least 2 dimensions (..., m, k) and "
+                         f"(..., k, n), got {a.dim()}-D and {b.dim()}-D tensors")
+    _common.check_dtype(NAME, a, b, precision)
+    _common.check_device(NAME, a, b)
+    if a.shape[-1] != b.shape[-2]:
+        raise ValueError(f"{NAME}: inner dimensions must agree, got A {tuple(a.shape)} and "
+                         f"B {tuple(b.shape)}")
+    try:
+        return torch.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    except RuntimeError:
+        raise ValueError(f"{NAME}: batch dimensions must broadcast, got A {tuple(a.shape)} and "
+                         f"B {tuple(b.shape)}") from None
+
+
+def params(precision: str = "fp32") -> dict[str, int]:
+    """The seed's 64 x 64 tiles (tiles.BATCHED)."""
+    return dict(tiles.BATCHED[precision])
+
+
+def matmul(a: torch.Tensor, b: torch.Tensor, precision: str = "fp32", *,
+           tile: dict | None = None) -> torch.Tensor:
+    """(..., M, K) @ (..., K, N) -> (..., M, N) at the given precision, without copies."""
+    batch = _check(a, b, precision)
+    M, K, N = a.shape[-2], a.shape[-1], b.shape[-1]
+    if K == 0:
+        return torch.zeros((*batch, M, N), dtype=a.dtype, device=a.device)   # empty sums
+    c = torch.empty((*batch, M, N), dtype=a.dtype, device=a.device)
+    if c.numel() == 0:
+        return c
+    p = tile or params(precision)
+    a = a.expand(*batch, M, K)               # views: broadcast dimensions get stride 0
+    b = b.expand(*batch, K, N)
+    nb = len(batch)
+    dims = merge_batch_dims(batch, a.stride()[:nb], b.stride()[:nb], c.stride()[:nb])
+    inner = dims[-KERNEL_BATCH_DIMS:]        # the kernel's 3 batch dimensions ...
+    outer = dims[:-KERNEL_BATCH_DIMS]        # ... and a loop of launches for any others
+    inner = [(1, (0, 0, 0))] * (KERNEL_BATCH_DIMS - len(inner)) + inner
+    sizes = [d[0] for d in inner]
+    sa, sb, sc = ([d[1][t] for d in inner] for t in range(3))
+    tiles = triton.cdiv(M, p["BLOCK_M"]) * triton.cdiv(N, p["BLOCK_N"])
+    grid = (tiles * sizes[0] * sizes[1] * sizes[2],)
+    for index in itertools.product(*(range(d[0]) for d in outer)):
+        # Rare: more than 3 batch dims; the outer ones' offsets, one launch each.
+        offs = [sum(i * d[1][t] for i, d in zip(index, outer)) for t in range(3)]
+        _common.launch(matmul_batched_kernel, grid,
+                       a, b, c, M, N, K, sizes[1], sizes[2], *offs, *sa, *sb, *sc,
+                       a.stride(-2), a.stride(-1), b.stride(-2), b.stride(-1),
+                       c.stride(-2), c.stride(-1),
+                       BLOCK_M=p["BLOCK_M"], BLOCK_N=p["BLOCK_N"], BLOCK_K=p["BLOCK_K"],
+                       GROUP_M=p["GROUP_M"],
+                       INPUT_PRECISION=_common.DOT_INPUT_PRECISION[precision],
+                       num_warps=p.get("num_warps", 4), num_stages=p.get("num_stages", 3))
+    return c
+
+
+def _op_impl(a: torch.Tensor, b: torch.Tensor, precision: str) -> torch.Tensor:
+    return matmul(a, b, precision)
+
+
+def op():
+    """torch.ops.cvt_triton.matmul_batched(a, b, precision) (registered on first call)."""
+    return _common.register_op("matmul_batched", _op_impl)

@@ -1,0 +1,115 @@
+"""Tile parameters of every Triton matmul, in one place that does not import Triton.
+
+Why a separate module: a @triton.jit kernel is compiled for the GPU or for the interpreter
+depending on TRITON_INTERPRET *when it is defined*, so importing a kernel module too early
+(say, while the registry lists kernels) would fix that choice before bench.device.setup()
+makes it. The registry and the traffic models read tiles from here instead.
+
+The twins' tiles are never written here: they are read from cuda/matmul_config.h (through
+bench.catalog.matmul_cuda.header_params), so a retuned CUDA kernel moves its twin with it.
+"""
+from __future__ import annotations
+
+MIN_DOT_K = 16  # tl.dot's smallest K on NVIDIA GPUs (triton/backends/nvidia: min_dot_size)
+
+
+def _header() -> dict[str, int]:
+    from bench.catalog.matmul_cuda import header_params
+
+    return header_params()
+
+
+def _warps(threads: int) -> int:
+    """The CUDA block's warps: num_warps = threads / 32 (at least 1)."""
+    return max(1, threads // 32)
+
+
+def v1_naive() -> dict[str, int]:
+    """A program is the CUDA block of BLOCK x BLOCK threads."""
+    block = _header()["V1_BLOCK"]
+    return {"BLOCK": block, "num_warps": _warps(block * block)}
+
+
+def v1_5_thread_tiling() -> dict[str, int]:
+    """A program is the CUDA block of T x T threads, each computing V x V."""
+    h = _header()
+    return {"V": h["V15_V"], "T": h["V15_T"], "num_warps": _warps(h["V15_T"] ** 2)}
+
+
+def v2_register_tiling() -> dict[str, int]:
+    """A program is the CUDA block of T x T threads; its tile is (T*V) x (T*V)."""
+    h = _header()
+    return {"V": h["V2_V"], "T": h["V2_T"], "num_warps": _warps(h["V2_T"] ** 2)}
+
+
+def v3_smem_tiling() -> dict[str, int]:
+    """A program is the CUDA block of (L/V)^2 threads; its k step S is raised to tl.dot's
+    minimum (S_cuda keeps the CUDA value; see the kernel's header)."""
+    h = _header()
+    L, S, V = h["V3_L"], h["V3_S"], h["V3_V"]
+    return {"L": L, "S": max(S, MIN_DOT_K), "V": V, "S_cuda": S,
+            "num_warps": _warps((L // V) ** 2)}
+
+
+# matmul_grouped: default tiles per precision (not tuned; matmul_autotuned is). 4-byte
+# operands take half the k-depth of 2-byte ones, so a pipeline stage holds as many bytes.
+GROUPED = {
+    "fp32": dict(BLOCK_M=128, BLOCK_N=128, BLOCK_K=16, GROUP_M=8, num_warps=8, num_stages=3),
+    "tf32": dict(BLOCK_M=128, BLOCK_N=128, BLOCK_K=32, GROUP_M=8, num_warps=8, num_stages=3),
+    "fp16": dict(BLOCK_M=128, BLOCK_N=128, BLOCK_K=64, GROUP_M=8, num_warps=8, num_stages=3),
+    "bf16": dict(BLOCK_M=128, BLOCK_N=128, BLOCK_K=64, GROUP_M=8, num_warps=8, num_stages=3),
+}
+
+# matmul_batched: the seed's 64 x 64 tiles.
+BATCHED = {
+    "fp32": dict(BLOCK_M=64, BLOCK_N=64, BLOCK_K=32, GROUP_M=8, num_warps=4, num_stages=3),
+    "tf32": dict(BLOCK_M=64, BLOCK_N=64, BLOCK_K=32, GROUP_M=8, num_warps=4, num_stages=3),
+    "fp16": dict(BLOCK_M=64, BLOCK_N=64, BLOCK_K=64, GROUP_M=8, num_warps=4, num_stages=3),
+    "bf16": dict(BLOCK_M=64, BLOCK_N=64, BLOCK_K=64, GROUP_M=8, num_warps=4, num_stages=3),
+}
+
+
+def _cfg(bm, bn, bk, warps, stages, group=8, b_regs=False):
+    return dict(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=group, B_FROM_REGISTERS=b_regs,
+                num_warps=warps, num_stages=stages)
+
+
+# matmul_autotuned: the candidates per precision; the first is what problems too small to
+# tune run. Shared memory per candidate = stages * (BM + BN) * BK * bytes, all <= 227 KB.
+#  fp32 (ieee) runs tl.dot as FFMA from shared memory. Wide-N tiles give each thread more
+#    columns per shared-memory load (the store layout puts 4 contiguous columns in a
+#    thread), which is what limits the FMA path.
+#  tf32: 4-byte operands, so half the k-depth of the 16-bit tiles for the same bytes per
+#    stage, and both operand orders (B_FROM_REGISTERS: see matmul_autotuned's header).
+#  fp16/bf16: the usual Hopper wgmma tiles: 64-deep k, 3-4 stages, 8 warps = 2 warpgroups.
+AUTOTUNE_CONFIGS = {
+    "fp32": [
+        _cfg(128, 128, 32, 8, 3),
+        _cfg(64, 256, 16, 8, 3),
+        _cfg(64, 256, 32, 8, 3),
+        _cfg(128, 256, 16, 8, 3),
+        _cfg(128, 128, 16, 8, 4),
+        _cfg(32, 256, 32, 4, 3),
+    ],
+    "tf32": [
+        _cfg(128, 128, 32, 8, 4),                 # first: the plain order, for small problems
+        _cfg(128, 128, 32, 8, 4, b_regs=True),
+        _cfg(128, 256, 32, 8, 3, b_regs=True),
+        _cfg(256, 128, 32, 8, 3, b_regs=True),
+        _cfg(128, 128, 32, 4, 4, b_regs=True),
+        _cfg(128, 256, 32, 8, 3),
+    ],
+    "fp16": [
+        _cfg(128, 256, 64, 8, 3),
+        _cfg(256, 128, 64, 8, 3),
+        _cfg(128, 256, 64, 8, 4),
+        _cfg(128, 128, 64, 8, 4),
+        _cfg(128, 128, 64, 4, 4),
+        _cfg(64, 256, 64, 4, 4),
+    ],
+}
+AUTOTUNE_CONFIGS["bf16"] = AUTOTUNE_CONFIGS["fp16"]
+
+# Under the interpreter nothing is timed: one small configuration per precision.
+INTERPRETER_CONFIG = {p: _cfg(32, 32, 16, 4, 1, group=2, b_regs=(p == "tf32"))
+                      for p in ("fp32", "tf32", "fp16", "bf16")}
