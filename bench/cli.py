@@ -220,7 +220,7 @@ def readme_table() -> str:
     for k in registry.kernels():
         if k.backend != "cuda" or k.op != "matmul":
             continue
-        twin = f"`{k.twin}`" if k.twin and k.twin in names else "-"
+        twin = f"`{k.twin}`" if k.twin and k.twin in names else (f"none: {k.twin_note}" if k.twin_note else "-")
         rows.append([k.version, f"`{k.name}`", twin, k.summary, k.formula or "-"])
     head = ["version", "CUDA kernel", "Triton twin", "idea",
             "traffic model (elements read from global memory, N×N×N)"]

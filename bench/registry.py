@@ -65,6 +65,7 @@ class Kernel:
     twin: str | None = None
     runs_on_cpu: bool = False
     formula: str = ""
+    twin_note: str = ""  # why there is no twin, when twin is None and that is a lesson
 
     def runner(self, precision: str) -> Callable:
         if precision not in self.precisions:

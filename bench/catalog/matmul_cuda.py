@@ -33,11 +33,12 @@ def _op(op_name: str):
     return load
 
 
-def _record(name, version, op_name, summary, model, params, twin=None) -> Kernel:
+def _record(name, version, op_name, summary, model, params, formula, twin=None,
+            twin_note="") -> Kernel:
     return Kernel(
         name=name, op="matmul", backend="cuda", version=version, summary=summary,
         source=f"cuda/{op_name}.cu", precisions=("fp32",), loader=_op(op_name),
-        params=params, model=model, twin=twin,
+        params=params, model=model, twin=twin, formula=formula, twin_note=twin_note,
     )
 
 
@@ -45,20 +46,22 @@ def records() -> list[Kernel]:
     return [
         _record("cuda_v1_naive", "v1", "matmul_v1_naive",
                 "one thread per C element; threadIdx.x indexes the row (uncoalesced)",
-                models.matmul_v1, _params(BLOCK="V1_BLOCK"), twin="triton_v1_naive"),
+                models.matmul_v1, _params(BLOCK="V1_BLOCK"), "2N³", twin="triton_v1_naive"),
         _record("cuda_v1_coalesced", "v1c", "matmul_v1_coalesced",
                 "v1 with threadIdx.x indexing the column: a warp reads 128 contiguous bytes of B",
-                models.matmul_v1, _params(BLOCK="V1_BLOCK")),
+                models.matmul_v1, _params(BLOCK="V1_BLOCK"), "2N³ (same count, coalesced)",
+                twin_note="Triton chooses the thread-to-element layout itself, so the "
+                "uncoalesced mapping cannot be written (see triton_impl/matmul_v1_naive.py)"),
         _record("cuda_v1.5_thread_tiling", "v1.5", "matmul_v1_5_thread_tiling",
                 "each thread computes a VxV block row by row, reusing each A value V times",
-                models.matmul_v1_5, _params(V="V15_V", T="V15_T"),
+                models.matmul_v1_5, _params(V="V15_V", T="V15_T"), "N³/V + N³",
                 twin="triton_v1.5_thread_tiling"),
         _record("cuda_v2_register_tiling", "v2", "matmul_v2_register_tiling",
                 "VxV accumulators in registers; per k an outer product of V values of A and B",
-                models.matmul_v2, _params(V="V2_V", T="V2_T"), twin="triton_v2_register_tiling"),
+                models.matmul_v2, _params(V="V2_V", T="V2_T"), "2N³/V", twin="triton_v2_register_tiling"),
         _record("cuda_v3_smem_tiling", "v3", "matmul_v3_smem_tiling",
                 "LxL block tile staged through SxL shared-memory tiles (cooperative fetch), "
                 "VxV per thread",
                 models.matmul_v3, _params(L="V3_L", S="V3_S", V="V3_V"),
-                twin="triton_v3_smem_tiling"),
+                "global 2N³/L, shared 2N³/V", twin="triton_v3_smem_tiling"),
     ]
