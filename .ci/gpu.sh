@@ -22,10 +22,10 @@ case "$stage" in
 ladder)
   (time make build) > "$OUT/build.log" 2>&1 || { tail -30 "$OUT/build.log"; exit 1; }
   grep -E "Compiling entry|Used [0-9]+ registers|spill" "$OUT/build.log" > "$OUT/ptxas.txt" || true
-  python3 -m pytest tests/test_cuda_matmul.py tests/test_cuda_build.py tests/test_layout.py \
+  timeout 240 python3 -m pytest tests/test_cuda_matmul.py tests/test_cuda_build.py tests/test_layout.py \
     -n 8 -q -p no:cacheprovider 2>&1 | tee "$OUT/pytest_ladder.log" | tail -25
-  bash cuda/driver/tile_sweep.sh build/sweep > "$OUT/sweep.log" 2>&1; tail -14 "$OUT/sweep.log"
-  python3 - <<'PY' 2>&1 | tee "$OUT/ladder_vs_cublas.txt"
+  timeout 150 bash cuda/driver/tile_sweep.sh build/sweep > "$OUT/sweep.log" 2>&1; tail -14 "$OUT/sweep.log"
+  timeout 120 python3 - <<'PY' 2>&1 | tee "$OUT/ladder_vs_cublas.txt"
 import torch, bindings
 ops = bindings.ops()
 torch.backends.cuda.matmul.allow_tf32 = False
@@ -52,8 +52,23 @@ for n in (1024, 2048, 4096):
         print(f"{name:28s} {n:5d} {ms:9.3f} {tf(ms):8.2f} {ref / ms:8.2f}")
 PY
   ;;
+harness)
+  # Smoke of the harness's GPU paths on a few kernels, each bounded in time.
+  (time make build) > "$OUT/build.log" 2>&1 || { tail -30 "$OUT/build.log"; exit 1; }
+  timeout 120 python3 -m bench check --exact --nonfinite --kernels "${KERNELS:-cuda_*,cublas,triton_*}" \
+    --out "$OUT/check" > "$OUT/check.log" 2>&1; echo "check rc=$?"; tail -5 "$OUT/check.log"
+  timeout 150 python3 -m bench time --kernels 'cuda_v1_coalesced,cuda_v3*,triton_v3*' \
+    --shapes 1024x1024x1024,2048x2048x2048 --out "$OUT/time" > "$OUT/time.log" 2>&1
+  echo "time rc=$?"; tail -15 "$OUT/time.log"
+  timeout 150 python3 -m bench profile --kernels 'cuda_v1_naive,cuda_v3*,triton_v3*' \
+    --shapes 1024x1024x1024 --out "$OUT/profile" > "$OUT/profile.log" 2>&1
+  echo "profile rc=$?"; tail -15 "$OUT/profile.log"
+  ;;
 full)
   make test PYTEST_ARGS="-q -p no:cacheprovider" 2>&1 | tee "$OUT/pytest.log" | tail -30
   make report OUT="$OUT/report" 2>&1 | tee "$OUT/report.log" | tail -40
   ;;
 esac
+
+# Everything under $OUT in one archive (the device returns at most 8 files).
+tar -czf "$OUT/../gpu_logs.tgz" -C "$OUT" . 2>/dev/null && mv "$OUT/../gpu_logs.tgz" "$OUT/logs.tgz"
