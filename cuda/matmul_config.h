@@ -7,6 +7,8 @@
 // sweeps candidates on the GPU (see bench/gpu_session.sh and PERFLOG.md).
 //
 // Defaults were chosen by measuring candidates on the H100 (PERFLOG.md, "tile sweep").
+// v3 keeps S = 8: S = 16 ran as fast (31.5 vs 31.2 TFLOP/s at 4096^3) but its wider
+// cooperative fetch needs more than the 128 registers a thread may use, and spills.
 #pragma once
 
 // v1 naive and v1 coalesced: a square block of CVT_V1_BLOCK x CVT_V1_BLOCK threads.
