@@ -33,6 +33,9 @@ def extension_and_reason():
     os.environ.setdefault("TORCH_CUDA_ARCH_LIST", "9.0")
     sys.path.insert(0, ROOT)
     from bindings import NVCC_FLAGS, cxx_flags  # one set of flags for setup.py and JIT
+    from bindings._toolchain import use_safe_cxx
+
+    use_safe_cxx()  # the bindings must share torch's libstdc++ (see bindings/_toolchain.py)
 
     sources = sorted(glob.glob("cuda/*.cu")) + sorted(glob.glob("bindings/*.cpp"))
     ext = CUDAExtension(

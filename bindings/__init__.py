@@ -80,6 +80,9 @@ def _is_stale(library: str) -> bool:
 def _jit_build() -> None:
     from torch.utils import cpp_extension
 
+    from ._toolchain import use_safe_cxx
+
+    use_safe_cxx()
     os.environ.setdefault("TORCH_CUDA_ARCH_LIST", "9.0")
     build_dir = os.environ.get("CVT_BUILD_DIR", str(ROOT / "build" / "jit"))
     os.makedirs(build_dir, exist_ok=True)

@@ -210,3 +210,18 @@ def test_compute_sanitizer_clean(driver, tool):
         summary = out.stdout + out.stderr  # racecheck words its summary differently
         assert ("ERROR SUMMARY: 0 errors" in summary
                 or "RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)" in summary), summary[-3000:]
+
+
+def test_extension_shares_torchs_cxx_runtime(ops):
+    """The built extension depends on the shared libstdc++ (see bindings/_toolchain.py):
+    a private static copy crashes the process on the first failed TORCH_CHECK."""
+    import glob
+
+    import bindings
+    from bindings._toolchain import _needed_libraries
+
+    libraries = glob.glob(str(bindings.BINDINGS_DIR / "_C*.so")) or glob.glob(
+        str(ROOT / "build" / "jit" / "*.so"))
+    assert libraries, "no built extension found"
+    for library in libraries:
+        assert "libstdc++" in _needed_libraries(Path(library)), library

@@ -87,3 +87,15 @@ def test_setup_py_says_why_the_extension_is_skipped(tmp_path):
     assert out.returncode == 0, out.stderr
     assert "skipping the CUDA extension: torch" in out.stdout
     assert "CPU-only build" in out.stdout
+
+
+def test_toolchain_probe_accepts_the_system_compiler():
+    import shutil
+
+    from bindings._toolchain import choose_cxx, shares_cxx_runtime
+
+    if shutil.which("g++") is None:
+        pytest.skip("no g++")
+    assert shares_cxx_runtime("g++")
+    cxx, note = choose_cxx()
+    assert cxx is not None

@@ -1,0 +1,66 @@
+"""Choosing the host C++ compiler for the torch bindings.
+
+The extension must use the same C++ runtime (libstdc++.so) as torch itself. A compiler
+configured to link libstdc++ *statically* (some toolchains shipped for portable builds
+are) gives the extension a private copy of the standard library. Everything works until
+a TORCH_CHECK fails: formatting its message with the private copy of std::ostream, next
+to the process's shared copy, crashes the process instead of raising (seen on the H100
+machine, whose $CXX is such a compiler). So before building we ask each candidate
+compiler to build a tiny shared library and keep the first one whose result depends on
+the shared libstdc++.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+from functools import lru_cache
+from pathlib import Path
+
+_PROBE = """
+#include <sstream>
+#include <string>
+int cvt_probe(long x) { std::ostringstream s; s << x; return static_cast<int>(s.str().size()); }
+"""
+
+
+def _needed_libraries(library: Path) -> str:
+    readelf = shutil.which("readelf")
+    if readelf:
+        return subprocess.run([readelf, "-d", str(library)], capture_output=True, text=True).stdout
+    return subprocess.run(["ldd", str(library)], capture_output=True, text=True).stdout
+
+
+@lru_cache(maxsize=None)
+def shares_cxx_runtime(cxx: str) -> bool:
+    """True if shared libraries built by `cxx` load libstdc++ dynamically."""
+    with tempfile.TemporaryDirectory() as tmp:
+        src, lib = Path(tmp, "probe.cpp"), Path(tmp, "libprobe.so")
+        src.write_text(_PROBE)
+        built = subprocess.run([cxx, "-shared", "-fPIC", "-O1", str(src), "-o", str(lib)],
+                               capture_output=True, text=True)
+        return built.returncode == 0 and "libstdc++" in _needed_libraries(lib)
+
+
+def choose_cxx() -> tuple[str | None, str]:
+    """The compiler to build with, and a one-line note when it is not $CXX (else "")."""
+    configured = os.environ.get("CXX")
+    candidates = [c for c in (configured, "c++", "g++") if c and shutil.which(c)]
+    for cxx in dict.fromkeys(candidates):
+        if shares_cxx_runtime(cxx):
+            if configured and cxx != configured:
+                return cxx, (f"cuda-vs-triton: $CXX={configured} links libstdc++ statically, which "
+                             f"crashes torch's error messages; building the bindings with {cxx}")
+            return cxx, ""
+    return configured, ("cuda-vs-triton: warning: no compiler found that links libstdc++ "
+                        "dynamically; TORCH_CHECK errors may crash instead of raising")
+
+
+def use_safe_cxx() -> None:
+    """Points $CXX at a compiler that shares torch's C++ runtime, printing why if it changes."""
+    cxx, note = choose_cxx()
+    if note:
+        print(note)
+    if cxx:
+        os.environ["CXX"] = cxx
