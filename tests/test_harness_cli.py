@@ -2,7 +2,14 @@
 report --quick (through the interpreter where kernels can run)."""
 from __future__ import annotations
 
+import pytest
+import torch
+
 from bench import cli, registry, results
+
+# These tests describe what the CLI does on a machine WITHOUT a GPU (CI); the GPU machine
+# runs the real paths in the GPU tier and in `make report`.
+cpu_only = pytest.mark.skipif(torch.cuda.is_available(), reason="describes CPU-only behaviour")
 
 
 def test_list(capsys):
@@ -12,6 +19,7 @@ def test_list(capsys):
         assert k.name in out
 
 
+@cpu_only
 def test_check_on_cpu(capsys):
     code = cli.main(["check", "--kernels", "*", "--shapes", "1x1x1,17x13x7"])
     out = capsys.readouterr().out
@@ -44,11 +52,13 @@ def test_readme_table_lists_the_ladder(capsys):
             assert f"`{k.name}`" in out
 
 
+@cpu_only
 def test_time_needs_a_gpu(capsys):
     assert cli.main(["time", "--out", "/nonexistent"]) == 2
     assert "GPU" in capsys.readouterr().err
 
 
+@cpu_only
 def test_report_quick_on_cpu(tmp_path):
     code = cli.main(["report", "--out", str(tmp_path), "--quick",
                      "--kernels", "cuda_*,cublas,triton_v3*"])

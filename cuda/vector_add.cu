@@ -1,0 +1,87 @@
+// Vector add: out = x + y, element by element, any length, float32 / float16 / bfloat16.
+//
+//   idea      the lecture's first Triton example (the notes' Figure 5, `_add`): every output
+//             element depends on one element of each input, so the only cost is moving
+//             bytes. A thread handles whole 16-byte vectors (4 floats or 8 halves): one
+//             LDG.128 per input and one STG.128 per output instead of 4 to 8 scalar
+//             accesses, and neighbour threads of a warp take neighbour vectors, so a warp
+//             reads 512 contiguous bytes per instruction.
+//   change    (the first memory-bound kernel; the matmul ladder reuses data, this does not)
+//             Each thread keeps kAddUnroll = 4 vectors of each input in flight before it
+//             adds: 128 bytes per thread outstanding, which is what it takes to cover the
+//             latency of HBM at full bandwidth (Little's law: bytes in flight = bandwidth
+//             x latency, ~3 TB/s x ~1 us = ~3 MB across the GPU).
+//   traffic   reads 2n, writes n elements, each exactly once:
+//             compulsory = model = 3 n sizeof(T) bytes. Its ceiling is the copy bandwidth.
+//   precond.  x, y, out: n >= 0 elements of one dtype, contiguous (the binding calls
+//             .contiguous()). Vector path when x, y and out are 16-byte aligned (checked at
+//             run time by the launcher; torch's allocator always is, an offset view may not
+//             be): the n % VEC elements after the last whole vector go through the scalar
+//             tail, so odd lengths keep the vector path. Otherwise VEC = 1, the same code.
+//             64-bit offsets; a grid-stride loop covers n past 2^31 * 4096 elements.
+//   run       python -m bench check --kernels cuda_vector_add,triton_vector_add
+//             python -m bench time --kernels '*vector_add' --precision fp32
+#include "memory_common.cuh"
+
+namespace cvt {
+
+constexpr int kAddThreads = 256;
+constexpr int kAddUnroll = 4;  // vectors per input per thread per step
+
+template <typename T, int VEC>
+__global__ void __launch_bounds__(kAddThreads)
+vector_add_kernel(const T* __restrict__ x, const T* __restrict__ y, T* __restrict__ out, int64_t n) {
+  const int64_t nvec = n / VEC;                             // whole vectors
+  const int64_t tile = int64_t{kAddThreads} * kAddUnroll;   // vectors per block per step
+  for (int64_t base = blockIdx.x * tile; base < nvec; base += int64_t{gridDim.x} * tile) {
+    Vec<T, VEC> a[kAddUnroll], b[kAddUnroll];
+    // All loads first: 2 * kAddUnroll independent 16-byte loads in flight per thread.
+#pragma unroll
+    for (int u = 0; u < kAddUnroll; ++u) {
+      const int64_t v = base + u * kAddThreads + threadIdx.x;  // a warp: 32 neighbour vectors
+      if (v < nvec) {
+        a[u] = load_vec<T, VEC>(x + v * VEC);
+        b[u] = load_vec<T, VEC>(y + v * VEC);
+      }
+    }
+#pragma unroll
+    for (int u = 0; u < kAddUnroll; ++u) {
+      const int64_t v = base + u * kAddThreads + threadIdx.x;
+      if (v < nvec) {
+        Vec<T, VEC> c;
+#pragma unroll
+        for (int j = 0; j < VEC; ++j) c.v[j] = from_float<T>(to_float(a[u].v[j]) + to_float(b[u].v[j]));
+        store_vec<T, VEC>(out + v * VEC, c);
+      }
+    }
+  }
+  // The n % VEC elements after the last whole vector (none when VEC == 1): block 0.
+  const int64_t i = nvec * VEC + threadIdx.x;
+  if (blockIdx.x == 0 && i < n) out[i] = from_float<T>(to_float(x[i]) + to_float(y[i]));
+}
+
+template <typename T>
+cudaError_t launch_vector_add_typed(const T* x, const T* y, T* out, int64_t n, cudaStream_t stream) {
+  constexpr int V = kVec16<T>;
+  const bool vector = aligned16(x) && aligned16(y) && aligned16(out);
+  const int64_t nvec = vector ? n / V : n;
+  const int64_t blocks = std::max<int64_t>(1, std::min(ceil_div(nvec, kAddThreads * kAddUnroll), kMaxGridX));
+  if (vector) {
+    vector_add_kernel<T, V><<<blocks, kAddThreads, 0, stream>>>(x, y, out, n);
+  } else {
+    vector_add_kernel<T, 1><<<blocks, kAddThreads, 0, stream>>>(x, y, out, n);
+  }
+  return cudaGetLastError();
+}
+
+cudaError_t launch_vector_add(DType dtype, const void* x, const void* y, void* out, int64_t n,
+                              cudaStream_t stream) {
+  if (n <= 0) return cudaSuccess;
+  return dispatch_dtype(dtype, [&](auto type) {
+    using T = typename decltype(type)::type;
+    return launch_vector_add_typed(static_cast<const T*>(x), static_cast<const T*>(y),
+                                   static_cast<T*>(out), n, stream);
+  });
+}
+
+}  // namespace cvt
