@@ -12,6 +12,11 @@ The recipe (and why):
   real program. The flush also keeps the GPU busy while the host enqueues the next
   launch, so the host-side launch cost (Python, allocation of the output) hides under
   it instead of appearing as idle time between the events.
+- After the flush, the GPU spins for ~50 us before the start event (torch.cuda._sleep):
+  by then the host has enqueued the launch, so the host's launch cost (Python, argument
+  checks, an autotuner's cache lookup) can never sit between the two events, whatever
+  the language. Without it a 0.2 ms tensor-core matmul launched from Python can look a
+  few percent slower than the same kernel launched by a leaner wrapper.
 - Warm-up launches (clocks ramp up, caches of the driver fill) before any recorded one.
 - Many repetitions, then the median and the interquartile range: the median ignores the
   odd slow launch (another process, a clock dip); the IQR says how noisy the numbers are.
@@ -85,6 +90,9 @@ class L2Flusher:
         self.buffer.zero_()
 
 
+SLEEP_CYCLES = 100_000  # ~50 us at 1.98 GHz: longer than any wrapper's launch cost
+
+
 def time_launches(fn, flush, policy: Policy | None = None) -> Timing:
     """Times fn() on the GPU: warm-up, then `policy.reps_for` launches, each after a flush.
 
@@ -97,6 +105,7 @@ def time_launches(fn, flush, policy: Policy | None = None) -> Timing:
     def one() -> float:
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         flush()
+        torch.cuda._sleep(SLEEP_CYCLES)
         start.record()
         fn()
         end.record()
@@ -116,6 +125,7 @@ def time_launches(fn, flush, policy: Policy | None = None) -> Timing:
     ends = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
     for s, e in zip(starts, ends):
         flush()  # outside the events
+        torch.cuda._sleep(SLEEP_CYCLES)
         s.record()
         fn()
         e.record()
