@@ -76,20 +76,24 @@ def _cfg(bm, bn, bk, warps, stages, group=8, b_regs=False):
 
 # matmul_autotuned: the candidates per precision; the first is what problems too small to
 # tune run. Shared memory per candidate = stages * (BM + BN) * BK * bytes, all <= 227 KB.
-#  fp32 (ieee) runs tl.dot as FFMA from shared memory. Wide-N tiles give each thread more
-#    columns per shared-memory load (the store layout puts 4 contiguous columns in a
-#    thread), which is what limits the FMA path.
+# Chosen from the H100 probe of 2026-11-22 at 4096^3 (triton_impl/NOTES_fast_matmul.md):
+#  fp32 (ieee) runs tl.dot as FFMA from shared memory; its result layout gives a thread
+#    BM*BN/(4*threads) rows of 4 contiguous columns. The best six measured: 64x128x32 w4
+#    (0.86x cuBLAS) down to 128x128x32 w8 (0.83x); 16-deep k steps and 128-accumulator
+#    tiles (which spill) were slower.
 #  tf32: 4-byte operands, so half the k-depth of the 16-bit tiles for the same bytes per
 #    stage, and both operand orders (B_FROM_REGISTERS: see matmul_autotuned's header).
-#  fp16/bf16: the usual Hopper wgmma tiles: 64-deep k, 3-4 stages, 8 warps = 2 warpgroups.
+#    The fast tf32 is triton_persistent's; these stay for the tutorial's story.
+#  fp16/bf16: the usual Hopper wgmma tiles: 64-deep k, 3-4 stages, 8 warps = 2 warpgroups;
+#    128x256x64 w8 s3 measured 0.95x cuBLAS in fp16.
 AUTOTUNE_CONFIGS = {
     "fp32": [
-        _cfg(128, 128, 32, 8, 3),
-        _cfg(64, 256, 16, 8, 3),
-        _cfg(64, 256, 32, 8, 3),
-        _cfg(128, 256, 16, 8, 3),
-        _cfg(128, 128, 16, 8, 4),
+        _cfg(64, 128, 32, 4, 3),
+        _cfg(64, 128, 32, 4, 4),
+        _cfg(32, 128, 32, 4, 3),
         _cfg(32, 256, 32, 4, 3),
+        _cfg(64, 256, 32, 8, 4),
+        _cfg(128, 128, 32, 8, 3),
     ],
     "tf32": [
         _cfg(128, 128, 32, 8, 4),                 # first: the plain order, for small problems
@@ -101,11 +105,11 @@ AUTOTUNE_CONFIGS = {
     ],
     "fp16": [
         _cfg(128, 256, 64, 8, 3),
-        _cfg(256, 128, 64, 8, 3),
         _cfg(128, 256, 64, 8, 4),
+        _cfg(256, 128, 64, 8, 3),
+        _cfg(256, 128, 64, 8, 4),
+        _cfg(128, 256, 64, 8, 3, group=16),
         _cfg(128, 128, 64, 8, 4),
-        _cfg(128, 128, 64, 4, 4),
-        _cfg(64, 256, 64, 4, 4),
     ],
 }
 AUTOTUNE_CONFIGS["bf16"] = AUTOTUNE_CONFIGS["fp16"]

@@ -72,6 +72,20 @@ def _seed(name, version, module, summary, model, params) -> Kernel:
     )
 
 
+def _hopper_tiles(name: str, *keys, **extra):
+    """params: an entry of triton_impl.tiles_hopper (the Hopper kernels' tiles), lazily;
+    `extra` adds keys the model needs (the precision, for the element size)."""
+    def params():
+        from triton_impl import tiles_hopper
+
+        value = getattr(tiles_hopper, name)
+        for key in keys:
+            value = value[key]
+        return {**value, **extra}
+
+    return params
+
+
 def records() -> list[Kernel]:
     return [
         _twin("triton_v1_naive", "v1", "matmul_v1_naive",
@@ -103,4 +117,14 @@ def records() -> list[Kernel]:
         _seed("triton_batched", "batched", "matmul_batched",
               "(..., m, k) @ (..., k, n): broadcasting batch dims, any strides, no copies",
               models_triton.matmul_blocked, _tiles("BATCHED", "fp32")),
+        Kernel(
+            name="triton_persistent", op="matmul", backend="triton", version="persistent",
+            summary="TMA descriptors, one program per SM; tf32: column-major B direct, "
+                    "row-major B as C^T = B^T A^T",
+            source="triton_impl/matmul_persistent.py", precisions=("tf32", "fp16", "bf16"),
+            loader=_precision_loader("matmul_persistent"),
+            params=_hopper_tiles("PERSISTENT_CONFIGS", "fp16", 0, precision="fp16"),
+            model=models_triton.matmul_persistent, runs_on_cpu=True,
+            formula="N³/BLOCK_N + N³/BLOCK_M",
+        ),
     ]

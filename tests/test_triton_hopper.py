@@ -1,0 +1,304 @@
+"""The Hopper-specific matmul (triton_impl/matmul_persistent.py, registered as
+triton_persistent), the probe that compares every fast variant (triton_impl/tune_probe.py)
+and the report against cuBLAS (triton_impl/tune_report.py).
+
+CPU tier (marker `interpreter`): the persistent TMA kernel runs in Triton's interpreter,
+which emulates tensor descriptors: small tiles, shapes across every tile edge, row- and
+column-major B, every tf32 path, the staging copies for unaligned rows, the epilogue
+variants, which candidate list a layout uses. The probe's variant list and its whole
+flow (workers, table, JSON) in a tiny dry run; the report's verdict logic.
+
+GPU tier (marker `gpu`): every tf32 path at odd and 4096^3 shapes, every configuration
+of the candidate lists (each with the B layout it serves), clusters. The registry-wide
+GPU tests (tests/test_triton_gpu.py: sweep, exact, NaN/inf, strided, empty, bad inputs,
+torch.compile, opcheck) cover triton_persistent like every registered Triton matmul.
+"""
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+
+from bench.catalog import matmul_triton
+from bench.models import MatmulShape
+from bench.problems import MatmulCase, matmul_error, matmul_tolerance
+from tests.shapes import EMPTY_SHAPES, GPU_SWEEP
+
+HOPPER = {k.name: k for k in matmul_triton.records() if k.name == "triton_persistent"}
+T = 32   # the interpreter configuration's tile side (tiles_hopper.PERSISTENT_INTERPRETER_CONFIG)
+
+
+def edge_shapes(t: int) -> list[MatmulShape]:
+    """The smallest product, primes, K = 1, and one below / above the tile in every dim."""
+    return [MatmulShape(1, 1, 1), MatmulShape(2, 3, 5), MatmulShape(31, 33, 1),
+            MatmulShape(t - 1, t + 1, t - 1), MatmulShape(t + 1, t - 1, t + 1),
+            MatmulShape(2 * t + 1, t, 3 * t - 1), MatmulShape(t, 2 * t, 16)]
+
+
+def _assert_correct(out, a, b, precision, exact):
+    err = matmul_error(out, a, b)
+    if exact:
+        assert err == 0.0, f"exact mode: error {err}"
+    else:
+        bound = matmul_tolerance(precision, a.shape[1])
+        assert err <= bound, f"error {err:.3e} > bound {bound:.3e}"
+
+
+# --------------------------------------------------------------------------- CPU tier
+
+@pytest.mark.interpreter
+class TestPersistentInterpreter:
+    @pytest.mark.parametrize("exact", [False, True], ids=["random", "exact"])
+    @pytest.mark.parametrize("case", ["fp16-row", "fp16-col", "tf32-swap", "tf32-transpose",
+                                      "tf32-direct", "tf32-col"])
+    def test_every_tile_edge(self, case, exact):
+        from triton_impl import matmul_persistent as mp
+
+        precision, layout = case.split("-")
+        mode = layout if layout in mp.TF32_ROW_MAJOR_B else None
+        col = layout == "col"
+        for shape in edge_shapes(T):
+            a, b = MatmulCase(shape, precision, exact=exact, seed=shape.M,
+                              transposed=(False, col)).inputs("cpu")
+            out = mp.matmul(a, b, precision, tf32_row_major_b=mode)
+            assert out.dtype == a.dtype and out.is_contiguous()
+            _assert_correct(out, a, b, precision, exact)
+
+    @pytest.mark.parametrize("change", [dict(EPILOGUE_SPLIT=2), dict(TMA_STORE=False),
+                                        dict(FLATTEN=False), dict(GROUP_M=1)])
+    @pytest.mark.parametrize("precision", ["fp16", "tf32"])
+    def test_epilogue_and_schedule_variants(self, precision, change):
+        from triton_impl import matmul_persistent as mp
+
+        cfg = {**mp.INTERPRETER_CONFIG[precision], **change}
+        for shape in (MatmulShape(70, 56, 40), MatmulShape(65, 33, 17)):
+            a, b = MatmulCase(shape, precision).inputs("cpu")
+            _assert_correct(mp.matmul(a, b, precision, config=cfg), a, b, precision, False)
+
+    def test_plan_copies_only_what_tma_cannot_read(self):
+        from triton_impl import matmul_persistent as mp
+
+        a, b = torch.randn(8, 16), torch.randn(16, 12)
+        assert mp.plan(a, b, "fp16")[4] == []                       # aligned, row-major
+        assert mp.plan(a, b.T.contiguous().T, "fp16")[2:] == (True, False, [])  # col-major B
+        assert mp.plan(a, b, "tf32", "swap")[2:] == (False, True, [])
+        assert mp.plan(a, b, "tf32", "transpose")[4] == ["B transposed once (transpose_kernel)"]
+        a13 = torch.randn(8, 13)                                     # 52-byte rows
+        assert mp.plan(a13, torch.randn(13, 12), "fp16")[4] == ["A copied to 16-byte aligned rows"]
+        sliced = torch.randn(16, 24)[:, ::2]                         # inner stride 2
+        assert "B copied to 16-byte aligned rows" in mp.plan(a, sliced, "tf32")[4]
+        with pytest.raises(ValueError, match="triton_persistent: tf32_row_major_b must be"):
+            mp.plan(a, b, "tf32", "sideways")
+
+    def test_transpose_kernel_is_exact(self):
+        from triton_impl import matmul_persistent as mp
+
+        for rows, cols in [(1, 1), (5, 130), (129, 64), (200, 3)]:
+            x = torch.randn(rows, cols)
+            y = mp.transpose(x)
+            assert y.shape == (cols, rows) and torch.equal(y, x.T)
+            assert (y.stride(0) * 4) % 16 == 0 and y.stride(1) == 1
+
+    def test_tf32_swap_rounds_b_to_nearest(self):
+        """The swap path rounds B to TF32 (to nearest): 1 + 2^-11 is a tie and rounds up
+        to 1 + 2^-10; 1 + 2^-12 rounds down to 1; a TF32 value is kept."""
+        from triton_impl import matmul_persistent as mp
+
+        a = torch.zeros(1, 4)
+        a[0, 0] = 1.0
+        for value, want in [(1 + 2**-11, 1 + 2**-10), (1 + 2**-12, 1.0), (1.5, 1.5)]:
+            b = torch.full((4, 4), value)
+            out = mp.matmul(a, b, "tf32", tf32_row_major_b="swap")
+            assert out[0, 0].item() == want
+
+    def test_autotuned_path_and_op(self):
+        from triton_impl import matmul_persistent as mp
+
+        a, b = MatmulCase(MatmulShape(37, 29, 45), "fp16").inputs("cpu")
+        _assert_correct(mp.op()(a, b, "fp16"), a, b, "fp16", False)
+        assert mp.best_config("fp16") is not None
+
+    def test_bad_inputs_raise_with_the_op_name(self):
+        from triton_impl import matmul_persistent as mp
+
+        f16 = lambda *s: torch.randn(*s).half()  # noqa: E731
+        with pytest.raises(ValueError, match="triton_persistent: precision must be one of "
+                                             "tf32, fp16, bf16, got 'fp32'"):
+            mp.matmul(torch.randn(3, 4), torch.randn(4, 5), "fp32")
+        with pytest.raises(TypeError, match="triton_persistent: A and B must be float16"):
+            mp.matmul(f16(3, 4).float(), f16(4, 5), "fp16")
+        with pytest.raises(ValueError, match="triton_persistent: inner dimensions must agree"):
+            mp.matmul(f16(3, 4), f16(5, 6), "fp16")
+        with pytest.raises(ValueError, match="triton_persistent: A and B must be 2-D"):
+            mp.matmul(f16(4), f16(4, 5), "fp16")
+
+    @pytest.mark.parametrize("shape", ["0x5x3", "5x0x3", "5x3x0", "0x0x0"])
+    def test_empty_dimensions(self, shape):
+        from triton_impl import matmul_persistent as mp
+
+        s = MatmulShape.parse(shape)
+        out = mp.matmul(torch.randn(s.M, s.K).half(), torch.randn(s.K, s.N).half(), "fp16")
+        assert out.shape == (s.M, s.N) and bool((out == 0).all())
+
+
+@pytest.mark.interpreter
+class TestPersistentPaths:
+    def test_b_layout_picks_the_path_and_the_candidate_list(self):
+        """A column-major B (a transposed view, no copy) takes the K-major path and the
+        "tf32" list; a row-major B in tf32 the swap and "tf32-swap"; 16-bit never swaps."""
+        from triton_impl import matmul_persistent as mp
+
+        a, b = MatmulCase(MatmulShape(40, 36, 48), "tf32", seed=2).inputs("cpu")
+        b_col = b.T.contiguous().T
+        assert b_col.stride(0) == 1 and mp.plan(a, b_col, "tf32")[2:] == (True, False, [])
+        assert mp.plan(a, b, "tf32")[2:4] == (False, True)
+        assert mp.DEFAULT_TF32_ROW_MAJOR_B == "swap"
+        assert mp.candidates_key("tf32", True) == "tf32-swap"
+        assert mp.candidates_key("tf32", False) == "tf32"
+        assert mp.candidates_key("fp16", False) == "fp16"
+        for bb, key in ((b_col, "tf32"), (b, "tf32-swap")):
+            _assert_correct(mp.op()(a, bb, "tf32"), a, bb, "tf32", False)
+            assert mp.best_config(key) is not None
+
+    def test_cluster_config_runs_under_the_interpreter(self):
+        """num_ctas is a launch option (a triton.Config on the GPU); the interpreter has no
+        clusters and runs the same tiles without it."""
+        from triton_impl import matmul_persistent as mp
+
+        cfg = {**mp.INTERPRETER_CONFIG["fp16"], "num_ctas": 2}
+        a, b = MatmulCase(MatmulShape(70, 56, 40), "fp16").inputs("cpu")
+        _assert_correct(mp.matmul(a, b, "fp16", config=cfg), a, b, "fp16", False)
+
+
+def test_tile_lists_fit_the_hardware():
+    from triton_impl import tiles_hopper as th
+
+    assert set(th.PERSISTENT_CONFIGS) == {"tf32", "tf32-swap", "fp16", "bf16"}
+    assert set(th.PERSISTENT_INTERPRETER_CONFIG) == set(th.PERSISTENT_CONFIGS)
+    for key, configs in th.PERSISTENT_CONFIGS.items():
+        for cfg in configs:
+            assert th.persistent_smem_bytes(cfg, th.ELEM_BYTES[key]) <= th.SMEM_BYTES
+            assert cfg["BLOCK_N"] % cfg["EPILOGUE_SPLIT"] == 0
+            assert cfg.get("num_ctas", 1) == 1    # clusters: probe only (grid = SMs / ctas)
+            if cfg["WARP_SPECIALIZE"]:     # Triton 3.6's Hopper pass: 4 warps, no flattening
+                assert cfg["num_warps"] == 4 and not cfg["FLATTEN"]
+    for cfg in th.PERSISTENT_CONFIGS["tf32-swap"]:
+        # flattened swap loops serialise every wgmma (ptxas C7515); 256x128 swap tiles gave
+        # wrong results on the H100
+        assert not cfg["FLATTEN"]
+        assert (cfg["BLOCK_M"], cfg["BLOCK_N"]) != (256, 128)
+
+
+def test_hopper_records_and_models():
+    from bench import registry
+
+    assert set(HOPPER) == {"triton_persistent"}
+    assert registry.get("triton_persistent").precisions == ("tf32", "fp16", "bf16")
+    for k in HOPPER.values():
+        assert k.backend == "triton" and k.summary and len(k.summary) < 120
+        t = k.traffic(MatmulShape(4096, 4096, 4096))
+        assert t.global_loads > 0 and t.fma == 4096 ** 3
+        # 128x256 tiles: A is read N/256 times, B M/128 times
+        n = 4096
+        assert t.global_loads == n * n * (n // 256) + n * n * (n // 128)
+
+
+def test_report_verdicts_judge_the_row_major_b():
+    from triton_impl import tune_report as tr
+
+    def row(p, layout, kernel, ratio, long_ms=1.0):
+        return dict(precision=p, b_layout=layout, kernel=kernel, ratio=ratio, correct=True,
+                    long_sleep_ms=long_ms, best_config="cfg", host_leak=False)
+
+    rows = [row("tf32", "row", "cuBLAS", 1.0), row("tf32", "row", "triton_autotuned", 0.56),
+            row("tf32", "row", "triton_persistent", 0.77),
+            row("tf32", "row", "triton_persistent (transpose)", 0.99),   # an option: not judged
+            row("tf32", "col", "cuBLAS", 1.0), row("tf32", "col", "triton_persistent", 0.95),
+            row("fp16", "row", "cuBLAS", 1.0), row("fp16", "row", "triton_persistent", 0.985)]
+    v = {(x["precision"], x["b_layout"]): x for x in tr.verdicts(rows)}
+    assert v[("tf32", "row")]["kernel"] == "triton_persistent" and not v[("tf32", "row")]["meets"]
+    assert v[("tf32", "col")]["meets"] and not v[("tf32", "col")]["judged"]
+    assert v[("fp16", "row")]["meets"] and v[("fp16", "row")]["judged"]
+
+
+def test_probe_variant_names_are_unique_and_complete():
+    from triton_impl import tune_probe
+
+    vs = tune_probe.variants()
+    names = [v.name for v in vs]
+    assert len(names) == len(set(names))
+    for precision in tune_probe.PRECISIONS:
+        assert f"{precision}/cublas" in names
+        assert any(v.precision == precision and v.family != "cublas" for v in vs)
+    assert tune_probe.main(["--list"]) == 0
+
+
+@pytest.mark.interpreter
+def test_probe_dry_run_on_the_cpu(tmp_path, monkeypatch):
+    """The whole probe flow (a worker process, the main phase, the table) on one variant."""
+    from triton_impl import tune_probe
+
+    monkeypatch.setattr(tune_probe, "DEVICE", tune_probe.DEVICE)
+    rc = tune_probe.main(["--dry-run-cpu", "--n", "32", "--workers", "1",
+                          "--only", r"^fp16/persistent/128x128x64w8s4$", "--out", str(tmp_path)])
+    assert rc == 0
+    report = json.loads((tmp_path / "probe.json").read_text())
+    rows = {r["name"]: r for r in report["variants"]}
+    row = rows["fp16/persistent/128x128x64w8s4"]
+    assert row["status"] == "ok" and row["correct"], row
+    assert all(o["ok"] for o in row.get("odd", [])) or "odd" not in row
+    assert "fp16" in (tmp_path / "probe_table.txt").read_text()
+
+
+# --------------------------------------------------------------------------- GPU tier
+
+def _check(kernel, shape, precision, mode="random"):
+    from bench import check, problems
+
+    return check.check_one(kernel, problems.get("matmul"), shape, precision, mode,
+                           seed=shape.M + shape.N, device="cuda")
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("mode", ["swap", "transpose", "direct"])
+@pytest.mark.parametrize("shape", [MatmulShape(1000, 1064, 1000), MatmulShape(999, 1001, 1003),
+                                   MatmulShape(4096, 4096, 4096)], ids=str)
+def test_gpu_tf32_paths(mode, shape):
+    from triton_impl import matmul_persistent as mp
+
+    a, b = MatmulCase(shape, "tf32", seed=5).inputs("cuda")
+    _assert_correct(mp.matmul(a, b, "tf32", tf32_row_major_b=mode), a, b, "tf32", False)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("precision", ["tf32", "fp16", "bf16"])
+@pytest.mark.parametrize("shape", [MatmulShape(1024, 1024, 1024), MatmulShape(130, 258, 100)],
+                         ids=str)
+def test_gpu_every_persistent_candidate(precision, shape):
+    from triton_impl import matmul_persistent as mp
+
+    # each list with the B layout it serves: tf32 K-major (column-major B), tf32-swap
+    # (row-major B), 16-bit both
+    lists = ([("tf32", True), ("tf32-swap", False)] if precision == "tf32"
+             else [(precision, False), (precision, True)])
+    for key, col in lists:
+        a, b = MatmulCase(shape, precision, seed=3, transposed=(False, col)).inputs("cuda")
+        for config in mp.CONFIGS[key]:
+            out = mp.matmul(a, b, precision, config=config)
+            torch.cuda.synchronize()
+            _assert_correct(out, a, b, precision, False)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("precision", ["tf32", "fp16"])
+def test_gpu_cluster_configs(precision):
+    """num_ctas=2 through a triton.Config (the probe's cluster variants)."""
+    from triton_impl import matmul_persistent as mp
+    from triton_impl import tiles_hopper as th
+
+    bk = 32 if precision == "tf32" else 64
+    cfg = th.persistent_cfg(128, 256, bk, 8, 3, ctas=2)
+    for shape in (MatmulShape(1024, 1024, 1024), MatmulShape(130, 258, 100)):
+        a, b = MatmulCase(shape, precision, seed=4, transposed=(False, True)).inputs("cuda")
+        _assert_correct(mp.matmul(a, b, precision, config=cfg), a, b, precision, False)

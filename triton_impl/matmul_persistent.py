@@ -1,0 +1,428 @@
+"""Persistent TMA matmul for Hopper: tensor descriptors, one program per SM, tf32 without
+the transposing copy.
+
+  idea      three Hopper features the tutorial kernel (matmul_autotuned) does not use:
+            (1) TMA. A tensor descriptor (tl.make_tensor_descriptor: base, shape, strides,
+            box = the tile) lets one thread ask the copy engine for a whole tile; the tile
+            lands in shared memory already swizzled for wgmma, and completion is signalled
+            on an mbarrier. No per-thread address arithmetic, no masks: the engine clips
+            at the tensor's edges and fills what lies outside with zeros, so the last
+            (partial) tiles in M, N and K need no special code.
+            (2) a persistent grid. min(#SMs, #tiles) programs; program p computes tiles
+            p, p + #SMs, p + 2 #SMs, ... (in the grouped order of matmul_grouped). With
+            FLATTEN the tile loop and the k loop become one software-pipelined loop, so
+            the loads of the next tile start while the current one finishes: no pipeline
+            drain and refill between tiles, and the epilogue (the C store) overlaps loads.
+            (3) optional warp specialisation (WARP_SPECIALIZE, Triton 3.6's Hopper pass,
+            num_warps=4 only): one warpgroup only issues TMA loads, two warpgroups only
+            compute, each on half the tile; it needs the unflattened loop.
+  tf32      wgmma reads a 32-bit operand from shared memory only K-major (the k index
+            contiguous); a row-major B (K x N) is N-major. With pointer loads, Triton 3.6
+            scatters such a B 4 bytes at a time into a K-major buffer (cp.async of 4
+            bytes; in the SASS: LDGSTS.E instead of LDGSTS.E.BYPASS.128): 4x the copy
+            instructions, and bank conflicts. TMA cannot transpose at all: with a TMA
+            load ("direct" below) the N-major tile is copied into a K-major buffer
+            through registers at every k-step. Two ways out, both here:
+              SWAP_AB   compute the transposed tile, C^T = B^T A^T. A^T is K-major as
+                        loaded (A is row-major), so it is wgmma's shared-memory operand;
+                        B^T is the left operand, which wgmma may take from REGISTERS,
+                        where no layout rule applies. The B tile arrives by TMA in its
+                        natural N-major layout, each thread reads its fragment with plain
+                        32-bit shared loads, rounds it to TF32 (to nearest; this also
+                        makes it a computed value, which is what puts it in registers),
+                        and the accumulator is transposed once, in the epilogue. This is
+                        what CUTLASS does for tf32 with an MN-major operand.
+              transpose B^T is written once by transpose_kernel (one read and one write
+                        of B, inside the op, timed with it), then both operands are
+                        K-major. Costs ~2*K*N*4 bytes of memory traffic per call.
+            A column-major B (e.g. x.T) is K-major already and needs neither.
+  change    from matmul_autotuned: TMA descriptors instead of pointer tiles, a persistent
+            grid instead of one program per tile, the tf32 paths above, and an epilogue
+            that stores C through TMA (optionally in two halves, EPILOGUE_SPLIT=2, which
+            halves the staging buffer so the pipeline can take another stage).
+  traffic   global loads as the blocked kernels: A M*K*ceil(N/BN), B N*K*ceil(M/BM)
+            elements (TMA fetches nothing outside the tensor, as masked loads request
+            nothing); stores M*N. The transpose path adds K*N loads and K*N stores (B^T).
+  measured  H100, 4096^3, against cuBLAS at the same precision (2026-11-22 probe; the
+            final numbers: python -m triton_impl.tune_report): tf32 with a column-major B
+            0.946x (128x256x32, split epilogue); tf32 with a row-major B by swap 0.767x,
+            by transpose (one extra pass) ~0.69x, direct 0.20x. fp16/bf16: see the report.
+            Which path runs is decided by B's layout alone: a column-major B (B.stride(0)
+            == 1, e.g. x.T, a view, no copy) takes the K-major path; a row-major B in tf32
+            takes DEFAULT_TF32_ROW_MAJOR_B ("swap", the fastest row-major path measured).
+  precond.  tf32, fp16, bf16 (fp32-ieee is matmul_autotuned's: the FFMA dot from a
+            TMA-swizzled tile spills registers). Any M, N, K >= 0.
+            TMA needs 16-byte aligned base pointers and row strides and a unit inner
+            stride; an operand that has none of the two supported layouts or is not
+            aligned (say K = 13 in fp32: 52-byte rows) is first copied into a buffer
+            with padded rows, inside the op (plan() says which copies it makes); C
+            likewise: when N * bytes is not a multiple of 16 the kernel writes a padded
+            buffer and the op copies it into the contiguous result. At aligned row- or
+            column-major inputs there is no copy. Tensors on the current CUDA device
+            (or the CPU under TRITON_INTERPRET=1: the interpreter emulates descriptors).
+  run       python -m triton_impl.tune_probe --out results/probe   (GPU: every variant)
+            python -m pytest tests/test_triton_hopper.py                (CPU: interpreter)
+"""
+from __future__ import annotations
+
+import functools
+import warnings
+
+import torch
+import triton
+import triton.language as tl
+
+from triton_impl import _common, tiles_hopper
+
+NAME = "triton_persistent"
+PRECISIONS = ("tf32", "fp16", "bf16")
+# tf32 with a row-major B: "swap" and "transpose" (header), or "direct": tl.dot(a, b) on the
+# N-major tile as it is, which makes Triton copy B into a K-major buffer through registers
+# (the slow baseline, kept to measure what the other two save).
+TF32_ROW_MAJOR_B = ("swap", "transpose", "direct")
+DEFAULT_TF32_ROW_MAJOR_B = "swap"
+SMALL_PROBLEM_FMAS = 2 ** 27               # below this, one candidate: tuning cannot pay
+
+CONFIGS = tiles_hopper.PERSISTENT_CONFIGS
+INTERPRETER_CONFIG = tiles_hopper.PERSISTENT_INTERPRETER_CONFIG
+
+
+@triton.jit
+def _round_to_tf32(x):
+    """Round float32 to the nearest TF32 (10 mantissa bits), ties away from zero: add half
+    of the dropped part, then clear the 13 low bits. NaN stays NaN; overflow gives inf."""
+    bits = x.to(tl.uint32, bitcast=True)
+    rounded = ((bits + 0x1000) & 0xFFFFE000).to(tl.float32, bitcast=True)
+    return tl.where(x != x, x, rounded)
+
+
+@triton.jit
+def _tile_coords(tile_id, num_pid_m, num_pid_n, GROUP_M: tl.constexpr):
+    """The grouped order of matmul_grouped (tl.swizzle2d), for a tile index."""
+    tiles_per_group = GROUP_M * num_pid_n
+    group = tile_id // tiles_per_group
+    first_m = group * GROUP_M
+    rows_in_group = min(num_pid_m - first_m, GROUP_M)
+    pid_m = first_m + (tile_id % tiles_per_group) % rows_in_group
+    pid_n = (tile_id % tiles_per_group) // rows_in_group
+    return pid_m, pid_n
+
+
+@triton.jit
+def matmul_persistent_kernel(
+    a_ptr, b_ptr, c_ptr,                  # A (M x K), B (K x N, or B^T as N x K), C (M x N)
+    M, N, K,                              # sizes
+    stride_am, stride_b, stride_cm,       # row strides in elements (the inner stride is 1)
+    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,  # the tile
+    GROUP_M: tl.constexpr,                # rows of tiles per group of the tile order
+    NUM_PROGRAMS: tl.constexpr,           # the persistent grid's size (= SMs)
+    B_K_MAJOR: tl.constexpr,              # b_ptr holds B^T, N x K (K contiguous)
+    SWAP_AB: tl.constexpr,                # tf32, row-major B: C^T = B^T A^T (header)
+    EPILOGUE_SPLIT: tl.constexpr,         # 1: one TMA store per tile; 2: two halves
+    TMA_STORE: tl.constexpr,              # False: masked tl.store (no staging buffer)
+    WARP_SPECIALIZE: tl.constexpr, FLATTEN: tl.constexpr,  # loop schedule (header)
+    INPUT_PRECISION: tl.constexpr,        # "tf32" (ignored for 16-bit inputs)
+):
+    start = tl.program_id(0)
+    num_pid_m = tl.cdiv(M, BLOCK_M)
+    num_pid_n = tl.cdiv(N, BLOCK_N)
+    k_tiles = tl.cdiv(K, BLOCK_K)
+    num_tiles = num_pid_m * num_pid_n
+
+    # Descriptors: built once per program (in global scratch, see _allocator), used by
+    # every tile. Loads outside [0, M) x [0, K) etc. come back as zeros.
+    a_desc = tl.make_tensor_descriptor(a_ptr, shape=[M, K], strides=[stride_am, 1],
+                                       block_shape=[BLOCK_M, BLOCK_K])
+    if B_K_MAJOR:
+        b_desc = tl.make_tensor_descriptor(b_ptr, shape=[N, K], strides=[stride_b, 1],
+                                           block_shape=[BLOCK_N, BLOCK_K])
+    else:
+        b_desc = tl.make_tensor_descriptor(b_ptr, shape=[K, N], strides=[stride_b, 1],
+                                           block_shape=[BLOCK_K, BLOCK_N])
+    c_desc = tl.make_tensor_descriptor(c_ptr, shape=[M, N], strides=[stride_cm, 1],
+                                       block_shape=[BLOCK_M, BLOCK_N // EPILOGUE_SPLIT])
+
+    # The epilogue finds its tile from its own counter. With FLATTEN the compiler
+    # pipelines across tile boundaries (the next tile's loads start before this tile's
+    # store), so the store must not read the tile index the load stage has moved on.
+    tile_c = start - NUM_PROGRAMS
+    for tile_id in tl.range(start, num_tiles, NUM_PROGRAMS, flatten=FLATTEN,
+                            warp_specialize=WARP_SPECIALIZE):
+        pid_m, pid_n = _tile_coords(tile_id, num_pid_m, num_pid_n, GROUP_M)
+        off_m = pid_m * BLOCK_M
+        off_n = pid_n * BLOCK_N
+        if SWAP_AB:
+            acc = tl.zeros((BLOCK_N, BLOCK_M), dtype=tl.float32)    # the transposed tile
+        else:
+            acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+        for ki in range(k_tiles):
+            off_k = ki * BLOCK_K
+            a = a_desc.load([off_m, off_k])                          # BM x BK, K-major
+            if B_K_MAJOR:
+                b = b_desc.load([off_n, off_k])                      # BN x BK, K-major
+                acc = tl.dot(a, b.T, acc, input_precision=INPUT_PRECISION)
+            elif SWAP_AB:
+                b = b_desc.load([off_k, off_n])                      # BK x BN, N-major
+                # C^T += B^T A^T: B^T (computed: rounded) from registers, A^T from shared
+                acc = tl.dot(_round_to_tf32(b.T), a.T, acc, input_precision=INPUT_PRECISION)
+            else:
+                # BK x BN, N-major: wgmma reads it so for 16-bit types; for tf32 ("direct")
+                # Triton copies it into a K-major buffer through registers (slow)
+                b = b_desc.load([off_k, off_n])
+                acc = tl.dot(a, b, acc, input_precision=INPUT_PRECISION)
+
+        tile_c += NUM_PROGRAMS
+        pid_m, pid_n = _tile_coords(tile_c, num_pid_m, num_pid_n, GROUP_M)
+        off_m = pid_m * BLOCK_M
+        off_n = pid_n * BLOCK_N
+        if SWAP_AB:
+            acc = acc.T
+        if TMA_STORE:
+            if EPILOGUE_SPLIT == 2:
+                # two BM x BN/2 halves: half the staging buffer in shared memory
+                halves = tl.permute(tl.reshape(acc, (BLOCK_M, 2, BLOCK_N // 2)), (0, 2, 1))
+                left, right = tl.split(halves)
+                c_desc.store([off_m, off_n], left.to(c_ptr.dtype.element_ty))
+                c_desc.store([off_m, off_n + BLOCK_N // 2], right.to(c_ptr.dtype.element_ty))
+            else:
+                c_desc.store([off_m, off_n], acc.to(c_ptr.dtype.element_ty))
+        else:
+            rows = off_m + tl.arange(0, BLOCK_M)
+            cols = off_n + tl.arange(0, BLOCK_N)
+            c_ptrs = c_ptr + rows[:, None].to(tl.int64) * stride_cm + cols[None, :]
+            tl.store(c_ptrs, acc.to(c_ptr.dtype.element_ty),
+                     mask=(rows[:, None] < M) & (cols[None, :] < N))
+
+
+@triton.jit
+def transpose_kernel(
+    x_ptr, y_ptr,                         # X (R x C, rows contiguous), Y = X^T (C x R)
+    R, C,                                 # sizes
+    stride_xr, stride_yr,                 # row strides in elements
+    BLOCK: tl.constexpr,
+):
+    """Y = X^T, one BLOCK x BLOCK tile per program. Loads and stores are both coalesced:
+    the compiler moves the tile through shared memory to change which index is
+    contiguous per thread (the tl.trans)."""
+    pid = tl.program_id(0)
+    tiles_c = tl.cdiv(C, BLOCK)
+    rows = (pid // tiles_c).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    cols = (pid % tiles_c).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    mask = (rows[:, None] < R) & (cols[None, :] < C)
+    tile = tl.load(x_ptr + rows[:, None] * stride_xr + cols[None, :], mask=mask)
+    tl.store(y_ptr + cols[:, None] * stride_yr + rows[None, :], tl.trans(tile), mask=mask.T)
+
+
+# --------------------------------------------------------------------------- host side
+
+def _padded(n: int, elem: int) -> int:
+    """n rounded up so that n * elem is a multiple of 16 bytes (TMA's stride rule)."""
+    per16 = 16 // elem
+    return (n + per16 - 1) // per16 * per16
+
+
+def _tma_rows_ok(t: torch.Tensor, row_dim: int) -> bool:
+    """True if `t` can be described to TMA with rows along `row_dim`: the other dim is
+    contiguous, the row stride is a multiple of 16 bytes, the base 16-byte aligned."""
+    inner = 1 - row_dim
+    e = t.element_size()
+    return (t.stride(inner) == 1 and (t.stride(row_dim) * e) % 16 == 0
+            and t.data_ptr() % 16 == 0)
+
+
+def _staged_row_major(x: torch.Tensor) -> torch.Tensor:
+    """A row-major copy of x with 16-byte aligned rows (a view of a padded buffer)."""
+    rows, cols = x.shape
+    buf = torch.empty((rows, _padded(cols, x.element_size())), dtype=x.dtype, device=x.device)
+    view = buf[:, :cols]
+    view.copy_(x)
+    return view
+
+
+def transpose(x: torch.Tensor) -> torch.Tensor:
+    """X^T as a row-major (C x R) view with 16-byte aligned rows, by transpose_kernel.
+    X must have contiguous rows (stride(1) == 1)."""
+    assert x.dim() == 2 and x.stride(1) == 1, "transpose: rows of x must be contiguous"
+    R, C = x.shape
+    buf = torch.empty((C, _padded(R, x.element_size())), dtype=x.dtype, device=x.device)
+    y = buf[:, :R]
+    block = 64
+    grid = (triton.cdiv(R, block) * triton.cdiv(C, block),)
+    _common.launch(transpose_kernel, grid, x, y, R, C, x.stride(0), y.stride(0), BLOCK=block,
+                   num_warps=4)
+    return y
+
+
+def _allocator(size: int, alignment: int, stream):
+    """Global scratch for the descriptors that tl.make_tensor_descriptor builds on the
+    device (128 bytes each per program); Triton asks for it at every launch."""
+    return torch.empty(size, dtype=torch.int8, device="cuda")
+
+
+def num_programs(device) -> int:
+    """The persistent grid: one program per SM (4 under the interpreter)."""
+    if _common.interpreting() or device.type != "cuda":
+        return 4
+    return _sm_count(device.index if device.index is not None else torch.cuda.current_device())
+
+
+@functools.lru_cache(maxsize=None)
+def _sm_count(index: int) -> int:
+    return torch.cuda.get_device_properties(index).multi_processor_count
+
+
+def plan(a: torch.Tensor, b: torch.Tensor, precision: str, tf32_row_major_b: str | None = None):
+    """How the operands will be fed to TMA. Returns (a_use, b_use, b_k_major, swap_ab,
+    notes): a_use is A with TMA-compatible rows, b_use is B (K x N) or B^T (N x K)
+    likewise, notes lists the copies made (empty at aligned row- or column-major
+    inputs)."""
+    notes = []
+    if _tma_rows_ok(a, 0):
+        a_use = a
+    else:
+        a_use = _staged_row_major(a)
+        notes.append("A copied to 16-byte aligned rows")
+    if _tma_rows_ok(b, 1):                   # column-major B: B^T has aligned rows
+        return a_use, b.T, True, False, notes
+    if _tma_rows_ok(b, 0):
+        b_rows = b
+    else:
+        b_rows = _staged_row_major(b)
+        notes.append("B copied to 16-byte aligned rows")
+    if precision != "tf32":
+        return a_use, b_rows, False, False, notes   # 16-bit: wgmma reads N-major B
+    mode = tf32_row_major_b or DEFAULT_TF32_ROW_MAJOR_B
+    if mode not in TF32_ROW_MAJOR_B:
+        raise ValueError(f"{NAME}: tf32_row_major_b must be one of {TF32_ROW_MAJOR_B}, "
+                         f"got {mode!r}")
+    if mode == "transpose":
+        notes.append("B transposed once (transpose_kernel)")
+        return a_use, transpose(b_rows), True, False, notes
+    if mode == "direct":
+        return a_use, b_rows, False, False, notes
+    return a_use, b_rows, False, True, notes
+
+
+def _prune(configs, named_args, **kwargs):
+    """Drops candidates that do not fit in shared memory, and tunes small problems not at
+    all (launch overhead, not the tile, decides their time)."""
+    a = named_args["a_ptr"]
+    elem = a.element_size() if hasattr(a, "element_size") else 4
+    fits = [c for c in configs
+            if tiles_hopper.persistent_smem_bytes({**c.kwargs, "num_stages": c.num_stages}, elem)
+            <= tiles_hopper.SMEM_BYTES]
+    fits = fits or list(configs)
+    M, N, K = named_args["M"], named_args["N"], named_args["K"]
+    if M * N * K < SMALL_PROBLEM_FMAS:
+        return fits[:1]
+    return fits
+
+
+def _bench(kernel_call, quantiles):
+    """Times one candidate; one that fails to compile or launch is ranked last."""
+    try:
+        return triton.testing.do_bench(kernel_call, warmup=10, rep=40, quantiles=quantiles)
+    except Exception as exc:  # noqa: BLE001 - a broken candidate must not stop the others
+        warnings.warn(f"{NAME}: a candidate failed and is skipped: "
+                      f"{type(exc).__name__}: {str(exc).splitlines()[0][:200]}", stacklevel=2)
+        return [float("inf")] * len(quantiles)
+
+
+LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg")
+
+
+def _to_config(cfg: dict) -> triton.Config:
+    kwargs = {k: v for k, v in cfg.items() if k not in LAUNCH_OPTIONS}
+    return triton.Config(kwargs, **{k: v for k, v in cfg.items() if k in LAUNCH_OPTIONS})
+
+
+def candidates_key(precision: str, swap_ab: bool = False) -> str:
+    """Which candidate list (tiles_hopper.PERSISTENT_CONFIGS) a call uses: the precision,
+    or "tf32-swap" for tf32 with a row-major B computed as C^T = B^T A^T."""
+    return "tf32-swap" if swap_ab else precision
+
+
+@functools.lru_cache(maxsize=None)
+def kernel_for(key: str):
+    """The autotuned kernel of one candidate list (candidates_key). The tuning key includes
+    the operand layout (B_K_MAJOR, SWAP_AB): each layout has its own winner."""
+    if _common.interpreting():
+        configs = [_to_config(INTERPRETER_CONFIG[key])]
+    else:
+        configs = [_to_config(c) for c in CONFIGS[key]]
+    return triton.autotune(configs=configs, key=["M", "N", "K", "B_K_MAJOR", "SWAP_AB"],
+                           prune_configs_by={"early_config_prune": _prune},
+                           do_bench=_bench)(matmul_persistent_kernel)
+
+
+@functools.lru_cache(maxsize=None)
+def _fixed_kernel(items: tuple):
+    """One configuration with launch options a direct launch refuses (num_ctas, maxnreg:
+    Triton takes them only from a triton.Config): an autotuner with a single candidate,
+    which launches it without timing anything."""
+    return triton.autotune(configs=[_to_config(dict(items))], key=[])(matmul_persistent_kernel)
+
+
+def best_config(key: str):
+    """The configuration the last tuned call with this candidate list (a precision, or
+    "tf32-swap") ran with (None before)."""
+    return getattr(kernel_for(key), "best_config", None)
+
+
+def params(precision: str = "fp16") -> dict:
+    """The first candidate (what small problems run); the tuned winner is best_config()."""
+    cfg = INTERPRETER_CONFIG[precision] if _common.interpreting() else CONFIGS[precision][0]
+    return dict(cfg)
+
+
+def matmul(a: torch.Tensor, b: torch.Tensor, precision: str = "fp16", *,
+           config: dict | None = None, tf32_row_major_b: str | None = None,
+           grid_programs: int | None = None) -> torch.Tensor:
+    """C = A @ B at the given precision. ``config`` (a CONFIGS entry, or any
+    tiles_hopper.persistent_cfg) skips the tuning;
+    ``tf32_row_major_b`` picks "swap", "transpose" or "direct" for tf32 with a row-major B;
+    ``grid_programs`` overrides the persistent grid (the probe uses it to compare with
+    one program per tile)."""
+    _common.check_precision(NAME, precision, PRECISIONS)
+    M, N, K = _common.check_matmul_2d(NAME, a, b, precision)
+    trivial = _common.trivial_result(a, M, N, K)
+    if trivial is not None:
+        return trivial
+    a_use, b_use, b_k_major, swap_ab, _notes = plan(a, b, precision, tf32_row_major_b)
+    # C is written through TMA too: its rows must be 16-byte aligned. If N does not allow
+    # that, the kernel writes a padded buffer and the op copies it out once.
+    c_aligned = (N * a.element_size()) % 16 == 0
+    c_rows = N if c_aligned else _padded(N, a.element_size())
+    c = torch.empty((M, c_rows), dtype=a.dtype, device=a.device)[:, :N]
+    # num_ctas > 1 (a config option: thread-block clusters) makes each program a cluster
+    # of that many CTAs, so the persistent grid has SMs / num_ctas programs.
+    ctas = (config or {}).get("num_ctas", 1)
+    programs = grid_programs or max(1, num_programs(a.device) // ctas)
+    if not _common.interpreting():
+        triton.set_allocator(_allocator)
+    args = (a_use, b_use, c, M, N, K, a_use.stride(0), b_use.stride(0), c.stride(0))
+    layout = dict(NUM_PROGRAMS=programs, B_K_MAJOR=b_k_major, SWAP_AB=swap_ab,
+                  INPUT_PRECISION="tf32")
+    def grid(meta):
+        tiles = triton.cdiv(M, meta["BLOCK_M"]) * triton.cdiv(N, meta["BLOCK_N"])
+        return (min(programs, tiles),)
+
+    if config is None:
+        _common.launch(kernel_for(candidates_key(precision, swap_ab)), grid, *args, **layout)
+    elif any(k in config for k in ("num_ctas", "maxnreg")) and not _common.interpreting():
+        _common.launch(_fixed_kernel(tuple(sorted(config.items()))), grid, *args, **layout)
+    else:
+        tiles = triton.cdiv(M, config["BLOCK_M"]) * triton.cdiv(N, config["BLOCK_N"])
+        launch_cfg = {k: v for k, v in config.items() if k not in ("num_ctas", "maxnreg")}
+        _common.launch(matmul_persistent_kernel, (min(programs, tiles),), *args, **layout,
+                       **launch_cfg)
+    return c if c_aligned else c.contiguous()
+
+
+def _op_impl(a: torch.Tensor, b: torch.Tensor, precision: str) -> torch.Tensor:
+    return matmul(a, b, precision)
+
+
+def op():
+    """torch.ops.cvt_triton.matmul_persistent(a, b, precision) (registered on first call)."""
+    return _common.register_op("matmul_persistent", _op_impl)
