@@ -51,8 +51,10 @@ def check_one(kernel, problem, shape, precision: str, mode: str = "random", seed
     if not ok:
         return CheckResult(error=math.nan, status="skip", note=why, **row)
     if mode == "exact" and not problem.exact_possible(shape, precision):
+        note = getattr(problem, "exact_note", None)  # ops without an exact mode say so
         return CheckResult(error=math.nan, status="skip",
-                           note=f"shape {shape} too large for exact {precision}", **row)
+                           note=note(shape, precision) if note else
+                           f"shape {shape} too large for exact {precision}", **row)
     try:
         fn = kernel.runner(precision)
         inputs = problem.inputs(shape, precision, seed=seed, mode=mode, device=device)

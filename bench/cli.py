@@ -42,7 +42,7 @@ def _select(pattern, what: str):
 
 def cmd_list(args) -> int:
     rows = []
-    for k in registry.select(args.kernels):
+    for k in registry.select(args.kernels, include_wrong=True):
         rows.append([k.name, k.backend, k.version, ",".join(k.precisions), k.twin or "-",
                      k.summary])
     print(_table(["kernel", "backend", "version", "precisions", "twin", "summary"], rows))
@@ -97,9 +97,22 @@ def cmd_time(args) -> int:
         return 2
     precisions = args.precision.split(",") if args.precision else None
     policy = Policy(target_s=0.15, budget_s=2.0) if args.quick else Policy()
-    rows, env, ceilings = perf.run(kernels, args.shapes, precisions, policy,
-                                   measure_ceilings=not args.no_ceilings)
-    csv_path, _ = results.write(args.out, "time", rows, env=env, meta={"ceilings": ceilings})
+    try:
+        shapes = perf.parse_shapes_arg(args.shapes)
+    except ValueError as exc:
+        print(f"bench time: {exc}", file=sys.stderr)
+        return 2
+    old = results.read(args.out, "time") if args.append else None
+    stored = ((old or {}).get("meta") or {}).get("ceilings") or None
+    rows, env, ceilings = perf.run(kernels, shapes, precisions, policy,
+                                   measure_ceilings=not args.no_ceilings, ceilings=stored)
+    all_rows = rows
+    if old:  # keep the earlier rows; a re-timed kernel x shape x precision replaces its old row
+        key = lambda r: (r.get("kernel"), r.get("shape"), r.get("precision"))
+        new = {key(r) for r in rows}
+        all_rows = [r for r in old["rows"] if key(r) not in new] + rows
+        ceilings = ceilings or stored or {}
+    csv_path, _ = results.write(args.out, "time", all_rows, env=env, meta={"ceilings": ceilings})
     ok = [r for r in rows if r.get("status") == "ok"]
     print(_table(["kernel", "shape", "prec", "median ms", "IQR ms", "TFLOP/s", "% cuBLAS",
                   "% roof", "GB/s compulsory"],
@@ -109,7 +122,8 @@ def cmd_time(args) -> int:
                    perf.fmt(r["gbps_compulsory"], 0)] for r in ok]))
     if ceilings:
         print(f"\nceilings: copy {ceilings['copy_gbps']:.0f} GB/s; cuBLAS "
-              + ", ".join(f"{p} {t:.1f}" for p, t in ceilings["cublas_tflops"].items())
+              + (", ".join(f"{p} {t:.1f}" for p, t in ceilings["cublas_tflops"].items())
+                 or "not measured (no matmul timed)")
               + f" TFLOP/s at {ceilings['cublas_shape']}")
     print(f"wrote {csv_path} and time.json")
     return 1 if len(ok) < len([r for r in rows if r.get("status") != "skip"]) else 0
@@ -226,6 +240,19 @@ def readme_table() -> str:
             "traffic model (elements read from global memory, N×N×N)"]
     out = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
     out += ["| " + " | ".join(r) + " |" for r in rows]
+    return "\n".join(out) + "\n\n" + memory_table()
+
+
+def memory_table() -> str:
+    """The README's table of the memory-bound kernels (every record, references and the
+    deliberately wrong copies included)."""
+    from bench.problems_memory import is_memory_op
+
+    head = ["op", "kernel", "backend", "version", "precisions", "what it is", "traffic"]
+    rows = [[k.op, f"`{k.name}`", k.backend, k.version, ", ".join(k.precisions), k.summary,
+             k.formula or "-"] for k in registry.kernels() if is_memory_op(k.op)]
+    out = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
+    out += ["| " + " | ".join(r) + " |" for r in rows]
     return "\n".join(out)
 
 
@@ -257,11 +284,16 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("time", help="(GPU) timings, ceilings, %% cuBLAS; writes time.csv/json")
     s.add_argument("--kernels", default="*")
-    s.add_argument("--shapes", default=None, help="default: 256^3 .. 4096^3")
+    s.add_argument("--shapes", default=None,
+                   help="shapes for every op, or per op: 'copy=67108864;softmax=4096x32768' "
+                        "(default: each op's time shapes)")
     s.add_argument("--precision", default=None)
     s.add_argument("--out", default="results")
     s.add_argument("--quick", action="store_true", help="fewer repetitions")
-    s.add_argument("--no-ceilings", action="store_true", help="skip copy/cuBLAS ceilings")
+    s.add_argument("--no-ceilings", action="store_true",
+                   help="skip copy/cuBLAS ceilings (with --append: reuse the stored ones)")
+    s.add_argument("--append", action="store_true",
+                   help="add to the time.json already in --out instead of replacing it")
     s.set_defaults(func=cmd_time)
 
     s = sub.add_parser("model", help="closed-form traffic of each kernel at a shape")

@@ -23,7 +23,7 @@ def params_text(params) -> str:
 def lecture_value(kernel, shape, params) -> int | None:
     """The lecture formula's count, where it applies: a square product of a ladder version
     whose parameters the formula names (None otherwise)."""
-    if not (shape.M == shape.N == shape.K):
+    if kernel.op != "matmul" or not (shape.M == shape.N == shape.K):
         return None
     try:
         return models.lecture_formula(kernel.version, shape.M, params)

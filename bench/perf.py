@@ -14,6 +14,10 @@ Each row then gets:
     roof_tflops     what the measured roofline allows at this kernel's compulsory
                     intensity: min(cuBLAS ceiling at this precision, copy bandwidth x
                     flops/byte); pct_roof is tflops / roof_tflops in percent
+
+Memory-bound ops (bench/problems_memory.py) have no useful flops: their pct_roof is
+gbps_compulsory / the copy bandwidth measured in the same run, their reference is PyTorch
+eager, and their model bytes are computed at the row's precision (element size).
 """
 from __future__ import annotations
 
@@ -43,10 +47,18 @@ def _progress(i: int, n: int, text: str, t0: float) -> None:
     print(f"[{i:>3}/{n}] {_time.monotonic() - t0:6.1f}s  {text}", file=sys.stderr, flush=True)
 
 
+def _traffic(kernel, problem, shape, precision):
+    """The kernel's model at this shape (and precision, where its problem knows how)."""
+    if kernel.model is None:
+        return None
+    at_precision = getattr(problem, "traffic", None)
+    return at_precision(kernel, shape, precision) if at_precision else kernel.traffic(shape)
+
+
 def _row(kernel, problem, shape, precision, timing=None, status="ok", note="", clock=None):
     flops = problem.useful_flops(shape)
     comp = problem.compulsory_bytes(shape, precision)
-    model = kernel.traffic(shape) if kernel.model is not None else None
+    model = _traffic(kernel, problem, shape, precision)
     model_bytes = (model.global_load_bytes + model.global_store_bytes) if model else None
     row = dict(kernel=kernel.name, backend=kernel.backend, version=kernel.version,
                op=kernel.op, twin=kernel.twin or "", shape=str(shape),
@@ -87,9 +99,48 @@ def derive(rows: list[dict], ceilings: dict) -> list[dict]:
     return rows
 
 
+def quick_shapes(kernels) -> dict[str, str]:
+    """A few shapes per op for a quick sweep (`report --quick`): op -> shapes text."""
+    out = {"matmul": "256x256x256,1024x1024x1024"}
+    for op in {k.op for k in kernels}:
+        if problems.known(op) and getattr(problems.get(op), "quick_time_shapes", ""):
+            out[op] = problems.get(op).quick_time_shapes
+    return out
+
+
+def parse_shapes_arg(text: str | None):
+    """The --shapes argument: one list for every op ("1024x1024x1024"), or per op, as
+    "op=shapes;op=shapes" ("copy=67108864;softmax=4096x32768,3000x3000:dim=0"), a dict."""
+    if not text or "=" not in text.split(";")[0].split(",")[0].split(":")[0]:
+        return text
+    out = {}
+    for part in (p.strip() for p in text.split(";") if p.strip()):
+        op, sep, shapes = part.partition("=")
+        if not sep or not problems.known(op.strip()):
+            raise ValueError(f"--shapes: expected op=shapes[;op=shapes], with op one of "
+                             f"{', '.join(sorted(problems.PROBLEMS))}; got {part!r}")
+        out[op.strip()] = shapes.strip()
+    return out
+
+
+def _shapes(problem, shapes_text):
+    """The shapes to time for this problem: shapes_text is one text for every op, a dict
+    op -> text (ops it does not name are not timed), or None (the op's GPU defaults).
+    None if the text does not fit the op."""
+    if isinstance(shapes_text, dict):
+        if problem.name not in shapes_text:
+            return None
+        shapes_text = shapes_text[problem.name]
+    try:
+        return problem.parse_shapes(shapes_text or problem.time_shapes["cuda"])
+    except ValueError:
+        return None
+
+
 def plan(kernels, shapes_text, precisions, everything) -> tuple[list[tuple], list]:
     """The work list of a sweep: (problem, shape, kernel, precision, is_reference) in the
-    order they are timed, plus the kernels skipped because their op has no Problem.
+    order they are timed, plus the kernels skipped because their op has no Problem (or the
+    shapes given do not fit their op: "1024x1024x1024" is no image).
 
     The reference kernel of each op (cuBLAS for matmul) is added at every shape, at the
     precisions the other kernels use, so that % of reference exists for every row.
@@ -105,7 +156,10 @@ def plan(kernels, shapes_text, precisions, everything) -> tuple[list[tuple], lis
             skipped.extend(k for k in chosen if k.op == op)
             continue
         problem = problems.get(op)
-        shapes = problem.parse_shapes(shapes_text or problem.time_shapes["cuda"])
+        shapes = _shapes(problem, shapes_text)
+        if shapes is None:
+            skipped.extend(k for k in chosen if k.op == op)
+            continue
         ref = reference_for(op, everything)
         used = {p for k in chosen if k.op == op and k is not ref for p in k.precisions
                 if not precisions or p in precisions}
@@ -124,11 +178,14 @@ def plan(kernels, shapes_text, precisions, everything) -> tuple[list[tuple], lis
 
 def run(kernels, shapes_text: str | None = None, precisions: list[str] | None = None,
         policy: Policy | None = None, measure_ceilings: bool = True,
-        all_kernels=None) -> tuple[list[dict], dict, dict]:
+        all_kernels=None, ceilings: dict | None = None) -> tuple[list[dict], dict, dict]:
     """Times kernels x shapes x precisions on the GPU. Returns (rows, env, ceilings).
 
-    shapes_text: comma-separated shapes for every op (None: each op's GPU defaults).
+    shapes_text: comma-separated shapes for every op, a dict op -> shapes (see
+    parse_shapes_arg), or None (each op's GPU defaults).
     all_kernels: where to look for the reference kernels (default: the registry).
+    ceilings: when measure_ceilings is False, the ceilings to derive the rows with (those
+    of an earlier run, for `bench time --append --no-ceilings`).
     """
     import torch
 
@@ -145,12 +202,15 @@ def run(kernels, shapes_text: str | None = None, precisions: list[str] | None = 
     work, skipped = plan(kernels, shapes_text, precisions,
                          all_kernels if all_kernels is not None else registry.kernels())
 
-    ceilings = {}
+    ceilings = {} if measure_ceilings or ceilings is None else dict(ceilings)
     t0 = _time.monotonic()
     if measure_ceilings:
-        print("measuring ceilings (copy bandwidth, cuBLAS at every precision) ...",
-              file=sys.stderr, flush=True)
-        ceilings = ceil_mod.measure(flush, env, policy=policy)
+        # cuBLAS only when a matmul is timed: the memory-bound ops need the copy alone
+        matmul = any(problem.name == "matmul" for problem, *_rest in work)
+        print("measuring ceilings (copy bandwidth" + (", cuBLAS at every precision" if matmul
+              else "") + ") ...", file=sys.stderr, flush=True)
+        ceilings = ceil_mod.measure(flush, env, policy=policy,
+                                    precisions=("fp32", "tf32", "fp16", "bf16") if matmul else ())
     rows = []
     for i, (problem, shape, k, p, is_ref) in enumerate(work, 1):
         try:
@@ -171,8 +231,10 @@ def run(kernels, shapes_text: str | None = None, precisions: list[str] | None = 
         _progress(i, len(work), text, t0)
         inputs = fn = None  # free the inputs before the next shape's
     for k in skipped:
+        why = (f"no Problem for op {k.op!r}" if not problems.known(k.op)
+               else f"no shapes given for op {k.op!r}, or they do not fit it")
         rows.append(dict(kernel=k.name, backend=k.backend, version=k.version, op=k.op,
-                         status="skip", note=f"no Problem for op {k.op!r}"))
+                         status="skip", note=why))
     derive([r for r in rows if r.get("status") != "skip"], ceilings)
     env_mod.finish(env)
     env["sweep_seconds"] = round(_time.monotonic() - t0, 1)

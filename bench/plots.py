@@ -485,7 +485,7 @@ def all_figures(result_dir, out_dir) -> dict[str, list[Path]]:
 
     s = results.load_set(result_dir)
     made: dict[str, list[Path]] = {}
-    if "time" in s:
+    if "time" in s and any(r.get("op", "matmul") == "matmul" for r in s["time"]["rows"]):
         made["throughput"] = throughput(s["time"], out_dir)
         made["roofline"] = roofline(s["time"], out_dir, s.get("profile"))
     if "profile" in s:
@@ -494,4 +494,8 @@ def all_figures(result_dir, out_dir) -> dict[str, list[Path]]:
             made["lecture"] = lecture(s["time"], s["profile"], out_dir)
     if "model" in s:
         made["model_traffic"] = model(s["model"], out_dir)
+    if "time" in s:  # the memory-bound ops: bandwidth versus size, targets
+        from bench import plots_memory
+
+        made.update(plots_memory.all_figures(s["time"], out_dir))
     return {k: v for k, v in made.items() if v}

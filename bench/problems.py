@@ -280,6 +280,8 @@ class MatmulProblem(Problem):
 
 # Keyed by Kernel.op. A new op adds its Problem here (and nothing else in the harness).
 PROBLEMS: dict[str, Problem] = {p.name: p for p in (MatmulProblem(),)}
+# The memory-bound ops (vector add, copy, ReLU + dropout, softmax, RGB -> grey) add themselves:
+import bench.problems_memory  # noqa: E402,F401
 
 
 def get(op: str) -> Problem:

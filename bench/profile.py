@@ -317,7 +317,7 @@ def compare(kernel, shape, lv: dict, model) -> dict:
     out["ratio_ffma"] = _ratio(lv["ffma"], model.fma)
     out["ratio_dram_compulsory"] = _ratio(_nz(lv["dram_read_bytes"]) + _nz(lv["dram_write_bytes"]),
                                          model.compulsory_bytes)
-    if kernel.backend == "cuda":
+    if kernel.backend == "cuda" and kernel.op == "matmul":  # memory-bound ops: DRAM vs model
         ok_loads = abs(out["ratio_issued"] - 1) <= TOLERANCE
         ok_ffma = lv["ffma"] == model.fma
         out["target"] = "PASS" if ok_loads and ok_ffma else "FAIL"
@@ -381,7 +381,10 @@ def run(kernels, shapes_text: str | None, precisions: list[str] | None, out_dir,
                 row[short] = counters.get(full)
             lv = levels(counters, elem)
             row.update(lv)
-            row.update(compare(k, shape, lv, k.traffic(shape) if k.model else None))
+            at_precision = getattr(problem, "traffic", None)  # memory-bound ops: per element size
+            model = (at_precision(k, shape, p) if at_precision else k.traffic(shape)) \
+                if k.model else None
+            row.update(compare(k, shape, lv, model))
             row.update(status="ok", note=row.pop("level_note"))
             text = f"issued/model {row['ratio_issued']:.4f}  {row['target']}"
         rows.append(row)

@@ -20,6 +20,7 @@ PRECISIONS = {
     "tf32": "float32 inputs rounded to TF32 on tensor cores, float32 accumulate",
     "fp16": "float16 inputs on tensor cores, float32 accumulate, float16 output",
     "bf16": "bfloat16 inputs on tensor cores, float32 accumulate, bfloat16 output",
+    "u8": "uint8 data (images), float32 arithmetic",
 }
 
 BACKENDS = ("cuda", "triton", "cublas", "torch")
@@ -29,6 +30,7 @@ CATALOG = (
     "bench.catalog.matmul_cuda",
     "bench.catalog.matmul_triton",
     "bench.catalog.matmul_reference",
+    "bench.catalog.memory_bound",
 )
 
 
@@ -110,12 +112,29 @@ def by_name() -> dict[str, Kernel]:
     return {k.name: k for k in kernels()}
 
 
-def select(patterns: str | None = None, op: str | None = None) -> list[Kernel]:
-    """Kernels whose name matches any of the comma-separated glob patterns (all if None)."""
+# Kernels kept to show that the harness catches a bug (the guide's wrong copies) carry this
+# in their names. select() leaves them out unless a pattern asks for bugs ("*_bug_*").
+DELIBERATELY_WRONG = "_bug_"
+
+
+def deliberately_wrong(kernel: Kernel) -> bool:
+    return DELIBERATELY_WRONG in kernel.name
+
+
+def select(patterns: str | None = None, op: str | None = None,
+           include_wrong: bool | None = None) -> list[Kernel]:
+    """Kernels whose name matches any of the comma-separated glob patterns (all if None).
+
+    Deliberately wrong kernels are included only if include_wrong is True, or (None) if a
+    pattern contains "bug": `check --kernels '*'` and the default report never run them."""
     chosen = kernels()
+    pats = [p.strip() for p in (patterns or "").split(",") if p.strip()]
+    if include_wrong is None:
+        include_wrong = any("bug" in p for p in pats)
+    if not include_wrong:
+        chosen = [k for k in chosen if not deliberately_wrong(k)]
     if op is not None:
         chosen = [k for k in chosen if k.op == op]
-    if patterns:
-        pats = [p.strip() for p in patterns.split(",") if p.strip()]
+    if pats:
         chosen = [k for k in chosen if any(fnmatch.fnmatchcase(k.name, p) for p in pats)]
     return chosen

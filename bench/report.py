@@ -16,7 +16,7 @@ import sys
 import time as _time
 from pathlib import Path
 
-from bench import results
+from bench import report_memory, results
 from bench.results import num
 
 
@@ -128,7 +128,9 @@ def section_check(check_payload: dict) -> str:
 
 
 def section_time(time_payload: dict) -> str:
-    rows = [r for r in time_payload["rows"] if r.get("status") == "ok"]
+    # matmul rows (memory-bound ops have their own section: bench/report_memory.py)
+    mm = [r for r in time_payload["rows"] if r.get("op", "matmul") == "matmul"]
+    rows = [r for r in mm if r.get("status") == "ok"]
     errors = [r for r in time_payload["rows"] if r.get("status") == "ERROR"]
     if not rows:
         return ""
@@ -226,7 +228,10 @@ def _departures(r: dict) -> list[str]:
 
 
 def section_profile(profile_payload: dict) -> str:
-    rows = profile_payload["rows"]
+    # matmul rows (memory-bound ops have their own section: bench/report_memory.py)
+    rows = [r for r in profile_payload["rows"] if r.get("op", "matmul") == "matmul"]
+    if not rows:
+        return ""
     ok = [r for r in rows if r.get("status") == "ok"]
     table = []
     for r in ok:
@@ -283,8 +288,17 @@ def section_figures(figures: dict, out_dir: Path) -> str:
         "roofline": "Roofline with the ceilings measured in this run, one point per kernel.",
         "model_traffic": "What the closed-form models predict, with the lecture formulas.",
     }
+    captions["memory_targets"] = ("Memory-bound ops at their target shapes: % of the copy "
+                                  "bandwidth measured in the same run, the target dashed.")
+    for name in figures:
+        if name.startswith("bandwidth_"):
+            captions[name] = (f"{name[10:]}: achieved GB/s versus bytes moved; CUDA solid, "
+                              "Triton dashed, PyTorch eager black, torch.compile grey; the copy "
+                              "bandwidth and the target as horizontal lines.")
     parts = ["## Figures"]
-    for name in ("lecture", "throughput", "traffic", "roofline", "model_traffic"):
+    order = ["lecture", "throughput", "traffic", "roofline", "model_traffic", "memory_targets"]
+    order += sorted(n for n in figures if n.startswith("bandwidth_"))
+    for name in order:
         if name in figures:
             png, svg = figures[name][0], figures[name][1]
             parts.append(f"### {name}\n\n{captions[name]} ([SVG]({svg.relative_to(out_dir)}))"
@@ -310,8 +324,11 @@ def write_markdown(out_dir, figures: dict | None = None, gpu_notes: list[str] | 
         parts.append(section_check(s["check"]))
     if "time" in s:
         parts.append(section_time(s["time"]))
+        parts.append(report_memory.section_time(s["time"]))
+        parts.append(report_memory.section_targets(s["time"]))
     if "profile" in s:
         parts.append(section_profile(s["profile"]))
+        parts.append(report_memory.section_profile(s["profile"]))
     if "model" in s:
         parts.append(section_model(s["model"]))
     parts.append(section_figures(figures or {}, out_dir))
@@ -363,7 +380,7 @@ def run(out_dir, quick: bool = False, patterns: str | None = None) -> int:
         t = _time.monotonic()
         _say("time (ceilings first) ...")
         policy = Policy(target_s=0.15, budget_s=2.0) if quick else Policy()
-        shapes_t = "256x256x256,1024x1024x1024" if quick else None
+        shapes_t = perf.quick_shapes(kernels) if quick else None
         trows, tenv, ceilings = perf.run(kernels, shapes_t, policy=policy)
         results.write(out, "time", trows, env=tenv, meta={"ceilings": ceilings})
         steps["time"] = _time.monotonic() - t
@@ -371,8 +388,8 @@ def run(out_dir, quick: bool = False, patterns: str | None = None) -> int:
         t = _time.monotonic()
         if profile.find_ncu():
             _say("profile (Nsight Compute, one process per kernel) ...")
-            prows, pmeta = profile.run([k for k in kernels if k.backend != "cublas"], None,
-                                       None, out)
+            prows, pmeta = profile.run([k for k in kernels if k.backend != "cublas"
+                                        and k.version != "compile"], None, None, out)
             results.write(out, "profile", prows, env=env_mod.environment(dev), meta=pmeta)
         else:
             notes.append("Nsight Compute (ncu) was not found: no counters, no traffic figure.")

@@ -12,11 +12,13 @@ The recipe (and why):
   real program. The flush also keeps the GPU busy while the host enqueues the next
   launch, so the host-side launch cost (Python, allocation of the output) hides under
   it instead of appearing as idle time between the events.
-- After the flush, the GPU spins for ~50 us before the start event (torch.cuda._sleep):
-  by then the host has enqueued the launch, so the host's launch cost (Python, argument
-  checks, an autotuner's cache lookup) can never sit between the two events, whatever
-  the language. Without it a 0.2 ms tensor-core matmul launched from Python can look a
-  few percent slower than the same kernel launched by a leaner wrapper.
+- After the flush, the GPU spins (torch.cuda._sleep) for twice the host cost of one call
+  of the kernel's wrapper, measured first, before the start event: by then the host has
+  enqueued the launch, so the host's launch cost (Python, argument checks, an autotuner's
+  cache lookup) never sits between the two events, whatever the language. Measured on
+  the H100: Triton's Python launch path costs 200-500 us per call, more than a 0.19 ms
+  fp16 matmul; with a fixed 50 us spin, those medians came out at 0.36-0.45 ms instead
+  of 0.19 ms.
 - Warm-up launches (clocks ramp up, caches of the driver fill) before any recorded one.
 - Many repetitions, then the median and the interquartile range: the median ignores the
   odd slow launch (another process, a clock dip); the IQR says how noisy the numbers are.
@@ -90,7 +92,24 @@ class L2Flusher:
         self.buffer.zero_()
 
 
-SLEEP_CYCLES = 100_000  # ~50 us at 1.98 GHz: longer than any wrapper's launch cost
+CYCLES_PER_SECOND = 2.0e9  # torch.cuda._sleep counts SM clock cycles (~1.98 GHz on the H100)
+MIN_SLEEP_S = 50e-6
+
+
+def host_cost_s(fn, calls: int = 5) -> float:
+    """Median host time of one call of fn() (enqueue only, no synchronisation)."""
+    import time
+
+    import torch
+
+    costs = []
+    for _ in range(calls):
+        torch.cuda.synchronize()
+        t = time.perf_counter()
+        fn()
+        costs.append(time.perf_counter() - t)
+    torch.cuda.synchronize()
+    return sorted(costs)[len(costs) // 2]
 
 
 def time_launches(fn, flush, policy: Policy | None = None) -> Timing:
@@ -101,11 +120,12 @@ def time_launches(fn, flush, policy: Policy | None = None) -> Timing:
     import torch
 
     policy = policy or Policy()
+    sleep_cycles = int(max(MIN_SLEEP_S, 2 * host_cost_s(fn)) * CYCLES_PER_SECOND)
 
     def one() -> float:
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         flush()
-        torch.cuda._sleep(SLEEP_CYCLES)
+        torch.cuda._sleep(sleep_cycles)
         start.record()
         fn()
         end.record()
@@ -125,7 +145,7 @@ def time_launches(fn, flush, policy: Policy | None = None) -> Timing:
     ends = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
     for s, e in zip(starts, ends):
         flush()  # outside the events
-        torch.cuda._sleep(SLEEP_CYCLES)
+        torch.cuda._sleep(sleep_cycles)
         s.record()
         fn()
         e.record()

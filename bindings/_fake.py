@@ -29,4 +29,7 @@ def register() -> None:
         return
     for op in MATMUL_OPS:
         torch.library.register_fake(f"{NAMESPACE}::{op}")(_matmul_fake(op))
+    from . import _fake_memory  # the memory-bound ops of bindings/memory_ops.cpp
+
+    _fake_memory.register()
     _registered = True

@@ -44,7 +44,7 @@ copy_kernel(const T* __restrict__ x, T* __restrict__ out, int64_t n) {
     }
   }
   const int64_t i = nvec * VEC + threadIdx.x;  // the n % VEC tail, block 0
-  if (blockIdx.x == 0 && i < n) out[i] = x[i];
+  if (blockIdx.x == 0 && i < n) store_one(out + i, x[i]);
 }
 
 template <typename T>

@@ -8,16 +8,21 @@
 //      intrinsics: the torch build compiles with __CUDA_NO_HALF_CONVERSIONS__ and friends,
 //      which forbid the implicit ones.
 //   2. Vectors. A memory-bound kernel is fastest when each thread moves 16 bytes per
-//      instruction (LDG.128 / STG.128): Vec<T, VEC> is VEC elements with the alignment of
-//      their total size, so `*reinterpret_cast<const Vec<T, VEC>*>(p)` is one load. It is
-//      legal only when p is a multiple of 16 bytes; the launchers check that at run time
-//      (aligned16) and instantiate the same kernel with VEC = 1 otherwise.
+//      instruction (LDG.128 / STG.128): Vec<T, VEC> is VEC elements, and load_vec /
+//      store_vec move it as one access of its size. That is legal only when the address
+//      is a multiple of that size; the launchers check it at run time (aligned16) and
+//      instantiate the same kernel with VEC = 1 otherwise. Outputs are written "streaming"
+//      (evict-first), see store_vec.
 //   3. Reductions. warp_allreduce folds 32 values with shuffles (no shared memory);
 //      block_allreduce folds a whole 1-D block: each warp folds its 32 values, warp
-//      leaders write one value each to shared memory, warp 0 folds those.
+//      leaders write one value each to shared memory, warp 0 folds those;
+//      column_allreduce folds the threads of each column of a 2-D block.
+//   4. Column tiles (softmax over a dim other than the last): column_tile picks how many
+//      neighbour columns a block reads together.
 #pragma once
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -56,14 +61,45 @@ struct alignas(sizeof(T) * VEC) Vec {
   T v[VEC];
 };
 
+// Global memory is accessed through a built-in vector type of the same size (uint4 for 16
+// bytes). Outputs are written with __stcs, "st.global.cs": streaming, evict-first in L1
+// and L2. Nothing here reads its output back, so keeping it out of the way leaves L2 to
+// the inputs (the online softmax reads each row twice), and the Triton twins ask for the
+// same with tl.store(..., cache_modifier=".cs"). It also always emits one vector
+// instruction, where a plain struct store can be split into one store per element by the
+// compiler (seen with nvcc 13 in the softmax kernels, whose row pointers it cannot prove
+// aligned). The memcpy between Vec and the vector type only renames registers. Shared
+// memory (softmax_row_sram.cu) uses plain struct accesses.
+template <int BYTES> struct Word;
+template <> struct Word<16> { using type = uint4; };
+template <> struct Word<8> { using type = uint2; };
+template <> struct Word<4> { using type = unsigned int; };
+template <> struct Word<2> { using type = unsigned short; };
+template <> struct Word<1> { using type = unsigned char; };
+
 template <typename T, int VEC>
 __device__ __forceinline__ Vec<T, VEC> load_vec(const T* p) {
-  return *reinterpret_cast<const Vec<T, VEC>*>(p);
+  using W = typename Word<sizeof(T) * VEC>::type;
+  const W w = *reinterpret_cast<const W*>(p);
+  Vec<T, VEC> v;
+  memcpy(&v, &w, sizeof(W));
+  return v;
 }
 
 template <typename T, int VEC>
 __device__ __forceinline__ void store_vec(T* p, const Vec<T, VEC>& v) {
-  *reinterpret_cast<Vec<T, VEC>*>(p) = v;
+  using W = typename Word<sizeof(T) * VEC>::type;
+  W w;
+  memcpy(&w, &v, sizeof(W));
+  __stcs(reinterpret_cast<W*>(p), w);
+}
+
+// One element, with the same streaming store (the scalar tails and the column kernels).
+template <typename T>
+__device__ __forceinline__ void store_one(T* p, T v) {
+  Vec<T, 1> one;
+  one.v[0] = v;
+  store_vec<T, 1>(p, one);
 }
 
 inline bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
@@ -117,6 +153,17 @@ __device__ __forceinline__ float block_allreduce(float v, Op op, float identity,
   }
   __syncthreads();
   return scratch[32];
+}
+
+// Neighbour columns per block of the softmax column layouts (dim != -1): 8 to start with (one
+// 32-byte sector of float32 per row of the tile), fewer when the tensor has fewer columns,
+// more (up to max_tx) only while the grid keeps at least 4 blocks per SM of an H100 (132
+// SMs): a 3000 x 3000 softmax over dim 0 then runs 375 blocks of 8 columns, not 94 of 32.
+inline int column_tile(int64_t outer, int64_t inner, int max_tx) {
+  int tx = 1;
+  while (tx < 8 && tx < inner && tx < max_tx) tx *= 2;
+  while (tx < max_tx && outer * ceil_div(inner, 2 * tx) >= 4 * 132) tx *= 2;
+  return tx;
 }
 
 // A 2-D block (blockDim.x columns, blockDim.y a power of two of threads per column):

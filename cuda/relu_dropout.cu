@@ -18,8 +18,11 @@
 //             host in double and rounded to float; x * scale differs from the seed's
 //             x / (1 - p) by at most one rounding.
 //   traffic   reads n, writes n elements: compulsory = model = 2 n sizeof(T) bytes.
-//             Arithmetic: one Philox (10 rounds of 2 multiplies) per 4 elements; at
-//             3 TB/s of float32 that is ~10% of the H100's integer throughput.
+//             Arithmetic: one Philox per 4 elements, ~70 instructions (10 rounds of two
+//             32x32->64-bit multiplies, XORs and key adds). At 3 TB/s of float32 (375 G
+//             elements/s) that is ~6.6 T instructions/s, about a fifth of what the H100's
+//             SMs issue; float16 doubles the elements per byte and so the share (~45%):
+//             not the limit, but no longer negligible (ncu: sm__inst_executed vs dram).
 //   precond.  contiguous, any n >= 0 (64-bit counters), p in [0, 1), any 64-bit seed.
 //             Vector path (one 4-element load per group: 16 bytes for float32, 8 for
 //             16-bit types) when both pointers are aligned to 4 elements (run-time check);
@@ -77,7 +80,7 @@ relu_dropout_kernel(const T* __restrict__ x, T* __restrict__ out, int64_t n, flo
       } else {
 #pragma unroll
         for (int j = 0; j < 4; ++j) {
-          if (i + j < n) out[i + j] = o.v[j];
+          if (i + j < n) store_one(out + i + j, o.v[j]);
         }
       }
     }

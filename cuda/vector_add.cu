@@ -57,7 +57,7 @@ vector_add_kernel(const T* __restrict__ x, const T* __restrict__ y, T* __restric
   }
   // The n % VEC elements after the last whole vector (none when VEC == 1): block 0.
   const int64_t i = nvec * VEC + threadIdx.x;
-  if (blockIdx.x == 0 && i < n) out[i] = from_float<T>(to_float(x[i]) + to_float(y[i]));
+  if (blockIdx.x == 0 && i < n) store_one(out + i, from_float<T>(to_float(x[i]) + to_float(y[i])));
 }
 
 template <typename T>

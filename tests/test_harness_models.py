@@ -7,7 +7,8 @@ import pytest
 from bench import model_table, models, problems, registry
 from bench.models import MatmulShape
 
-LADDER = [k for k in registry.kernels() if k.backend == "cuda" and k.model is not None]
+LADDER = [k for k in registry.kernels() if k.backend == "cuda" and k.op == "matmul"
+          and k.model is not None]
 SQUARE = [128, 256, 1024, 4096]
 
 

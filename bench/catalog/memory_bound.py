@@ -1,0 +1,209 @@
+"""The memory-bound kernels of the seed documents: CUDA, Triton twins, PyTorch references.
+
+Five ops (bench/problems_memory.py): vector_add (the lecture's Figure 5), copy and
+rgb_to_grey (the practitioner's guide), relu_dropout and softmax over any dim (the seed
+notebook). Each has a CUDA kernel (cuda/<op>.cu, a `cvt` torch op) and its Triton twin
+(triton_impl/<op>.py, a `cvt_triton` op); softmax has two versions (row kept in SRAM;
+online, any length). The references are PyTorch eager (the first "torch" record of an op:
+the one "% of reference" divides by) and torch.compile of the same expression.
+
+Deliberately wrong kernels: the guide's two failed copies (triton_impl/copy.py), kept so
+the harness can show it catches them. Their names contain "_bug_", their version is
+"bug1"/"bug2", their summary starts with "DELIBERATELY WRONG"; registry.select leaves them
+out unless a pattern names a bug ("*_bug_*"), so `check`, `time`, `profile` and `report`
+never pick them by default.
+"""
+from __future__ import annotations
+
+import importlib
+from functools import lru_cache
+
+from bench import models_memory as mm
+from bench.registry import Kernel
+
+FLOATS = ("fp32", "fp16", "bf16")
+
+
+# --- loaders (nothing is imported or built until a kernel runs) ---------------------------
+
+def _cuda(op_name: str):
+    def load(precision: str):
+        import bindings
+
+        return getattr(bindings.ops(), op_name)
+
+    return load
+
+
+def _triton(module: str, *args):
+    def load(precision: str):
+        return importlib.import_module(f"triton_impl.{module}").op(*args)
+
+    return load
+
+
+def _triton_function(module: str, function: str):
+    def load(precision: str):
+        return getattr(importlib.import_module(f"triton_impl.{module}"), function)
+
+    return load
+
+
+# PyTorch expressions, as the seed documents write them.
+
+def eager_vector_add(x, y):
+    import torch
+
+    return torch.add(x, y)
+
+
+def eager_copy(x):
+    return x.clone()
+
+
+def eager_relu_dropout(x, p, seed):
+    """The seed's pytorch_relu_dropout: two kernels (relu, then dropout with its own
+    generator: `seed` is not used, the mask differs from the twins', the statistics do not)."""
+    import torch.nn.functional as F
+
+    return F.dropout(F.relu(x), p=p, inplace=True)
+
+
+def eager_softmax(x, dim):
+    import torch
+
+    return torch.softmax(x, dim)
+
+
+def eager_rgb_to_grey(img):
+    """The guide's formula in PyTorch, rounded as the kernels round."""
+    import torch
+
+    return (0.2989 * img[0] + 0.5870 * img[1] + 0.1140 * img[2] + 0.5).to(torch.uint8)
+
+
+EAGER = {"vector_add": eager_vector_add, "copy": eager_copy, "relu_dropout": eager_relu_dropout,
+         "softmax": eager_softmax, "rgb_to_grey": eager_rgb_to_grey}
+
+
+def _eager(op: str):
+    def load(precision: str):
+        return EAGER[op]
+
+    return load
+
+
+@lru_cache(maxsize=None)
+def compiled(op: str):
+    """torch.compile of the eager expression, one per op (it recompiles per new shape, then
+    goes dynamic; the first call at a shape is setup, never timed)."""
+    import torch
+
+    return torch.compile(EAGER[op])
+
+
+def _compiled(op: str):
+    def load(precision: str):
+        return compiled(op)
+
+    return load
+
+
+# --- records ---------------------------------------------------------------------------
+
+def _params(**values: int):
+    return lambda: dict(values)
+
+
+def _pair(op, version, cuda_summary, triton_summary, model, formula, cuda_loader,
+          triton_loader, cuda_source, triton_source, cuda_params=None, triton_params=None,
+          precisions=FLOATS, suffix=""):
+    cuda_name, triton_name = f"cuda_{op}{suffix}", f"triton_{op}{suffix}"
+    return [
+        Kernel(name=cuda_name, op=op, backend="cuda", version=version, summary=cuda_summary,
+               source=cuda_source, precisions=precisions, loader=cuda_loader,
+               params=cuda_params or _params(), model=model, twin=triton_name, formula=formula),
+        Kernel(name=triton_name, op=op, backend="triton", version=version,
+               summary=triton_summary, source=triton_source, precisions=precisions,
+               loader=triton_loader, params=triton_params or _params(), model=model,
+               twin=cuda_name, runs_on_cpu=True, formula=formula),
+    ]
+
+
+def _references(op, eager_summary, precisions=FLOATS, eager_model=None):
+    source = "bench/catalog/memory_bound.py"
+    return [
+        Kernel(name=f"torch_{op}", op=op, backend="torch", version="eager",
+               summary=eager_summary, source=source, precisions=precisions, loader=_eager(op),
+               model=eager_model, runs_on_cpu=True),
+        Kernel(name=f"compile_{op}", op=op, backend="torch", version="compile",
+               summary=f"torch.compile of the eager expression ({op}): Inductor's Triton kernel",
+               source=source, precisions=precisions, loader=_compiled(op), model=None),
+    ]
+
+
+def records() -> list[Kernel]:
+    wrong = "DELIBERATELY WRONG (the guide's attempt {}): "
+    return [
+        *_pair("vector_add", "add",
+               "out = x + y; 16-byte vectors, 4 in flight per thread, scalar tail",
+               "the lecture's Figure 5 _add, masked store; 16-byte accesses after a run-time check",
+               mm.vector_add, "reads 2n, writes n", _cuda("vector_add"),
+               _triton("vector_add"), "cuda/vector_add.cu", "triton_impl/vector_add.py",
+               _params(threads=256, vectors_per_thread=4), _params(num_warps=8, vectors_per_thread=4)),
+        *_references("vector_add", "torch.add(x, y)", eager_model=mm.vector_add),
+
+        *_pair("copy", "copy",
+               "out = x; the bandwidth ceiling's kernel: 16-byte vectors, 4 in flight per thread",
+               "the guide's copy, offsets = pid * BLOCK + arange(BLOCK); 16-byte accesses",
+               mm.copy, "reads n, writes n", _cuda("copy"), _triton("copy"), "cuda/copy.cu",
+               "triton_impl/copy.py", _params(threads=256, vectors_per_thread=4),
+               _params(num_warps=8, vectors_per_thread=4)),
+        Kernel(name="triton_copy_bug_offsets_ignore_pid", op="copy", backend="triton",
+               version="bug1", summary=wrong.format(1) + "offsets = arange(BLOCK) ignore the "
+               "program id", source="triton_impl/copy.py", precisions=FLOATS,
+               loader=_triton_function("copy", "copy_bug_offsets_ignore_pid"), model=mm.copy,
+               runs_on_cpu=True, formula="reads n, writes n",
+               twin_note="deliberately wrong: kept to show that the check catches it"),
+        Kernel(name="triton_copy_bug_pid_times_n", op="copy", backend="triton", version="bug2",
+               summary=wrong.format(2) + "offsets = pid * n + arange(BLOCK), not pid * BLOCK",
+               source="triton_impl/copy.py", precisions=FLOATS,
+               loader=_triton_function("copy", "copy_bug_pid_times_n"), model=mm.copy,
+               runs_on_cpu=True, formula="reads n, writes n",
+               twin_note="deliberately wrong: kept to show that the check catches it"),
+        *_references("copy", "x.clone()", eager_model=mm.copy),
+
+        *_pair("relu_dropout", "fused",
+               "fused ReLU + dropout, Philox4x32-10 per 4 elements (Triton's tl.rand4x bits)",
+               "the seed's fused kernel with tl.rand4x: same masks as the CUDA twin, bit for bit",
+               mm.relu_dropout, "reads n, writes n", _cuda("relu_dropout"),
+               _triton("relu_dropout"), "cuda/relu_dropout.cu", "triton_impl/relu_dropout.py",
+               _params(threads=256, groups_per_thread=4), _params(num_warps=8, BLOCK=4096)),
+        *_references("relu_dropout", "F.dropout(F.relu(x), p, inplace=True): two kernels and a "
+                     "mask", eager_model=mm.relu_dropout_eager),
+
+        *_pair("softmax", "row_sram",
+               "softmax over any dim, the row (column) staged in shared memory: one DRAM pass",
+               "the seed's softmax, BLOCK = next_power_of_2(n), columns without a transpose",
+               mm.softmax_sram, "reads N, writes N (n <= 32768)", _cuda("softmax_row_sram"),
+               _triton("softmax", "row_sram"), "cuda/softmax_row_sram.cu",
+               "triton_impl/softmax.py", _params(max_n=32768, staged=True),
+               _params(max_n=32768), suffix="_row_sram"),
+        *_pair("softmax", "online",
+               "softmax over any dim, any length: online max and sum, then a backward pass",
+               "online softmax with per-lane running max and sum, backward second pass",
+               mm.softmax_online, "reads 2N, writes N", _cuda("softmax_online"),
+               _triton("softmax", "online"), "cuda/softmax_online.cu", "triton_impl/softmax.py",
+               _params(threads=1024), _params(BLOCK=8192, num_warps=16), suffix="_online"),
+        *_references("softmax", "torch.softmax(x, dim)"),
+
+        *_pair("rgb_to_grey", "grey",
+               "uint8 3xHxW -> HxW grey; 2-D grid of 32x8 blocks, 16 pixels per thread",
+               "the guide's 2-D blocks and masks, 8 x 512 tiles, rounded to the nearest grey",
+               mm.rgb_to_grey, "reads 3HW, writes HW bytes", _cuda("rgb_to_grey"),
+               _triton("rgb_to_grey"), "cuda/rgb_to_grey.cu", "triton_impl/rgb_to_grey.py",
+               _params(threads_x=32, threads_y=8, pixels_per_thread=16),
+               _params(BLOCK_H=8, BLOCK_W=512, num_warps=8), precisions=("u8",)),
+        *_references("rgb_to_grey", "0.2989 R + 0.5870 G + 0.1140 B in PyTorch: ~7 kernels",
+                     precisions=("u8",)),
+    ]

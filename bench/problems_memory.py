@@ -1,0 +1,489 @@
+"""The memory-bound ops as harness Problems: vector add, copy, ReLU + dropout, softmax, RGB -> grey.
+
+Each is a :class:`bench.problems.Problem` (inputs, a float64 reference, an error that can
+fail, compulsory bytes), registered under its op name by :func:`register_into`, which
+bench/problems.py calls once. Shapes are tensor shapes, "4096x32768" (softmax may add
+":dim=0"); see bench/models_memory.TensorShape.
+
+What "correct" means, per op (err must be <= the tolerance; a NaN where the reference is
+finite, a finite value where it is NaN, a wrong shape or a wrong dtype give err = inf):
+
+    vector_add   |out - (x + y)| / (|x| + |y|), reference in float64; bound: one rounding
+                 to the output type plus one float32 rounding (2^-24)
+    copy         |out - x| / |x|; bound 0 (bit for bit)
+    relu_dropout each element must be 0 or relu(x) / (1 - p) (distance to the nearer one,
+                 relative; bound as vector_add), AND among the elements with x > 0 the kept
+                 fraction must be within 5 standard deviations of the binomial's 1 - p
+                 (err = inf otherwise). This accepts any correct dropout (PyTorch's own
+                 generator too) and rejects p-scaling mistakes, a constant mask or a missing
+                 ReLU. The bit-exact comparison with the Philox reference (philox_reference)
+                 is in the tests: both twins must drop exactly the same elements.
+    softmax      |out - ref| / max(ref along the row), float64 reference; bound
+                 2 u_out + (16 + 4 sqrt(n)) 2^-24: output rounding, plus the exps and a sum
+                 of n terms in float32 (the matmul bound's sqrt(K) growth)
+    rgb_to_grey  |out - (0.2989 R + 0.5870 G + 0.1140 B)| in grey levels; bound 0.5 + 2^-10
+                 (rounded to the nearest level, float32 arithmetic)
+
+Input modes: "random" (normal values; uint8 uniform for images), "exact" (integers in
+[-3, 3]: add, copy and ReLU + dropout at p = 0.5 must then be exact; softmax and RGB -> grey
+have no exact mode) and "nonfinite" (a NaN, a +inf and a -inf planted; softmax also gets a
+row of -inf: the output must carry them where float64 PyTorch does; images have no NaN, so
+their "nonfinite" inputs are the random ones).
+"""
+from __future__ import annotations
+
+import math
+
+from bench import problems
+from bench.models_memory import ELEM_BYTES, TensorShape
+
+MEMORY_PRECISIONS = ("fp32", "fp16", "bf16")
+OUTPUT_ROUNDOFF = {"fp32": 2.0**-24, "fp16": 2.0**-11, "bf16": 2.0**-8, "u8": 0.5}
+F32 = 2.0**-24
+EXACT_RANGE = 3
+DROPOUT_P = 0.5       # the seed's default p ...
+DROPOUT_SEED = 13     # ... and its TRITON_SEED
+KEEP_RATE_SIGMAS = 5.0
+GREY_WEIGHTS = (0.2989, 0.5870, 0.1140)
+MIB = 2**20
+
+
+def torch_dtype(precision: str):
+    import torch
+
+    return {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16,
+            "u8": torch.uint8}[precision]
+
+
+def _generator(device: str, seed: int):
+    """A generator on the device the inputs live on: a 256 MB input made on the CPU and
+    copied would cost seconds per timed row."""
+    import torch
+
+    return torch.Generator(device=device).manual_seed(seed)
+
+
+def nonfinite_positions(numel: int) -> dict[str, int]:
+    """Where "nonfinite" mode plants a NaN, a +inf and a -inf in a flat input."""
+    if numel < 3:
+        return {"nan": 0} if numel else {}
+    return {"nan": numel // 3, "posinf": (2 * numel) // 3, "neginf": numel - 1}
+
+
+def _nan_aware_error(out, ref, scale) -> float:
+    """max |out - ref| / scale over elements where ref is finite; inf where NaN/inf differ."""
+    import torch
+
+    out = out.double()
+    special = ~torch.isfinite(ref)
+    # where the reference is NaN the output must be NaN; where it is +-inf, the same inf
+    bad = special & ~((torch.isnan(ref) & torch.isnan(out)) | (out == ref))
+    if bool(bad.any()):
+        return math.inf
+    fin = ~special
+    if not bool(fin.any()):
+        return 0.0
+    o, r, s = out[fin], ref[fin], scale[fin]
+    if bool(torch.isnan(o).any()) or bool(torch.isinf(o).any()):
+        return math.inf
+    diff = (o - r).abs()
+    zero = s == 0
+    err = torch.where(zero, torch.where(diff == 0, torch.zeros_like(diff),
+                                        torch.full_like(diff, math.inf)),
+                      diff / s.clamp_min(torch.finfo(torch.float64).tiny))
+    return float(err.max())
+
+
+class MemoryProblem(problems.Problem):
+    """What the five memory-bound ops share: tensor shapes, float dtypes, device-side inputs."""
+
+    precisions = MEMORY_PRECISIONS
+    allow_dim = False
+    inputs_count = 1
+    # The shapes of the seed documents' own benchmarks (targets: at least as fast as PyTorch
+    # eager there), and the >= 256 MB shapes of the bandwidth targets.
+    seed_shapes = ""
+    target_shapes = ""
+    quick_time_shapes = ""
+    bandwidth_target = 0.90   # of the measured copy bandwidth, at target_shapes
+
+    def parse_shape(self, text: str) -> TensorShape:
+        return TensorShape.parse(text, allow_dim=self.allow_dim)
+
+    def size(self, shape: TensorShape) -> float:
+        return float(shape.numel)
+
+    def input_bytes(self, shape: TensorShape, precision: str) -> int:
+        return shape.numel * ELEM_BYTES[precision]
+
+    def output_nbytes(self, shape, precision):
+        return shape.numel * ELEM_BYTES[precision]
+
+    def useful_flops(self, shape) -> int:
+        return 0  # judged by bandwidth: GB/s against the copy, not FLOP/s
+
+    def compulsory_bytes(self, shape, precision):
+        return (self.inputs_count + 1) * shape.numel * ELEM_BYTES[precision]
+
+    def exact_note(self, shape, precision) -> str:
+        """Why check skips the exact mode here (bench/check.py shows it)."""
+        return f"{self.name} has no exact mode" if not self.exact_possible(shape, precision) \
+            else ""
+
+    def traffic(self, kernel, shape, precision):
+        """The kernel's model at this precision (element size), or None."""
+        if kernel.model is None:
+            return None
+        return kernel.model(shape, {**dict(kernel.params()), "precision": precision})
+
+    def _tensor(self, shape, precision, mode, device, g):
+        import torch
+
+        dims = shape.dims
+        dtype = torch_dtype(precision)
+        if mode == "exact":
+            t = torch.randint(-EXACT_RANGE, EXACT_RANGE + 1, dims, generator=g, device=device)
+            return t.to(dtype)
+        t = torch.randn(dims, generator=g, device=device, dtype=torch.float32)
+        if mode == "nonfinite" and t.numel():
+            flat = t.view(-1)
+            for kind, i in nonfinite_positions(t.numel()).items():
+                flat[i] = {"nan": math.nan, "posinf": math.inf, "neginf": -math.inf}[kind]
+        return t.to(dtype)
+
+    def inputs(self, shape, precision, seed=0, mode="random", device="cpu"):
+        if mode not in problems.MODES:
+            raise ValueError(f"{self.name}: mode must be one of {problems.MODES}, got {mode!r}")
+        g = _generator(device, seed)
+        return tuple(self._tensor(shape, precision, mode, device, g)
+                     for _ in range(self.inputs_count))
+
+    def _wrong_output(self, out, like_shape, dtype) -> bool:
+        import torch
+
+        return (not isinstance(out, torch.Tensor) or tuple(out.shape) != tuple(like_shape)
+                or out.dtype != dtype)
+
+
+class VectorAddProblem(MemoryProblem):
+    """out = x + y (same shape, same dtype)."""
+
+    name = "vector_add"
+    shape_help = "a tensor shape, e.g. 1000003 or 1000x1000"
+    inputs_count = 2
+    check_shapes = {"cpu": "1,6,1000,4099,3x5x7",
+                    "cuda": "1,6,127,1000,4099,65537,192311,1000003,1000x1000,7919x3"}
+    time_shapes = {"cpu": "",
+                   "cuda": "65536,192311,1048576,4194304,16777216,67108864"}
+    quick_time_shapes = "192311,67108864"
+    model_shapes = "192311,67108864"
+    profile_shapes = "67108864"
+    seed_shapes = "192311"            # the lecture's Figure 5: N = 192311
+    target_shapes = "67108864"        # 2^26 float32 = 256 MiB per tensor
+
+    def error(self, out, inputs, mode="random"):
+        x, y = inputs
+        if self._wrong_output(out, x.shape, x.dtype):
+            return math.inf
+        xd, yd = x.double(), y.double()
+        return _nan_aware_error(out, xd + yd, xd.abs() + yd.abs())
+
+    def tolerance(self, shape, precision):
+        return OUTPUT_ROUNDOFF[precision] + F32
+
+
+class CopyProblem(MemoryProblem):
+    """out = x, bit for bit."""
+
+    name = "copy"
+    shape_help = "a tensor shape, e.g. 1000003 or 1000x1000"
+    # n > 1024 (the wrong copies' block) in every set: one program hides both bugs
+    check_shapes = {"cpu": "1,6,1000,4099", "cuda": "1,6,127,1000,4099,65537,1000003,1000x1000"}
+    time_shapes = {"cpu": "", "cuda": "6,65536,1048576,4194304,16777216,67108864"}
+    quick_time_shapes = "6,67108864"
+    model_shapes = "6,67108864"
+    profile_shapes = "67108864"
+    seed_shapes = "6"                 # the guide's copy example: x = [1, 2, 3, 4, 5, 6]
+    target_shapes = "67108864"
+
+    def error(self, out, inputs, mode="random"):
+        (x,) = inputs
+        if self._wrong_output(out, x.shape, x.dtype):
+            return math.inf
+        xd = x.double()
+        return _nan_aware_error(out, xd, xd.abs())
+
+    def tolerance(self, shape, precision):
+        return 0.0
+
+
+M32 = 0xFFFFFFFF
+
+
+def _mulhilo(a: int, b):
+    """(a * b) >> 32 and (a * b) mod 2^32 for a constant a < 2^32 and int64 tensor b < 2^32,
+    without overflowing int64: b is split in 16-bit halves (each product < 2^48)."""
+    t, u = a * (b & 0xFFFF), a * (b >> 16)
+    return (u + (t >> 16)) >> 16, (((u & 0xFFFF) << 16) + t) & M32
+
+
+def philox4x32_10(c0, c1, c2, c3, k0: int, k1: int):
+    """Philox4x32-10 on int64 tensors holding 32-bit words (cuda/philox.cuh, Triton's
+    philox_impl): ten rounds, the key bumped between them. Returns the four output words."""
+    for _ in range(10):
+        hi_b, lo_b = _mulhilo(0xCD9E8D57, c2)
+        hi_a, lo_a = _mulhilo(0xD2511F53, c0)
+        c0, c1, c2, c3 = hi_b ^ c1 ^ k0, lo_b, hi_a ^ c3 ^ k1, lo_a
+        k0, k1 = (k0 + 0x9E3779B9) & M32, (k1 + 0xBB67AE85) & M32
+    return c0, c1, c2, c3
+
+
+def philox_reference(numel: int, seed: int, device=None, start: int = 0):
+    """The uniforms both twins draw for elements 0 .. numel-1 under `seed`, computed with
+    int64 tensor arithmetic: Philox4x32-10 of counter (g mod 2^32, g >> 32, 0, 0), key
+    (seed mod 2^32, seed >> 32), element 4g + j taking word j; then Triton's
+    uint_to_uniform_float (int32 x < 0 -> -x - 1, times 4.6566127342e-10 in float32).
+    Checked against Random123's known answers in tests/test_memory_models.py. `start` (a
+    multiple of 4) is the index of the first element: the uniforms of a tensor's tail."""
+    import torch
+
+    if start % 4:
+        raise ValueError(f"philox_reference: start must be a multiple of 4, got {start}")
+    g = torch.arange((numel + 3) // 4, dtype=torch.int64, device=device) + start // 4
+    zero = torch.zeros_like(g)
+    words = philox4x32_10(g & M32, g >> 32, zero, zero, seed & M32, (seed >> 32) & M32)
+    bits = torch.stack(words, dim=1).reshape(-1)[:numel]
+    signed = torch.where(bits >= 2**31, bits - 2**32, bits)
+    signed = torch.where(signed < 0, -signed - 1, signed)
+    return signed.to(torch.float32) * torch.tensor(4.6566127342e-10, dtype=torch.float32,
+                                                   device=device)
+
+
+def relu_dropout_expected(x, p: float, seed: int, start: int = 0):
+    """The exact output of both twins (float32 math, then the dtype's rounding); x may be the
+    tail of a larger input that starts at element `start` (a multiple of 4)."""
+    import torch
+
+    u = philox_reference(x.numel(), seed, x.device, start).view(x.shape)
+    f = x.float()
+    relu = torch.where(f <= 0, torch.zeros_like(f), f)
+    scale = torch.tensor(1.0 / (1.0 - p), dtype=torch.float32, device=x.device)
+    return torch.where(u >= torch.tensor(p, dtype=torch.float32), relu * scale,
+                       torch.zeros_like(f)).to(x.dtype)
+
+
+def keep_rate_z(kept: int, trials: int, p: float) -> float:
+    """|kept - trials (1 - p)| in standard deviations of Binomial(trials, 1 - p)."""
+    if trials == 0:
+        return 0.0
+    sd = math.sqrt(trials * p * (1 - p))
+    dev = abs(kept - trials * (1 - p))
+    return dev / sd if sd > 0 else (0.0 if dev == 0 else math.inf)
+
+
+class ReluDropoutProblem(MemoryProblem):
+    """out = keep ? relu(x) / (1 - p) : 0, inputs (x, p, seed) with the seed's p = 0.5, seed 13."""
+
+    name = "relu_dropout"
+    shape_help = "a tensor shape, e.g. 1000x1000 (the seed's)"
+    check_shapes = {"cpu": "1,6,1000,4099,3x5x7", "cuda": "1,6,127,4099,65537,1000003,1000x1000"}
+    time_shapes = {"cpu": "",
+                   "cuda": "65536,1000x1000,4194304,16777216,67108864"}
+    quick_time_shapes = "1000x1000,67108864"
+    model_shapes = "1000x1000,67108864"
+    profile_shapes = "67108864"
+    seed_shapes = "1000x1000"         # seed 000: x = torch.rand(1000, 1000), float32 and half
+    target_shapes = "67108864"
+
+    def inputs(self, shape, precision, seed=0, mode="random", device="cpu"):
+        (x,) = super().inputs(shape, precision, seed, mode, device)
+        return x, DROPOUT_P, DROPOUT_SEED
+
+    def compulsory_bytes(self, shape, precision):
+        return 2 * shape.numel * ELEM_BYTES[precision]
+
+    def error(self, out, inputs, mode="random"):
+        import torch
+
+        x, p, _seed = inputs
+        if self._wrong_output(out, x.shape, x.dtype):
+            return math.inf
+        o = out.double()
+        xd = x.double()
+        v = torch.where(xd <= 0, torch.zeros_like(xd), xd) * (1.0 / (1.0 - p))  # kept value
+        nan_v, inf_v = torch.isnan(v), torch.isinf(v)
+        # a NaN kept is NaN, dropped 0 (or NaN: PyTorch multiplies by the mask); a +inf kept
+        # is +inf, dropped 0 (PyTorch: inf * 0 = NaN)
+        special_ok = torch.where(nan_v, torch.isnan(o) | (o == 0),
+                                 torch.where(inf_v, (o == v) | (o == 0) | torch.isnan(o),
+                                             torch.ones_like(nan_v)))
+        if not bool(special_ok.all()):
+            return math.inf
+        fin = ~(nan_v | inf_v)
+        if bool((~torch.isfinite(o[fin])).any()):
+            return math.inf
+        of, vf = o[fin], v[fin]
+        dist = torch.minimum(of.abs(), (of - vf).abs())       # to 0 or to the kept value
+        err = dist / vf.abs().clamp_min(torch.finfo(torch.float64).tiny)
+        err = torch.where(dist == 0, torch.zeros_like(err), err)
+        worst = float(err.max()) if err.numel() else 0.0
+        positive = vf > 0
+        kept = int(((of != 0) & positive).sum())
+        if keep_rate_z(kept, int(positive.sum()), p) > KEEP_RATE_SIGMAS:
+            return math.inf                                   # a wrong keep rate
+        return worst
+
+    def tolerance(self, shape, precision):
+        return OUTPUT_ROUNDOFF[precision] + F32
+
+
+def _seed_softmax_shapes() -> str:
+    sizes = (100, 500, 1000, 2000, 3000)  # seed 000's benchmark: n x n, dim 0 and dim 1
+    return ",".join(f"{n}x{n}:dim=0,{n}x{n}" for n in sizes)
+
+
+class SoftmaxProblem(MemoryProblem):
+    """softmax(x, dim) over any dimension: inputs (x, dim)."""
+
+    name = "softmax"
+    shape_help = "a tensor shape with an optional reduced dim, e.g. 4096x32768 or 3000x3000:dim=0"
+    allow_dim = True
+    check_shapes = {"cpu": "1x1,3x5,7x33,5x200:dim=0,4x3x5:dim=1,2x1000,2x9000",
+                    "cuda": "1x1,1x7,3x1000,257x33,100x100:dim=0,1000x1000,1000x1000:dim=0,"
+                            "2x3x1001:dim=1,64x32768,7x20000:dim=0"}
+    time_shapes = {"cpu": "", "cuda": _seed_softmax_shapes() + ",4096x32768"}
+    quick_time_shapes = "1000x1000,3000x3000:dim=0,4096x32768"
+    model_shapes = "3000x3000,4096x32768"
+    profile_shapes = "4096x32768"
+    seed_shapes = _seed_softmax_shapes()
+    target_shapes = "4096x32768"      # 512 MiB of float32 in, 512 MiB out
+    bandwidth_target = 0.80
+
+    def inputs(self, shape, precision, seed=0, mode="random", device="cpu"):
+        import torch
+
+        if mode not in problems.MODES:
+            raise ValueError(f"softmax: mode must be one of {problems.MODES}, got {mode!r}")
+        g = _generator(device, seed)
+        if mode == "exact":
+            raise ValueError("softmax has no exact mode (exp is not exact)")
+        x = torch.randn(shape.dims, generator=g, device=device, dtype=torch.float32) * 3
+        if mode == "nonfinite" and x.numel():
+            # the rows along dim, as [rows, n]: a NaN in row 0, a +inf in row 1, -inf in the
+            # first half of row 2 and all of row 3 (where the output must be NaN, as torch's)
+            d = shape.reduced_dim
+            rows = x.movedim(d, -1).contiguous()
+            view = rows.view(-1, rows.shape[-1])
+            r, n = view.shape
+            view[0, n // 2] = math.nan
+            view[min(1, r - 1), n - 1] = math.inf
+            if r >= 3:
+                view[2, : max(1, n // 2)] = -math.inf
+            if r >= 4:
+                view[3, :] = -math.inf
+            x = rows.movedim(-1, d).contiguous()
+        return x.to(torch_dtype(precision)), (-1 if shape.dim is None else shape.dim)
+
+    def compulsory_bytes(self, shape, precision):
+        return 2 * shape.numel * ELEM_BYTES[precision]
+
+    def error(self, out, inputs, mode="random"):
+        import torch
+
+        x, dim = inputs
+        if self._wrong_output(out, x.shape, x.dtype):
+            return math.inf
+        if x.numel() == 0:
+            return 0.0
+        ref = torch.softmax(x.double(), dim)
+        top = ref.nan_to_num(nan=0.0).amax(dim=dim, keepdim=True).expand_as(ref)
+        return _nan_aware_error(out, ref, top)
+
+    def tolerance(self, shape, precision):
+        _outer, n, _inner = shape.around()
+        return 2 * OUTPUT_ROUNDOFF[precision] + (16 + 4 * math.sqrt(n)) * F32
+
+    def exact_possible(self, shape, precision):
+        return False
+
+
+class RgbToGreyProblem(MemoryProblem):
+    """grey = round(0.2989 R + 0.5870 G + 0.1140 B) of a uint8 3 x H x W image."""
+
+    name = "rgb_to_grey"
+    shape_help = "3xHxW (or HxW), e.g. 3x1066x1600"
+    precisions = ("u8",)
+    check_shapes = {"cpu": "3x1x1,3x7x5,3x33x65", "cuda": "3x1x1,3x7x5,3x150x225,3x33x512,"
+                                                          "3x1066x1600,3x9x4097"}
+    time_shapes = {"cpu": "", "cuda": "3x150x225,3x1066x1600,3x2160x3840,3x8192x8192"}
+    quick_time_shapes = "3x1066x1600,3x8192x8192"
+    model_shapes = "3x1066x1600"
+    profile_shapes = "3x8192x8192"
+    seed_shapes = "3x150x225,3x1066x1600"   # the guide's puppy: resized, and as downloaded
+    target_shapes = ""
+
+    def parse_shape(self, text):
+        shape = TensorShape.parse(text)
+        c, h, w = shape.image()
+        if c != 3:
+            raise ValueError(f"rgb_to_grey: an image is 3 x H x W (RGB), got {text!r}")
+        return TensorShape((3, h, w))
+
+    def input_bytes(self, shape, precision):
+        return shape.numel
+
+    def output_nbytes(self, shape, precision):
+        _c, h, w = shape.image()
+        return h * w
+
+    def compulsory_bytes(self, shape, precision):
+        _c, h, w = shape.image()
+        return 4 * h * w
+
+    def inputs(self, shape, precision, seed=0, mode="random", device="cpu"):
+        import torch
+
+        if mode not in problems.MODES:
+            raise ValueError(f"rgb_to_grey: mode must be one of {problems.MODES}, got {mode!r}")
+        g = _generator(device, seed)
+        img = torch.randint(0, 256, shape.dims, generator=g, device=device, dtype=torch.int32)
+        return (img.to(torch.uint8),)
+
+    def error(self, out, inputs, mode="random"):
+        import torch
+
+        (img,) = inputs
+        if self._wrong_output(out, img.shape[1:], torch.uint8):
+            return math.inf
+        if out.numel() == 0:
+            return 0.0
+        f = img.double()
+        v = GREY_WEIGHTS[0] * f[0] + GREY_WEIGHTS[1] * f[1] + GREY_WEIGHTS[2] * f[2]
+        return float((out.double() - v).abs().max())
+
+    def tolerance(self, shape, precision):
+        return 0.5 + 2.0**-10
+
+    def exact_possible(self, shape, precision):
+        return False
+
+
+MEMORY_PROBLEMS = (VectorAddProblem(), CopyProblem(), ReluDropoutProblem(), SoftmaxProblem(),
+                   RgbToGreyProblem())
+
+
+def register_into(registry: dict, element_bytes: dict) -> None:
+    """Adds the memory-bound Problems to bench.problems.PROBLEMS (keyed by op) and the uint8
+    precision's element size to bench.problems.ELEMENT_BYTES (bench/profile.py reads it)."""
+    for p in MEMORY_PROBLEMS:
+        registry.setdefault(p.name, p)
+    element_bytes.setdefault("u8", 1)
+
+
+def is_memory_op(op: str) -> bool:
+    return any(p.name == op for p in MEMORY_PROBLEMS)
+
+
+# bench/problems.py imports this module after defining its registry, and whichever of the two
+# is imported first, the registration happens here, once this module is complete.
+register_into(problems.PROBLEMS, problems.ELEMENT_BYTES)

@@ -1,0 +1,174 @@
+"""Report sections of the memory-bound ops (bench/report.py calls these), from result files.
+
+    bandwidth  per op, every kernel x shape: achieved GB/s (compulsory bytes / median time),
+               % of the copy bandwidth measured in the same run, and the speed-up over
+               PyTorch eager at the same shape and precision
+    targets    the issue's targets, each with MET / MISSED and the numbers behind it:
+               - add, copy, ReLU + dropout at the >= 256 MB shapes: >= 90% of the copy
+                 bandwidth, in both languages;
+               - softmax at 4096 x 32768 float32: >= 80% of it and faster than torch.softmax;
+               - at the seed documents' own benchmark shapes: every kernel at least as fast
+                 as the PyTorch eager version it replaces.
+    counters   per profiled kernel: DRAM bytes (ncu) next to the compulsory and model bytes:
+               where a kernel misses, this says whether it moved more bytes than it must
+               (extra passes reaching DRAM) or moved the right bytes too slowly.
+"""
+from __future__ import annotations
+
+import math
+
+from bench.results import num
+
+
+def _report():
+    from bench import report
+
+    return report
+
+
+def _memory_rows(rows):
+    from bench.problems_memory import is_memory_op
+
+    return [r for r in rows if is_memory_op(r.get("op", ""))]
+
+
+def _ok(rows):
+    return [r for r in rows if r.get("status") == "ok" and r.get("median_ms")]
+
+
+def _eager_ms(rows) -> dict:
+    """(op, shape, precision) -> PyTorch eager's median ms (the op's reference row)."""
+    return {(r["op"], r["shape"], r["precision"]): num(r["median_ms"]) for r in rows
+            if r.get("backend") == "torch" and r.get("version") == "eager"}
+
+
+def gbps(x) -> str:
+    """GB/s for a table: whole numbers from 100 up, three significant digits below."""
+    x = num(x)
+    return "-" if math.isnan(x) else f"{x:.0f}" if x >= 100 else f"{x:.3g}"
+
+
+def _shapes_in_order(rows) -> list[str]:
+    return sorted(dict.fromkeys(r["shape"] for r in rows),
+                  key=lambda s: min(num(r["compulsory_bytes"]) for r in rows if r["shape"] == s))
+
+
+def section_time(time_payload: dict) -> str:
+    rows = _ok(_memory_rows(time_payload["rows"]))
+    if not rows:
+        return ""
+    rep = _report()
+    copy = ((time_payload.get("meta") or {}).get("ceilings") or {}).get("copy_gbps")
+    eager = _eager_ms(rows)
+    parts = ["## Memory-bound ops: bandwidth",
+             "Each cell: achieved GB/s = compulsory bytes (inputs read once, output written "
+             "once) / median launch time with L2 flushed; in brackets % of the copy bandwidth "
+             f"measured in this run ({rep.f(copy, 0)} GB/s) and the speed-up over PyTorch "
+             "eager at the same shape and precision (> 1: faster). The model column of "
+             "time.csv (gbps_model) counts every extra pass as well."]
+    for op in dict.fromkeys(r["op"] for r in rows):
+        at = [r for r in rows if r["op"] == op]
+        shapes = _shapes_in_order(at)
+        cells = {(r["kernel"], r["precision"], r["shape"]): r for r in at}
+        table = []
+        for kernel, precision in dict.fromkeys((r["kernel"], r["precision"]) for r in at):
+            line = [kernel, precision]
+            for s in shapes:
+                r = cells.get((kernel, precision, s))
+                if r is None:
+                    line.append("")
+                    continue
+                ref = eager.get((op, s, precision))
+                speed = f", {ref / num(r['median_ms']):.2f}x" if ref and r.get("version") != "eager" else ""
+                line.append(f"{gbps(r['gbps_compulsory'])} ({rep.f(r.get('pct_roof'), 0)}%{speed})")
+            table.append(line)
+        parts.append(f"### {op}\n\n" + rep.md_table(["kernel", "precision"] + shapes, table))
+    return "\n\n".join(parts)
+
+
+def _input_bytes(op: str, shape: str, precision: str) -> float:
+    from bench import problems
+
+    p = problems.get(op)
+    return p.input_bytes(p.parse_shape(shape), precision)
+
+
+def evaluate_targets(time_payload: dict) -> list[dict]:
+    """One dict per (target, kernel, shape, precision): what was needed, what was measured."""
+    from bench import problems
+
+    rows = _ok(_memory_rows(time_payload["rows"]))
+    eager = _eager_ms(rows)
+    out = []
+    mine = [r for r in rows if r.get("backend") in ("cuda", "triton")]
+    for r in mine:
+        p = problems.get(r["op"])
+        shape, prec = r["shape"], r["precision"]
+        pct = num(r.get("pct_roof"))
+        ref = eager.get((r["op"], shape, prec))
+        speed = ref / num(r["median_ms"]) if ref else math.nan
+        targets = [s for s in p.target_shapes.split(",") if s]
+        big = (shape in targets and prec == "fp32" if r["op"] == "softmax"
+               else _input_bytes(r["op"], shape, prec) >= 256 * 2**20)   # "tensors >= 256 MB"
+        if big and targets:
+            need = 100 * p.bandwidth_target
+            ok = pct >= need
+            what = f">= {need:.0f}% of copy"
+            if r["op"] == "softmax":
+                ok = ok and speed > 1.0
+                what += " and faster than torch.softmax"
+            out.append(dict(target="bandwidth", op=r["op"], kernel=r["kernel"], shape=shape,
+                            precision=prec, need=what, pct_copy=pct, vs_eager=speed, met=ok))
+        if shape in [s for s in p.seed_shapes.split(",") if s]:
+            out.append(dict(target="seed shape", op=r["op"], kernel=r["kernel"], shape=shape,
+                            precision=prec, need=">= PyTorch eager (speed-up >= 1)",
+                            pct_copy=pct, vs_eager=speed, met=speed >= 1.0))
+    return out
+
+
+def section_targets(time_payload: dict) -> str:
+    results = evaluate_targets(time_payload)
+    if not results:
+        return ""
+    rep = _report()
+    table = [[t["target"], t["op"], t["kernel"], t["shape"], t["precision"], t["need"],
+              rep.f(t["pct_copy"], 1, True), "-" if math.isnan(t["vs_eager"]) else f"{t['vs_eager']:.2f}x",
+              "MET" if t["met"] else "**MISSED**"] for t in results]
+    met = sum(t["met"] for t in results)
+    misses = [t for t in results if not t["met"]]
+    text = (f"## Memory-bound ops: targets\n\n{met} of {len(results)} met. Bandwidth targets at "
+            "the >= 256 MB shapes (softmax: 4096 x 32768 float32); seed-shape targets at the "
+            "seed documents' own benchmark shapes, against PyTorch eager timed in the same run."
+            "\n\n" + rep.md_table(["target", "op", "kernel", "shape", "precision", "needed",
+                                    "% of copy", "vs eager", "status"], table))
+    if misses:
+        text += ("\n\nEvery miss is explained with the counters in 'Memory-bound ops: DRAM "
+                 "traffic' (a profile of the kernel at the shape), or in PERFLOG.md.")
+    return text
+
+
+def section_profile(profile_payload: dict) -> str:
+    rows = [r for r in _memory_rows(profile_payload["rows"]) if r.get("status") == "ok"]
+    if not rows:
+        return ""
+    rep = _report()
+    table = []
+    for r in rows:
+        dram = num(r.get("dram_read_bytes")) + num(r.get("dram_write_bytes"))
+        comp = num(r.get("compulsory_bytes"))
+        model = num(r.get("model_global_load_bytes"))
+        table.append([r["kernel"], r["shape"], r["precision"], rep.human_bytes(comp),
+                      rep.human_bytes(model), rep.human_bytes(r.get("dram_read_bytes")),
+                      rep.human_bytes(r.get("dram_write_bytes")),
+                      rep.f(dram / comp if comp else None, 3),
+                      rep.human_bytes(r.get("l2_bytes")), rep.human_bytes(r.get("issued_bytes")),
+                      rep.f(r.get("ncu_time_ms"), 4), r.get("ncu_kernels", "")[:60]])
+    return ("## Memory-bound ops: DRAM traffic versus the model\n\nOne launch per row (ncu, "
+            "caches flushed before it). compulsory = inputs once + output once; model loads = "
+            "what the threads ask for (extra passes included); DRAM = what HBM delivered and "
+            "absorbed. DRAM / compulsory near 1.00 means no extra pass reached DRAM (a second "
+            "read served by L2 costs no DRAM bandwidth); above it, the excess is traffic the "
+            "kernel could avoid. issued = bytes of the load instructions executed.\n\n"
+            + rep.md_table(["kernel", "shape", "prec", "compulsory", "model loads", "DRAM read",
+                            "DRAM write", "DRAM / compulsory", "L2 read", "issued", "ncu ms",
+                            "CUDA kernels"], table))

@@ -1,0 +1,82 @@
+"""Fake (meta) kernels of the memory-bound CUDA ops (bindings/memory_ops.cpp), for torch.compile.
+
+Each returns an empty tensor of the output's shape and dtype, after the checks the real op
+makes that shapes and dtypes alone can tell, with the same messages, so a traced program
+fails early and readably. Called from bindings/_fake.py's ``register()``.
+"""
+from __future__ import annotations
+
+import torch
+
+from . import NAMESPACE
+
+FLOAT_DTYPES = (torch.float32, torch.float16, torch.bfloat16)
+SOFTMAX_SRAM_MAX_N = 32768  # cuda/memory_launchers.h: kSoftmaxSramMaxN
+
+_registered = False
+
+
+def _float(op: str, x: torch.Tensor) -> None:
+    torch._check(x.dtype in FLOAT_DTYPES,
+                 lambda: f"{op}: x must be float32, float16 or bfloat16, got {x.dtype}")
+
+
+def _vector_add(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    torch._check(x.dtype == y.dtype,
+                 lambda: f"vector_add: x and y must have the same dtype, got {x.dtype} and {y.dtype}")
+    _float("vector_add", x)
+    torch._check(x.shape == y.shape, lambda: "vector_add: x and y must have the same shape "
+                 f"(no broadcasting), got {tuple(x.shape)} and {tuple(y.shape)}")
+    return torch.empty_like(x, memory_format=torch.contiguous_format)
+
+
+def _copy(x: torch.Tensor) -> torch.Tensor:
+    _float("copy", x)
+    return torch.empty_like(x, memory_format=torch.contiguous_format)
+
+
+def _relu_dropout(x: torch.Tensor, p: float, seed: int) -> torch.Tensor:
+    _float("relu_dropout", x)
+    torch._check(0.0 <= p < 1.0, lambda: f"relu_dropout: p must be in [0, 1), got {p}")
+    return torch.empty_like(x, memory_format=torch.contiguous_format)
+
+
+def _softmax(op: str, sram: bool):
+    def fake(x: torch.Tensor, dim: int) -> torch.Tensor:
+        _float(op, x)
+        torch._check(x.dim() >= 1, lambda: f"{op}: x must have at least one dimension, got a 0-D tensor")
+        torch._check(-x.dim() <= dim < x.dim(), lambda: f"{op}: dim must be in "
+                     f"[{-x.dim()}, {x.dim() - 1}] for a {x.dim()}-D tensor, got {dim}")
+        if sram:
+            torch._check(x.shape[dim] <= SOFTMAX_SRAM_MAX_N, lambda: f"{op}: a row of "
+                         f"{x.shape[dim]} elements does not fit in SRAM: at most {SOFTMAX_SRAM_MAX_N}")
+        return torch.empty_like(x, memory_format=torch.contiguous_format)
+
+    return fake
+
+
+def _rgb_to_grey(img: torch.Tensor) -> torch.Tensor:
+    torch._check(img.dtype == torch.uint8, lambda: f"rgb_to_grey: the image must be uint8, got {img.dtype}")
+    torch._check(img.dim() == 3 and img.shape[0] == 3, lambda: "rgb_to_grey: the image must be "
+                 f"3 x H x W (channels first, RGB), got shape {tuple(img.shape)}")
+    return img.new_empty((img.shape[1], img.shape[2]))
+
+
+FAKES = {
+    "vector_add": _vector_add,
+    "copy": _copy,
+    "relu_dropout": _relu_dropout,
+    "softmax_row_sram": _softmax("softmax_row_sram", sram=True),
+    "softmax_online": _softmax("softmax_online", sram=False),
+    "rgb_to_grey": _rgb_to_grey,
+}
+
+
+def register() -> None:
+    """Registers every fake kernel once (the ops must already be loaded)."""
+    global _registered
+    if _registered:
+        return
+    for op, fake in FAKES.items():
+        torch.library.register_fake(f"{NAMESPACE}::{op}")(fake)
+    _registered = True

@@ -1,0 +1,330 @@
+"""CPU tier: the memory-bound ops' shapes, traffic models, problems (references and errors that
+can fail), the Philox reference, the registry records and the fake kernels. No kernel runs
+here except PyTorch on the CPU."""
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from bench import models_memory as mm
+from bench import problems, problems_memory as pm, registry
+from bench.models import MatmulShape
+from bench.models_memory import TensorShape
+
+MEMORY_OPS = [p.name for p in pm.MEMORY_PROBLEMS]
+
+
+# --------------------------------------------------------------------------- shapes
+
+@pytest.mark.parametrize("text, dims, dim", [
+    ("7919", (7919,), None), ("1000x1000", (1000, 1000), None),
+    ("3000x3000:dim=0", (3000, 3000), 0), ("4x3x5:dim=1", (4, 3, 5), 1),
+    ("4x3x5:dim=-1", (4, 3, 5), None), ("4x3x5:dim=-3", (4, 3, 5), 0)])
+def test_tensor_shape_parses_and_prints(text, dims, dim):
+    s = TensorShape.parse(text, allow_dim=True)
+    assert s.dims == dims and s.dim == dim
+    assert TensorShape.parse(str(s), allow_dim=True) == s
+
+
+@pytest.mark.parametrize("text", ["", "x", "3x", "axb", "4x4:dim=2", "4x4:dims=0", "-4"])
+def test_tensor_shape_rejects_nonsense(text):
+    with pytest.raises(ValueError):
+        TensorShape.parse(text, allow_dim=True)
+
+
+def test_dim_suffix_only_where_allowed():
+    with pytest.raises(ValueError, match="no ':dim='"):
+        TensorShape.parse("4x4:dim=0")
+
+
+def test_around_views_a_tensor_around_its_dim():
+    assert TensorShape.parse("2x3x5", allow_dim=True).around() == (6, 5, 1)
+    assert TensorShape.parse("2x3x5:dim=1", allow_dim=True).around() == (2, 3, 5)
+    assert TensorShape.parse("2x3x5:dim=0", allow_dim=True).around() == (1, 2, 15)
+
+
+def test_a_matmul_shape_is_a_3d_tensor_for_the_models():
+    s = TensorShape.coerce(MatmulShape(64, 48, 40))
+    assert s.dims == (64, 48, 40)
+
+
+@pytest.mark.parametrize("problem", pm.MEMORY_PROBLEMS, ids=lambda p: p.name)
+def test_every_default_shape_parses(problem):
+    texts = [*problem.check_shapes.values(), *problem.time_shapes.values(), problem.model_shapes,
+             problem.profile_shapes, problem.seed_shapes, problem.target_shapes,
+             problem.quick_time_shapes]
+    for text in texts:
+        for shape in problem.parse_shapes(text):
+            assert problem.compulsory_bytes(shape, problem.precisions[0]) >= 0
+
+
+def test_copy_check_shapes_are_longer_than_the_wrong_copies_block():
+    from triton_impl import copy
+
+    for text in problems.get("copy").check_shapes.values():
+        assert max(s.numel for s in problems.get("copy").parse_shapes(text)) > copy.BUG_BLOCK
+
+
+def test_target_shapes_are_at_least_256_mb():
+    for op in ("vector_add", "copy", "relu_dropout", "softmax"):
+        p = problems.get(op)
+        for shape in p.parse_shapes(p.target_shapes):
+            assert p.input_bytes(shape, "fp32") >= 256 * 2**20, (op, shape)
+
+
+def test_seed_shapes_are_the_seed_documents():
+    assert problems.get("vector_add").seed_shapes == "192311"           # lecture, Figure 5
+    assert problems.get("relu_dropout").seed_shapes == "1000x1000"      # notebook
+    soft = problems.get("softmax").parse_shapes(problems.get("softmax").seed_shapes)
+    assert {s.dims[0] for s in soft} == {100, 500, 1000, 2000, 3000}
+    assert {s.dim for s in soft} == {0, None}                           # dim 0 and dim 1
+    assert "3x150x225" in problems.get("rgb_to_grey").seed_shapes        # guide, resized
+
+
+# --------------------------------------------------------------------------- models
+
+def test_models_count_bytes():
+    n = TensorShape((1000, 1000))
+    assert mm.vector_add(n, {}).compulsory_bytes == 3 * 10**6 * 4
+    assert mm.vector_add(n, {"precision": "fp16"}).model_bytes == 3 * 10**6 * 2
+    assert mm.copy(n, {}).model_bytes == mm.copy(n, {}).compulsory_bytes == 8 * 10**6
+    assert mm.relu_dropout(n, {}).extra_factor == 1.0
+    eager = mm.relu_dropout_eager(n, {})
+    assert eager.model_bytes == 4 * 4 * 10**6 + 10**6          # two passes and a mask
+    assert eager.compulsory_bytes == 8 * 10**6
+    s = TensorShape((4096, 32768))
+    assert mm.softmax_sram(s, {}).extra_factor == 1.0
+    assert mm.softmax_online(s, {}).extra_factor == 1.5        # the second read
+    assert mm.softmax_online(s, {}).passes == 2
+    staged = mm.softmax_sram(s, {"staged": True})
+    assert staged.shared_read_bytes == 2 * s.numel * 4 and staged.global_load_bytes == s.numel * 4
+    img = TensorShape((3, 1066, 1600))
+    assert mm.rgb_to_grey(img, {}).compulsory_bytes == 4 * 1066 * 1600
+    assert mm.rgb_to_grey(TensorShape((1066, 1600)), {}) == mm.rgb_to_grey(img, {})
+
+
+def test_model_rows_have_the_harness_columns():
+    d = mm.softmax_online(TensorShape((8, 100)), {}).as_dict()
+    for key in ("global_loads", "global_stores", "shared_loads", "fma", "elem_bytes",
+                "global_load_bytes", "global_store_bytes", "shared_load_bytes",
+                "compulsory_bytes", "useful_flops"):
+        assert key in d
+    assert d["global_loads"] == 1600 and d["global_stores"] == 800
+
+
+def test_problem_traffic_uses_the_rows_precision():
+    p = problems.get("vector_add")
+    k = registry.get("cuda_vector_add")
+    s = p.parse_shape("1000")
+    assert p.traffic(k, s, "fp16").model_bytes == p.traffic(k, s, "fp32").model_bytes // 2
+
+
+@pytest.mark.parametrize("kernel", [k for k in registry.kernels() if pm.is_memory_op(k.op)
+                                    and k.model is not None], ids=lambda k: k.name)
+def test_every_memory_model_evaluates_at_any_shape(kernel):
+    t = kernel.traffic(MatmulShape(64, 48, 40))    # as the Triton registry test does
+    assert t.global_loads > 0 and t.compulsory_bytes > 0
+
+
+def test_model_table_rows_for_memory_kernels():
+    from bench import model_table
+
+    rows = model_table.rows([registry.get("cuda_softmax_online")])
+    assert rows and all(r["lecture_global_loads"] is None for r in rows)
+    assert rows[0]["extra_factor"] == 1.5
+
+
+# --------------------------------------------------------------------------- Philox
+
+# Known answers of Philox4x32-10 from the Random123 distribution (kat_vectors).
+KAT = [
+    ((0, 0, 0, 0), (0, 0), (0x6627E8D5, 0xE169C58D, 0xBC57AC4C, 0x9B00DBD8)),
+    ((0xFFFFFFFF,) * 4, (0xFFFFFFFF,) * 2, (0x408F276D, 0x41C83B0E, 0xA20BC7C6, 0x6D5451FD)),
+    ((0x243F6A88, 0x85A308D3, 0x13198A2E, 0x03707344), (0xA4093822, 0x299F31D0),
+     (0xD16CFE09, 0x94FDCCEB, 0x5001E420, 0x24126EA1)),
+]
+
+
+@pytest.mark.parametrize("counter, key, expected", KAT)
+def test_philox_known_answers(counter, key, expected):
+    c = [torch.tensor([v], dtype=torch.int64) for v in counter]
+    out = pm.philox4x32_10(*c, *key)
+    assert tuple(int(w) for w in out) == expected
+
+
+def test_philox_uniforms_are_in_the_unit_interval_and_uniform():
+    u = pm.philox_reference(1 << 16, seed=13)
+    assert float(u.min()) >= 0.0 and float(u.max()) <= 1.0
+    assert abs(float(u.mean()) - 0.5) < 5 * math.sqrt(1 / 12 / u.numel())
+    assert not torch.equal(u, pm.philox_reference(1 << 16, seed=14))
+    # element 4g + j is word j of counter g: the first 8 of 10 elements are those of 8
+    assert torch.equal(pm.philox_reference(10, 7)[:8], pm.philox_reference(8, 7))
+
+
+def test_expected_dropout_is_relu_at_p_zero():
+    x = torch.randn(1001)
+    assert torch.equal(pm.relu_dropout_expected(x, 0.0, 3), torch.relu(x))
+
+
+# --------------------------------------------------------------------------- errors
+
+def _inputs(op, text, precision="fp32", mode="random"):
+    p = problems.get(op)
+    s = p.parse_shape(text)
+    return p, s, p.inputs(s, precision, seed=1, mode=mode)
+
+
+@pytest.mark.parametrize("op, text", [("vector_add", "1000"), ("copy", "1000"),
+                                      ("softmax", "30x50"), ("softmax", "30x50:dim=0")])
+def test_errors_catch_wrong_outputs(op, text):
+    from bench.catalog.memory_bound import EAGER
+
+    p, s, inputs = _inputs(op, text)
+    right = EAGER[op](*inputs)
+    tol = p.tolerance(s, "fp32")
+    assert p.error(right, inputs) <= tol
+    wrong = right.clone()
+    wrong.view(-1)[7] += 0.25
+    assert p.error(wrong, inputs) > tol
+    nan = right.clone()
+    nan.view(-1)[-1] = math.nan                      # an element nobody wrote (poisoned)
+    assert p.error(nan, inputs) == math.inf
+    assert p.error(right.half(), inputs) == math.inf  # wrong dtype
+    assert p.error(right.reshape(-1)[:-1], inputs) == math.inf  # wrong shape
+
+
+def test_nonfinite_inputs_must_reach_the_output():
+    p, s, inputs = _inputs("vector_add", "999", mode="nonfinite")
+    x, y = inputs
+    right = x + y
+    assert p.error(right, inputs) <= p.tolerance(s, "fp32")
+    assert p.error(torch.nan_to_num(right), inputs) == math.inf
+
+
+def test_softmax_nonfinite_rows_follow_torch():
+    p, s, (x, dim) = _inputs("softmax", "6x40", mode="nonfinite")
+    ref = torch.softmax(x.double(), dim)
+    assert torch.isnan(ref[0]).all() and torch.isnan(ref[3]).all()   # a NaN; a row of -inf
+    assert torch.isfinite(ref[2]).all()                              # some -inf only
+    out = torch.softmax(x, dim)
+    assert p.error(out, (x, dim)) <= p.tolerance(s, "fp32")
+    assert p.error(torch.nan_to_num(out), (x, dim)) == math.inf
+
+
+def test_dropout_error_accepts_any_correct_dropout_and_rejects_mistakes():
+    p, s, (x, prob, seed) = _inputs("relu_dropout", "20000")
+    tol = p.tolerance(s, "fp32")
+    mask = torch.rand(x.shape, generator=torch.Generator().manual_seed(5)) >= prob
+    right = torch.where(mask, torch.relu(x) / (1 - prob), torch.zeros_like(x))
+    assert p.error(right, (x, prob, seed)) <= tol
+    assert p.error(pm.relu_dropout_expected(x, prob, seed), (x, prob, seed)) <= tol
+    unscaled = torch.where(mask, torch.relu(x), torch.zeros_like(x))
+    assert p.error(unscaled, (x, prob, seed)) > tol                  # missing 1 / (1 - p)
+    assert p.error(torch.relu(x) / (1 - prob), (x, prob, seed)) == math.inf  # nothing dropped
+    no_relu = torch.where(mask, x / (1 - prob), torch.zeros_like(x))
+    assert p.error(no_relu, (x, prob, seed)) > tol
+    quarter = torch.rand(x.shape, generator=torch.Generator().manual_seed(6)) >= 0.75
+    wrong_rate = torch.where(quarter, torch.relu(x) / (1 - prob), torch.zeros_like(x))
+    assert p.error(wrong_rate, (x, prob, seed)) == math.inf          # keep rate 1/4, not 1/2
+
+
+def test_keep_rate_bound_can_fail():
+    assert pm.keep_rate_z(5000, 10000, 0.5) == 0.0
+    assert pm.keep_rate_z(5000 + 251, 10000, 0.5) > 5.0               # 5.02 sigma
+    assert pm.keep_rate_z(5000 + 249, 10000, 0.5) < 5.0
+
+
+def test_rgb_error_is_in_grey_levels():
+    from bench.catalog.memory_bound import eager_rgb_to_grey
+
+    p, s, (img,) = _inputs("rgb_to_grey", "3x33x65", precision="u8")
+    grey = eager_rgb_to_grey(img)
+    assert p.error(grey, (img,)) <= p.tolerance(s, "u8")
+    off = grey.clone()
+    off[3, 4] = (int(off[3, 4]) + 2) % 256
+    assert p.error(off, (img,)) > p.tolerance(s, "u8")
+    with pytest.raises(ValueError, match="3 x H x W"):
+        p.parse_shape("4x10x10")
+
+
+def test_exact_mode_is_exact_where_it_exists():
+    p, s, inputs = _inputs("relu_dropout", "4099", mode="exact")
+    assert p.error(pm.relu_dropout_expected(*inputs), inputs) == 0.0
+    assert not problems.get("softmax").exact_possible(s, "fp32")
+    assert "no exact mode" in problems.get("softmax").exact_note(s, "fp32")
+
+
+# --------------------------------------------------------------------------- registry
+
+def test_every_memory_op_has_cuda_triton_and_an_eager_reference_first():
+    from bench import perf
+
+    for op in MEMORY_OPS:
+        mine = [k for k in registry.kernels() if k.op == op]
+        assert {k.backend for k in mine} >= {"cuda", "triton", "torch"}, op
+        assert perf.reference_for(op, registry.kernels()).version == "eager", op
+        for k in mine:
+            if k.twin:
+                assert registry.get(k.twin).twin == k.name
+
+
+def test_wrong_copies_are_flagged_and_left_out_of_default_selections():
+    bugs = [k for k in registry.kernels() if registry.deliberately_wrong(k)]
+    assert {k.name for k in bugs} == {"triton_copy_bug_offsets_ignore_pid",
+                                      "triton_copy_bug_pid_times_n"}
+    for k in bugs:
+        assert k.summary.startswith("DELIBERATELY WRONG") and k.version.startswith("bug")
+    default = {k.name for k in registry.select(None)} | {k.name for k in registry.select("*")}
+    assert not default & {k.name for k in bugs}
+    assert {k.name for k in registry.select("*_bug_*")} == {k.name for k in bugs}
+    assert {k.name for k in registry.select("triton_copy*")} == {"triton_copy"}
+    assert {k.name for k in registry.select(None, include_wrong=True)} >= {k.name for k in bugs}
+
+
+# --------------------------------------------------------------------------- fake kernels
+
+def test_fake_kernels_give_shapes_and_the_ops_messages():
+    from bindings import _fake_memory as fm
+
+    x = torch.empty(4, 5, device="meta")
+    assert fm.FAKES["vector_add"](x, x).shape == (4, 5)
+    assert fm.FAKES["relu_dropout"](x.half(), 0.5, 1).dtype == torch.float16
+    assert fm.FAKES["softmax_online"](x, 0).shape == (4, 5)
+    img = torch.empty(3, 7, 9, dtype=torch.uint8, device="meta")
+    assert fm.FAKES["rgb_to_grey"](img).shape == (7, 9)
+    with pytest.raises(Exception, match="vector_add: x and y must have the same shape"):
+        fm.FAKES["vector_add"](x, torch.empty(5, 4, device="meta"))
+    with pytest.raises(Exception, match="softmax_row_sram: a row of 40000"):
+        fm.FAKES["softmax_row_sram"](torch.empty(2, 40000, device="meta"), -1)
+    with pytest.raises(Exception, match=r"relu_dropout: p must be in \[0, 1\)"):
+        fm.FAKES["relu_dropout"](x, 1.0, 0)
+    with pytest.raises(Exception, match="must be uint8"):
+        fm.FAKES["rgb_to_grey"](img.float())
+
+
+def test_fake_kernels_cover_every_schema():
+    import re
+    from pathlib import Path
+
+    from bindings import _fake_memory as fm
+
+    text = (Path(__file__).resolve().parent.parent / "bindings" / "memory_ops.cpp").read_text()
+    assert sorted(re.findall(r'm\.def\("(\w+)\(', text)) == sorted(fm.FAKES)
+
+
+# --------------------------------------------------------------------------- test image
+
+def test_test_image_landmarks():
+    from bench import images
+    from bench.catalog.memory_bound import eager_rgb_to_grey
+
+    for h, w in (images.SEED_SIZE, (1066, 1600), (24, 24)):
+        img = images.test_image(h, w)
+        assert img.shape == (3, h, w) and img.dtype == torch.uint8
+        grey = eager_rgb_to_grey(img)
+        for name, (r, c, level) in images.landmarks(h, w).items():
+            assert int(grey[r, c]) == level, name
+    with pytest.raises(ValueError):
+        images.test_image(10, 10)

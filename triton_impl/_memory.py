@@ -1,0 +1,87 @@
+"""What every memory-bound Triton wrapper checks before it launches (the twins of the checks in
+bindings/memory_ops.cpp), and the one run-time decision they share with their CUDA twins.
+
+Messages name the op, the expectation and the actual value:
+
+    triton_vector_add: x must be float32, float16 or bfloat16, got int64
+
+The run-time decision: 16-byte accesses. The CUDA launchers check pointer alignment and pick
+VEC = 16 / sizeof(T) or 1. Triton decides vector widths at compile time from what it can
+prove: it specialises every pointer argument that is 16-byte aligned and every integer that
+is a multiple of 16, and nothing else. A row that starts at `row * n` with n = 3000, or a
+mask `offs < n` with n = 1000003, defeats that proof, and the loads fall back to 4 bytes.
+The wrappers therefore make the same run-time check as CUDA (:func:`vector_width`) and pass
+VEC as a constexpr; the kernels then state the facts the check established with
+``tl.multiple_of(pointer, 16)`` and a mask bound rounded down to whole vectors, which the
+compiler turns into 16-byte accesses (verified in the generated PTX, ld.global.v4).
+"""
+from __future__ import annotations
+
+import torch
+
+from triton_impl import _common
+
+FLOAT_DTYPES = {torch.float32: "float32", torch.float16: "float16", torch.bfloat16: "bfloat16"}
+DTYPE_OF_PRECISION = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}
+
+# Output stores are "streaming" (evict first), as the CUDA twins' __stcs: nothing reads an
+# output back, so it should not push inputs out of L2.
+STORE_CACHE = ".cs"
+
+
+def dtype_name(dtype: torch.dtype) -> str:
+    return FLOAT_DTYPES.get(dtype, str(dtype).replace("torch.", ""))
+
+
+def check_tensor(op: str, x, what: str = "x") -> None:
+    if not isinstance(x, torch.Tensor):
+        raise TypeError(f"{op}: {what} must be a torch.Tensor, got {type(x).__name__}")
+
+
+def check_float(op: str, x: torch.Tensor, what: str = "x") -> None:
+    check_tensor(op, x, what)
+    if x.dtype not in FLOAT_DTYPES:
+        raise TypeError(f"{op}: {what} must be float32, float16 or bfloat16, got {dtype_name(x.dtype)}")
+
+
+def check_device(op: str, *tensors: torch.Tensor) -> None:
+    """One device: the current CUDA device, or the CPU under the interpreter."""
+    devices = [t.device for t in tensors]
+    if any(d != devices[0] for d in devices):
+        raise ValueError(f"{op}: tensors must be on one device, got "
+                         f"{' and '.join(str(d) for d in devices)}")
+    device = devices[0]
+    if device.type == "cuda":
+        if device.index is not None and device.index != torch.cuda.current_device():
+            raise ValueError(f"{op}: tensors are on {device} but the current CUDA device is "
+                             f"cuda:{torch.cuda.current_device()}; use `with torch.cuda.device(...)`")
+        return
+    if device.type == "cpu" and _common.interpreting():
+        return
+    raise ValueError(f"{op}: x must be on a CUDA device (or on the CPU with TRITON_INTERPRET=1 "
+                     f"set before Triton kernels are defined), got {device}")
+
+
+def aligned16(t: torch.Tensor) -> bool:
+    """Whether t's first element sits on a 16-byte boundary. Under torch.compile the wrapper
+    is traced with fake tensors, which have no address: then the storage offset decides
+    (PyTorch's allocators start every storage on a 16-byte boundary, or more)."""
+    try:
+        return t.data_ptr() % 16 == 0
+    except RuntimeError:  # "Cannot access data pointer of Tensor (e.g. FakeTensor ...)"
+        return (t.storage_offset() * t.element_size()) % 16 == 0
+
+
+def vector_width(dtype: torch.dtype, *tensors: torch.Tensor, row_elements: int | None = None) -> int:
+    """16 / element size if every tensor starts on a 16-byte boundary (and, for row-wise
+    kernels, every row does: row_elements * element size is a multiple of 16), else 1."""
+    size = dtype.itemsize
+    vec = 16 // size
+    aligned = all(aligned16(t) for t in tensors)
+    if row_elements is not None:
+        aligned = aligned and (row_elements * size) % 16 == 0
+    return vec if aligned else 1
+
+
+def launch_blocks(n: int, block: int) -> int:
+    return max(1, (n + block - 1) // block)

@@ -1,0 +1,105 @@
+"""Triton twin of cuda/relu_dropout.cu: fused ReLU + dropout, out = keep ? max(x, 0) / (1 - p) : 0.
+
+  idea      the seed notebook's first kernel (seed 000, "Example 1"): one read of x, one
+            write of the output, the random numbers computed in registers by tl.rand from
+            (seed, offset), so nothing random is stored. PyTorch eager runs it as two
+            kernels and a mask: 4 n sizeof(T) + n bytes instead of 2 n sizeof(T).
+  change    from the seed's kernel, four things, each for a reason:
+            - tl.rand4x(seed, g) instead of tl.rand(seed, offset): one Philox call makes four
+              32-bit words; tl.rand keeps one and throws three away. Here element 4g + j
+              takes word j of call g, so a program views its BLOCK elements as a
+              [BLOCK // 4, 4] tile (row g, column j) and picks word j with tl.where: a
+              quarter of the Philox work, and the same bits as the CUDA twin, which gives
+              each thread whole groups of four (cuda/philox.cuh): both drop the same
+              elements for a seed, bit for bit.
+            - keep = u >= p, where the seed has u > p: with p = 0 nothing is dropped, not
+              even an element whose u is exactly 0, so p = 0 is ReLU exactly.
+            - ReLU as tl.where(x <= 0, 0, x): NaN stays NaN, as torch.relu (the seed's
+              `res > 0 and ...` turns NaN into 0).
+            - x * scale with scale = 1 / (1 - p) rounded once on the host, as the CUDA twin;
+              the seed's x / (1 - p) differs by at most one rounding.
+  mapping   CUDA block of 256 threads, 4 groups    one program: BLOCK = 4096 elements,
+            of 4 elements each                     num_warps = 8; tile [1024, 4]
+  traffic   reads n, writes n elements: compulsory = model = 2 n sizeof(T) bytes.
+  precond.  float32 / float16 / bfloat16, any n >= 0, p in [0, 1), seed an int >= 0 (one
+            seed, one mask); made contiguous by the wrapper. The [.., 4] tile moves 4
+            elements per access: 16 bytes of float32, 8 of 16-bit types.
+  run       python -m bench check --kernels '*relu_dropout' --shapes 1000x1000
+            python -m bench time --kernels '*relu_dropout' --shapes 1000x1000 --precision fp32,fp16
+"""
+from __future__ import annotations
+
+import torch
+import triton
+import triton.language as tl
+
+from triton_impl import _common, _memory
+
+NAME = "triton_relu_dropout"
+BLOCK = 4096          # the CUDA block: 256 threads x 4 groups x 4 elements
+NUM_WARPS = 8
+
+
+@triton.jit
+def relu_dropout_kernel(
+    x_ptr, out_ptr,                           # pointers: x, out (n elements each)
+    n,                                        # size
+    p, scale,                                 # drop probability, 1 / (1 - p)
+    seed,                                     # Philox key (64-bit)
+    BLOCK: tl.constexpr,                      # elements per program, a multiple of 4
+):
+    GROUPS: tl.constexpr = BLOCK // 4
+    pid = tl.program_id(0).to(tl.int64)
+    group = pid * GROUPS + tl.arange(0, GROUPS)        # Philox counters of this program
+    lane = tl.arange(0, 4)
+    offsets = group[:, None] * 4 + lane[None, :]       # [GROUPS, 4]: element 4g + j
+    mask = offsets < n
+    x = tl.load(x_ptr + offsets, mask=mask, other=0.0).to(tl.float32)
+
+    r0, r1, r2, r3 = tl.rand4x(seed, group)            # four uniforms per counter
+    j = lane[None, :]
+    u = tl.where(j == 0, r0[:, None], tl.where(j == 1, r1[:, None],
+                 tl.where(j == 2, r2[:, None], r3[:, None])))
+
+    relu = tl.where(x <= 0.0, 0.0, x)                  # NaN <= 0 is false: NaN stays NaN
+    out = tl.where(u >= p, relu * scale, 0.0)
+    tl.store(out_ptr + offsets, out.to(out_ptr.dtype.element_ty), mask=mask, cache_modifier=".cs")
+
+
+def check_args(op: str, p, seed):
+    """p a number in [0, 1), seed an int in [0, 2^63) (symbolic ones under torch.compile too)."""
+    if isinstance(p, bool) or not isinstance(p, (int, float, torch.SymFloat, torch.SymInt)):
+        raise TypeError(f"{op}: p must be a float, got {type(p).__name__}")
+    if not 0.0 <= p < 1.0:
+        raise ValueError(f"{op}: p must be in [0, 1), got {p}")
+    if isinstance(seed, bool) or not isinstance(seed, (int, torch.SymInt)):
+        raise TypeError(f"{op}: seed must be an int, got {type(seed).__name__}")
+    if not 0 <= seed < 2**63:
+        raise ValueError(f"{op}: seed must be >= 0, got {seed}")
+    return p, seed
+
+
+def relu_dropout(x: torch.Tensor, p: float = 0.5, seed: int = 13) -> torch.Tensor:
+    """Fused ReLU + dropout (the seed's defaults: p = 0.5, TRITON_SEED = 13)."""
+    _memory.check_float(NAME, x)
+    p, seed = check_args(NAME, p, seed)
+    _memory.check_device(NAME, x)
+    x = x.contiguous()
+    out = torch.empty_like(x)
+    n = x.numel()
+    if n == 0:
+        return out
+    p = float(p)
+    scale = 1.0 / (1.0 - p)  # rounded to float32 at the launch, as in the CUDA launcher
+    _common.launch(relu_dropout_kernel, (_memory.launch_blocks(n, BLOCK),), x, out, n, p, scale,
+                   seed, BLOCK=BLOCK, num_warps=NUM_WARPS)
+    return out
+
+
+def _op_impl(x: torch.Tensor, p: float, seed: int) -> torch.Tensor:
+    return relu_dropout(x, p, seed)
+
+
+def op():
+    """torch.ops.cvt_triton.relu_dropout(x, p, seed) (registered on first call)."""
+    return _common.register_op("relu_dropout", _op_impl)

@@ -1,0 +1,306 @@
+"""Triton twins of cuda/softmax_row_sram.cu and cuda/softmax_online.cu: softmax over any dim.
+
+  idea      softmax(x)_k = exp(x_k - m) / sum_j exp(x_j - m), m = max_j x_j (seed 000,
+            "Numerically stable softmax"): subtracting the maximum keeps every exp in (0, 1].
+            The seed's `dim` argument is honoured WITHOUT the seed's transpose: the wrapper
+            views the contiguous input as [outer, n, inner] around dim, and
+              - dim = -1 (inner == 1): rows; a program owns one row (the seed's kernel);
+              - any other dim: columns, element k of column (o, i) at (o * n + k) * inner + i;
+                a program owns BLOCK_I neighbour columns, so each load is a [BLOCK_N, BLOCK_I]
+                tile whose rows are BLOCK_I contiguous elements (coalesced), where the seed's
+                x.transpose(dim, -1).contiguous() costs a full extra read and write.
+  versions  row_sram   the whole row (column) is ONE tensor value: BLOCK = next_power_of_2(n),
+                       the seed's choice; the compiler keeps it in registers, so DRAM sees
+                       the row once. Rows up to 32768 elements (as the CUDA twin).
+            online     rows of any length, in chunks, twice: pass 1 keeps a running max and a
+                       running sum of exp(x - max) (rescaled when the max grows: Milakov and
+                       Gimelshein 2018), pass 2 writes exp(x - max) / sum walking the row
+                       BACKWARDS (as the seed's stage 2), so the chunks read last, the likeliest
+                       still in L2, are read first. The running max and sum are kept per LANE
+                       of the chunk (a [BLOCK] tensor each) and folded once at the end: no
+                       cross-warp reduction inside the loop (the CUDA twin keeps one pair per
+                       thread; a Triton program cannot name its threads).
+  mapping   CUDA (cuda/softmax_*.cu)                this file
+            block per row, row staged in shared     program per row, row in registers
+              memory (version 1)
+            run-time check: rows 16-byte aligned    the same check; VEC constexpr, then
+              -> VEC-wide accesses                    tl.multiple_of(row pointer, 16) and a
+                                                      mask bound n // VEC * VEC
+            block_allreduce (shuffles + shared)     tl.max / tl.sum (the compiler's reduction)
+            2-D block TX x TY for columns, the      [BLOCK_N, BLOCK_I] tiles; row_sram keeps
+              n x TX tile in shared memory            its tile in registers, 16384 elements
+                                                      at most (32 per thread), so BLOCK_I is
+                                                      half the CUDA TX: [4096, 4] for n = 3000
+                                                      where CUDA stages [3000, 8]
+            __expf                                  tl.exp (both: ex2.approx after x * log2 e)
+  traffic   row_sram: reads N, writes N elements (N = outer * n * inner): compulsory = model
+            = 2 N sizeof(T) bytes.  online: model reads 2 N, writes N (3 N sizeof(T)); the
+            second read comes from L2 when the rows in flight fit there.
+  precond.  float32 / float16 / bfloat16 (computed in float32), any shape with >= 1 dim, any
+            dim; made contiguous by the wrapper. Rows of length 1 give 1. A row of -inf
+            gives NaN (exp(-inf - -inf)), as torch.softmax; a NaN or +inf makes its row NaN.
+  run       python -m bench check --kernels 'triton_softmax*' --shapes 1000x1000,100x100:dim=0
+            python -m bench time --kernels '*softmax*' --shapes 4096x32768 --precision fp32
+"""
+from __future__ import annotations
+
+import math
+
+import torch
+import triton
+import triton.language as tl
+
+from triton_impl import _common, _memory
+
+SRAM_MAX_N = 32768          # cuda/memory_launchers.h: kSoftmaxSramMaxN
+ONLINE_BLOCK = 8192         # elements per chunk of a long row (16 warps, 16 per thread)
+COLUMNS = 32                # neighbour columns per program, at most (the CUDA TX)
+# A column tile lives in registers: 16384 elements = 32 per thread of 16 warps (64 spill).
+# Columns longer than that (up to SRAM_MAX_N) still run, as a [32768, 1] tile that spills.
+COLUMN_TILE = 16384
+
+
+# ---------------------------------------------------------------------------------------
+# Rows (dim = -1)
+# ---------------------------------------------------------------------------------------
+
+@triton.jit
+def softmax_row_sram_kernel(
+    x_ptr, y_ptr,                             # pointers: x, y ([rows, n], contiguous)
+    n,                                        # row length
+    BLOCK: tl.constexpr,                      # next_power_of_2(n): the whole row
+    VEC: tl.constexpr,                        # 16 // element size if rows are aligned, else 1
+):
+    row = tl.program_id(0).to(tl.int64)
+    x_row = x_ptr + row * n
+    y_row = y_ptr + row * n
+    if VEC > 1:                               # checked by the wrapper: tell the compiler
+        x_row = tl.multiple_of(x_row, 16)
+        y_row = tl.multiple_of(y_row, 16)
+    cols = tl.arange(0, BLOCK)
+    mask = cols < n // VEC * VEC              # = n; written so that no vector is cut
+    x = tl.load(x_row + cols, mask=mask, other=-float("inf")).to(tl.float32)
+    row_max = tl.max(x, axis=0)               # sweep 1
+    e = tl.exp(x - row_max)                   # sweep 2 (padding: exp(-inf) = 0)
+    row_sum = tl.sum(e, axis=0)
+    y = e * (1.0 / row_sum)                   # sweep 3
+    tl.store(y_row + cols, y.to(y_ptr.dtype.element_ty), mask=mask, cache_modifier=".cs")
+
+
+@triton.jit
+def softmax_row_online_kernel(
+    x_ptr, y_ptr,                             # pointers: x, y ([rows, n], contiguous)
+    n,                                        # row length (any)
+    BLOCK: tl.constexpr,                      # elements per chunk
+    VEC: tl.constexpr,                        # 16 // element size if rows are aligned, else 1
+):
+    row = tl.program_id(0).to(tl.int64)
+    x_row = x_ptr + row * n
+    y_row = y_ptr + row * n
+    if VEC > 1:
+        x_row = tl.multiple_of(x_row, 16)
+        y_row = tl.multiple_of(y_row, 16)
+    n_vec = n // VEC * VEC                    # = n
+    cols = tl.arange(0, BLOCK)
+
+    # Pass 1: per lane, the running max m and the running sum s of exp(x - m).
+    m = tl.full([BLOCK], -float("inf"), tl.float32)
+    s = tl.zeros([BLOCK], tl.float32)
+    for start in range(0, n, BLOCK):
+        offs = start + cols
+        x = tl.load(x_row + offs, mask=offs < n_vec, other=-float("inf")).to(tl.float32)
+        m_new = tl.maximum(m, x)
+        shift = tl.where(m_new == -float("inf"), 0.0, m_new)  # all -inf so far: exp(-inf) = 0
+        s = s * tl.exp(m - shift) + tl.exp(x - shift)
+        m = m_new
+    row_max = tl.max(m, axis=0)               # fold the lanes once
+    shift = tl.where(row_max == -float("inf"), 0.0, row_max)
+    row_sum = tl.sum(s * tl.exp(m - shift), axis=0)
+    inv = 1.0 / row_sum
+
+    # Pass 2, last chunk first.
+    chunks = tl.cdiv(n, BLOCK)
+    for back in range(0, chunks):
+        offs = (chunks - 1 - back) * BLOCK + cols
+        mask = offs < n_vec
+        x = tl.load(x_row + offs, mask=mask, other=0.0).to(tl.float32)
+        y = tl.exp(x - row_max) * inv         # a row of -inf: exp(NaN) = NaN, as torch
+        tl.store(y_row + offs, y.to(y_ptr.dtype.element_ty), mask=mask, cache_modifier=".cs")
+
+
+# ---------------------------------------------------------------------------------------
+# Columns (any other dim): [outer, n, inner], program = (o, BLOCK_I neighbour columns)
+# ---------------------------------------------------------------------------------------
+
+@triton.jit
+def softmax_cols_sram_kernel(
+    x_ptr, y_ptr,                             # pointers: x, y ([outer, n, inner], contiguous)
+    n, inner, tiles_i,                        # sizes; tiles_i = cdiv(inner, BLOCK_I)
+    BLOCK_N: tl.constexpr,                    # next_power_of_2(n): the whole column
+    BLOCK_I: tl.constexpr,                    # neighbour columns per program
+    WIDE: tl.constexpr,                       # n * inner >= 2^31: 64-bit offsets in the slab
+):
+    pid = tl.program_id(0).to(tl.int64)
+    o = pid // tiles_i
+    i0 = (pid % tiles_i) * BLOCK_I
+    x_slab = x_ptr + o * n * inner + i0       # 64-bit scalar arithmetic, once
+    y_slab = y_ptr + o * n * inner + i0
+    i = tl.arange(0, BLOCK_I)
+    k = tl.arange(0, BLOCK_N)
+    if WIDE:
+        k = k.to(tl.int64)
+    # 32-bit offsets inside the slab when they fit: a tile element's address then costs one
+    # register until the load, not two (114 registers for a [4096, 4] float32 tile at 16 warps,
+    # where 64-bit offsets needed 128 and spilled).
+    offs = k[:, None] * inner + i[None, :]    # [BLOCK_N, BLOCK_I]
+    mask = (k[:, None] < n) & (i0 + i[None, :] < inner)
+    x = tl.load(x_slab + offs, mask=mask, other=-float("inf")).to(tl.float32)
+    col_max = tl.max(x, axis=0)
+    e = tl.exp(x - col_max[None, :])
+    inv = 1.0 / tl.sum(e, axis=0)
+    tl.store(y_slab + offs, (e * inv[None, :]).to(y_ptr.dtype.element_ty), mask=mask,
+             cache_modifier=".cs")
+
+
+@triton.jit
+def softmax_cols_online_kernel(
+    x_ptr, y_ptr,                             # pointers: x, y ([outer, n, inner], contiguous)
+    n, inner, tiles_i,                        # sizes; tiles_i = cdiv(inner, BLOCK_I)
+    BLOCK_N: tl.constexpr,                    # elements of each column per chunk
+    BLOCK_I: tl.constexpr,                    # neighbour columns per program
+):
+    pid = tl.program_id(0).to(tl.int64)
+    o = pid // tiles_i
+    i = (pid % tiles_i) * BLOCK_I + tl.arange(0, BLOCK_I)
+    k = tl.arange(0, BLOCK_N)
+    base = o * n * inner
+    i_ok = i[None, :] < inner
+
+    m = tl.full([BLOCK_N, BLOCK_I], -float("inf"), tl.float32)
+    s = tl.zeros([BLOCK_N, BLOCK_I], tl.float32)
+    for start in range(0, n, BLOCK_N):
+        kk = start + k
+        offs = base + kk[:, None] * inner + i[None, :]
+        x = tl.load(x_ptr + offs, mask=(kk[:, None] < n) & i_ok, other=-float("inf")).to(tl.float32)
+        m_new = tl.maximum(m, x)
+        shift = tl.where(m_new == -float("inf"), 0.0, m_new)
+        s = s * tl.exp(m - shift) + tl.exp(x - shift)
+        m = m_new
+    col_max = tl.max(m, axis=0)
+    shift = tl.where(col_max == -float("inf"), 0.0, col_max)
+    inv = 1.0 / tl.sum(s * tl.exp(m - shift[None, :]), axis=0)
+
+    chunks = tl.cdiv(n, BLOCK_N)
+    for back in range(0, chunks):
+        kk = (chunks - 1 - back) * BLOCK_N + k
+        offs = base + kk[:, None] * inner + i[None, :]
+        mask = (kk[:, None] < n) & i_ok
+        x = tl.load(x_ptr + offs, mask=mask, other=0.0).to(tl.float32)
+        y = tl.exp(x - col_max[None, :]) * inv[None, :]
+        tl.store(y_ptr + offs, y.to(y_ptr.dtype.element_ty), mask=mask, cache_modifier=".cs")
+
+
+# ---------------------------------------------------------------------------------------
+# Wrapper: check, view as [outer, n, inner], allocate, launch
+# ---------------------------------------------------------------------------------------
+
+def softmax_view(op: str, x: torch.Tensor, dim: int) -> tuple[int, int, int]:
+    """(outer, n, inner) of x around dim, after the checks every softmax op makes."""
+    _memory.check_float(op, x)
+    if isinstance(dim, bool) or not isinstance(dim, int):
+        raise TypeError(f"{op}: dim must be an int, got {type(dim).__name__}")
+    if x.dim() == 0:
+        raise ValueError(f"{op}: x must have at least one dimension, got a 0-D tensor")
+    if not -x.dim() <= dim < x.dim():
+        raise ValueError(f"{op}: dim must be in [{-x.dim()}, {x.dim() - 1}] for a "
+                         f"{x.dim()}-D tensor, got {dim}")
+    d = dim % x.dim()
+    return math.prod(x.shape[:d]), x.shape[d], math.prod(x.shape[d + 1:])
+
+
+def _num_warps(elements: int, per_thread: int) -> int:
+    return max(1, min(16, elements // (32 * per_thread)))
+
+
+def column_tile(outer: int, inner: int, most: int) -> int:
+    """Neighbour columns per program (cuda/memory_common.cuh, column_tile): 8 to start with,
+    fewer if the tensor has fewer columns, more (up to `most`) only while the grid keeps at
+    least 4 programs per SM of an H100."""
+    bi = 1
+    while bi < 8 and bi < inner and bi < most:
+        bi *= 2
+    while bi < most and outer * triton.cdiv(inner, 2 * bi) >= 4 * 132:
+        bi *= 2
+    return bi
+
+
+def softmax(x: torch.Tensor, dim: int = -1, version: str = "online") -> torch.Tensor:
+    """softmax(x, dim) with version "row_sram" (n <= 32768) or "online" (any n)."""
+    op = f"triton_softmax_{version}"
+    if version not in ("row_sram", "online"):
+        raise ValueError(f"triton_softmax: version must be 'row_sram' or 'online', got {version!r}")
+    outer, n, inner = softmax_view(op, x, dim)
+    if version == "row_sram" and n > SRAM_MAX_N:
+        raise ValueError(f"{op}: a row of {n} elements (dim {dim} of {tuple(x.shape)}) does not "
+                         f"fit in SRAM: at most {SRAM_MAX_N}; triton_softmax_online takes rows of "
+                         f"any length")
+    _memory.check_device(op, x)
+    x = x.contiguous()
+    y = torch.empty_like(x)
+    if x.numel() == 0:
+        return y
+    if inner == 1:
+        vec = _memory.vector_width(x.dtype, x, y, row_elements=n)
+        if version == "row_sram":
+            block = max(16, triton.next_power_of_2(n))
+            # the seed's warps: 4, 8 from 2048 elements, 16 from 4096 (64 per thread at 32768)
+            warps = 16 if block >= 4096 else 8 if block >= 2048 else 4
+            _common.launch(softmax_row_sram_kernel, (outer,), x, y, n, BLOCK=block, VEC=vec,
+                           num_warps=warps)
+        else:
+            block = max(16, min(ONLINE_BLOCK, triton.next_power_of_2(n)))
+            _common.launch(softmax_row_online_kernel, (outer,), x, y, n, BLOCK=block, VEC=vec,
+                           num_warps=_num_warps(block, 16))
+        return y
+    if version == "row_sram":
+        block_n = max(16, triton.next_power_of_2(n))
+        most = 1  # up to 32 neighbour columns, the tile within COLUMN_TILE elements
+        while most < COLUMNS and 2 * most * block_n <= COLUMN_TILE:
+            most *= 2
+        block_i = column_tile(outer, inner, most)
+        tiles_i = triton.cdiv(inner, block_i)
+        _common.launch(softmax_cols_sram_kernel, (outer * tiles_i,), x, y, n, inner, tiles_i,
+                       BLOCK_N=block_n, BLOCK_I=block_i, WIDE=n * inner >= 2**31,
+                       num_warps=_num_warps(block_n * block_i, 32))
+    else:
+        block_i = column_tile(outer, inner, COLUMNS)
+        block_n = 1024 // block_i  # chunks of 1024 elements, as the CUDA block's 256 threads x 4
+        tiles_i = triton.cdiv(inner, block_i)
+        _common.launch(softmax_cols_online_kernel, (outer * tiles_i,), x, y, n, inner, tiles_i,
+                       BLOCK_N=block_n, BLOCK_I=block_i, num_warps=8)
+    return y
+
+
+def softmax_row_sram(x: torch.Tensor, dim: int = -1) -> torch.Tensor:
+    return softmax(x, dim, "row_sram")
+
+
+def softmax_online(x: torch.Tensor, dim: int = -1) -> torch.Tensor:
+    return softmax(x, dim, "online")
+
+
+def _row_sram_impl(x: torch.Tensor, dim: int) -> torch.Tensor:
+    return softmax(x, dim, "row_sram")
+
+
+def _online_impl(x: torch.Tensor, dim: int) -> torch.Tensor:
+    return softmax(x, dim, "online")
+
+
+def op(version: str = "online"):
+    """torch.ops.cvt_triton.softmax_row_sram / softmax_online(x, dim) (registered on first call)."""
+    if version == "row_sram":
+        return _common.register_op("softmax_row_sram", _row_sram_impl)
+    if version == "online":
+        return _common.register_op("softmax_online", _online_impl)
+    raise ValueError(f"triton_softmax: version must be 'row_sram' or 'online', got {version!r}")
