@@ -8,6 +8,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 export PYTHONUNBUFFERED=1
+# The GPU copy of the tree has no .git: pass the commit as CVT_GIT_SHA=... to label results.
 OUT=${OUT:-build/gpu_out}
 mkdir -p "$OUT"
 stage=${1:-full}

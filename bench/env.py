@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime
 import platform
+import os
 import subprocess
 from pathlib import Path
 
@@ -16,7 +17,12 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def git_sha() -> str:
-    """The commit the code was at, with "+dirty" if tracked files were modified."""
+    """The commit the code was at, with "+dirty" if tracked files were modified.
+
+    A copy of the tree without its .git folder (a lent GPU machine) can be told the commit
+    with CVT_GIT_SHA; otherwise the result says "unknown"."""
+    if os.environ.get("CVT_GIT_SHA"):
+        return os.environ["CVT_GIT_SHA"]
     try:
         sha = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=ROOT,
                              capture_output=True, text=True, timeout=10).stdout.strip()

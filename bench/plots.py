@@ -62,6 +62,9 @@ def _ok(rows):
 # Who is who: ladder versions, colours, labels (from the rows themselves)
 # ---------------------------------------------------------------------------------------
 
+LADDER_ORDER = ("v1", "v1c", "v1.5", "v2", "v3")
+
+
 def ladder(rows) -> tuple[list[str], dict[str, str], dict[str, str]]:
     """(versions in order, kernel -> ladder version, version -> colour).
 
@@ -84,6 +87,9 @@ def ladder(rows) -> tuple[list[str], dict[str, str], dict[str, str]]:
             version_of[r["kernel"]] = r["version"]
             if r["version"] not in order:
                 order.append(r["version"])
+    # Ladder rungs in the lecture's order whatever order the rows came in (a profile run
+    # appended later must not reshuffle the colours), then any other label as found.
+    order.sort(key=lambda v: (LADDER_ORDER.index(v) if v in LADDER_ORDER else len(LADDER_ORDER)))
     cmap = matplotlib.colormaps["tab10"]
     colours = {v: matplotlib.colors.to_hex(cmap(i % 10)) for i, v in enumerate(order)}
     return order, version_of, colours
@@ -127,6 +133,7 @@ def _bytes_fmt(x, _pos=None) -> str:
 # ---------------------------------------------------------------------------------------
 
 def _throughput_panel(ax, rows, ceilings, legend=True):
+    rows = [r for r in rows if r.get("op", "matmul") == "matmul"]  # colours from matmul rows only
     order, version_of, colours = ladder(rows)
     fp32 = [r for r in _ok(rows) if r["precision"] == "fp32" and r.get("tflops")]
     sizes = sorted({num(r["size"]) for r in fp32})
