@@ -176,21 +176,32 @@ def cmd_profile(args) -> int:
     if device.setup() != "cuda":
         print("bench profile: needs a CUDA GPU", file=sys.stderr)
         return 0
-    kernels = [k for k in _select(args.kernels, "profile") if k.backend != "cublas"
-               or args.kernels not in (None, "*")]
+    explicit = args.kernels not in (None, "*")
+    kernels = [k for k in _select(args.kernels, "profile")
+               if explicit or k.backend not in profile.REFERENCE_BACKENDS]
     if not kernels:
         return 2
     precisions = args.precision.split(",") if args.precision else None
-    rows, meta = profile.run(kernels, args.shapes, precisions, args.out, ncu)
-    all_rows = rows
     old = results.read(args.out, "profile") if args.append else None
-    if old:  # keep earlier rows (other shapes/kernels); a re-profiled one replaces its old row
+    env = env_mod.environment("cuda")
+
+    def merged(rows, meta):
+        """Earlier rows (other shapes/kernels) plus these; a re-profiled one replaces its old row."""
+        if not old:
+            return rows, meta
         key = lambda r: (r["kernel"], r["shape"], r["precision"])
         new = {key(r) for r in rows}
-        all_rows = [r for r in old["rows"] if key(r) not in new] + rows
-        meta["dropped_metrics"] = sorted(set(meta["dropped_metrics"])
-                                         | set(old["meta"].get("dropped_metrics") or []))
-    results.write(args.out, "profile", all_rows, env=env_mod.environment("cuda"), meta=meta)
+        meta = dict(meta, dropped_metrics=sorted(set(meta["dropped_metrics"])
+                                                 | set(old["meta"].get("dropped_metrics") or [])))
+        return [r for r in old["rows"] if key(r) not in new] + rows, meta
+
+    def checkpoint(rows, meta):
+        all_rows, all_meta = merged(rows, meta)
+        results.write(args.out, "profile", all_rows, env=env, meta=all_meta)
+
+    rows, meta = profile.run(kernels, args.shapes, precisions, args.out, ncu, checkpoint=checkpoint)
+    checkpoint(rows, meta)
+    all_rows, meta = merged(rows, meta)
     print(_table(["kernel", "shape", "prec", "model loads", "issued", "issued/model",
                   "L1 bytes", "L2 bytes", "DRAM read", "FFMA", "target", "note"],
                  [[r["kernel"], r["shape"], r["precision"], r.get("model_global_loads") or "-",

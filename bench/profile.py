@@ -326,9 +326,16 @@ def compare(kernel, shape, lv: dict, model) -> dict:
     return out
 
 
+REFERENCE_BACKENDS = ("cublas", "torch")  # library kernels: profiled only when asked for by name
+
+
 def run(kernels, shapes_text: str | None, precisions: list[str] | None, out_dir,
-        ncu: str | None = None, progress=True) -> tuple[list[dict], dict]:
-    """Profiles every kernel x shape x precision. Returns (rows, meta)."""
+        ncu: str | None = None, progress=True, checkpoint=None) -> tuple[list[dict], dict]:
+    """Profiles every kernel x shape x precision. Returns (rows, meta).
+
+    checkpoint(rows, meta), if given, is called after every kernel: the caller writes the
+    rows so far, so a run cut short (a time limit, a hung kernel) keeps what it measured.
+    """
     ncu = ncu or find_ncu()
     if ncu is None:
         raise FileNotFoundError("ncu (Nsight Compute) is not on PATH nor in /usr/local/cuda/bin")
@@ -388,6 +395,9 @@ def run(kernels, shapes_text: str | None, precisions: list[str] | None, out_dir,
             row.update(status="ok", note=row.pop("level_note"))
             text = f"issued/model {row['ratio_issued']:.4f}  {row['target']}"
         rows.append(row)
+        if checkpoint is not None:
+            checkpoint(rows, {"ncu": ncu, "metrics": names, "dropped_metrics": dropped,
+                              "seconds": round(_time.monotonic() - t0, 1), "partial": i < len(work)})
         if progress:
             print(f"[{i:>3}/{len(work)}] {_time.monotonic() - t0:6.1f}s  {k.name:<28} "
                   f"{str(shape):>16} {p:<5} {text}", file=sys.stderr, flush=True)

@@ -388,9 +388,15 @@ def run(out_dir, quick: bool = False, patterns: str | None = None) -> int:
         t = _time.monotonic()
         if profile.find_ncu():
             _say("profile (Nsight Compute, one process per kernel) ...")
-            prows, pmeta = profile.run([k for k in kernels if k.backend != "cublas"
-                                        and k.version != "compile"], None, None, out)
-            results.write(out, "profile", prows, env=env_mod.environment(dev), meta=pmeta)
+            penv = env_mod.environment(dev)
+
+            def checkpoint(rows, meta):  # a cut-short run keeps what it measured
+                results.write(out, "profile", rows, env=penv, meta=meta)
+
+            prows, pmeta = profile.run(
+                [k for k in kernels if k.backend not in profile.REFERENCE_BACKENDS], None, None,
+                out, checkpoint=checkpoint)
+            results.write(out, "profile", prows, env=penv, meta=pmeta)
         else:
             notes.append("Nsight Compute (ncu) was not found: no counters, no traffic figure.")
         steps["profile"] = _time.monotonic() - t

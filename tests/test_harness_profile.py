@@ -87,3 +87,25 @@ def test_profile_cli_without_ncu(monkeypatch, capsys):
     monkeypatch.setattr(profile, "find_ncu", lambda: None)
     assert cli.main(["profile", "--out", "/nonexistent"]) == 0
     assert "ncu" in capsys.readouterr().err
+
+
+def test_profile_run_checkpoints_after_every_kernel(monkeypatch, tmp_path):
+    """A run cut short keeps its rows: run() hands the rows so far to the checkpoint."""
+    from bench import profile, registry
+
+    kernels = registry.select("cuda_v1_naive,cuda_v3_smem_tiling")
+    monkeypatch.setattr(profile, "known_metrics", lambda ncu: None)
+    monkeypatch.setattr(profile, "run_ncu",
+                        lambda ncu, kernel, shape, precision, names, base: (None, [], "no ncu here"))
+    seen = []
+    rows, meta = profile.run(kernels, "64x64x64", None, tmp_path, ncu="ncu", progress=False,
+                             checkpoint=lambda rows, meta: seen.append((len(rows), meta["partial"])))
+    assert seen == [(1, True), (2, False)]
+    assert [r["status"] for r in rows] == ["ERROR", "ERROR"]
+
+
+def test_reference_kernels_are_not_profiled_by_default():
+    from bench import profile, registry
+
+    assert {"cublas", "torch"} <= set(profile.REFERENCE_BACKENDS)
+    assert any(k.backend == "torch" for k in registry.kernels())
