@@ -22,16 +22,7 @@
 #include <vector>
 
 #include "launchers.h"
-
-#define CUDA_CHECK(call)                                                          \
-  do {                                                                            \
-    cudaError_t err_ = (call);                                                    \
-    if (err_ != cudaSuccess) {                                                    \
-      std::fprintf(stderr, "CUDA error %s at %s:%d: %s\n", cudaGetErrorName(err_), \
-                   __FILE__, __LINE__, cudaGetErrorString(err_));                 \
-      std::exit(2);                                                               \
-    }                                                                             \
-  } while (0)
+#include "cuda_check.h"
 
 struct Version {
   const char* name;

@@ -33,16 +33,7 @@
 
 #include "memory_launchers.h"
 #include "philox.cuh"
-
-#define CUDA_CHECK(call)                                                          \
-  do {                                                                            \
-    cudaError_t err_ = (call);                                                    \
-    if (err_ != cudaSuccess) {                                                    \
-      std::fprintf(stderr, "CUDA error %s at %s:%d: %s\n", cudaGetErrorName(err_), \
-                   __FILE__, __LINE__, cudaGetErrorString(err_));                 \
-      std::exit(2);                                                               \
-    }                                                                             \
-  } while (0)
+#include "cuda_check.h"
 
 using cvt::DType;
 
