@@ -52,11 +52,12 @@ def check_precision(op: str, precision: str, supported=tuple(DTYPES)) -> torch.d
     return DTYPES[precision]
 
 
-def check_device(op: str, *tensors: torch.Tensor) -> None:
-    """All tensors on one device: CUDA (the current one), or the CPU under the interpreter."""
+def check_device(op: str, *tensors: torch.Tensor, what: str = "A and B") -> None:
+    """All tensors on one device: CUDA (the current one), or the CPU under the interpreter.
+    `what` names the tensors in the messages ("A and B", "x", "x and y")."""
     devices = [t.device for t in tensors]
     if any(d != devices[0] for d in devices):
-        raise ValueError(f"{op}: A and B must be on the same device, got "
+        raise ValueError(f"{op}: {what} must be on the same device, got "
                          f"{' and '.join(str(d) for d in devices)}")
     device = devices[0]
     if device.type == "cuda":
@@ -66,7 +67,7 @@ def check_device(op: str, *tensors: torch.Tensor) -> None:
         return
     if device.type == "cpu" and interpreting():
         return
-    raise ValueError(f"{op}: tensors must be on a CUDA device (or on the CPU with "
+    raise ValueError(f"{op}: {what} must be on a CUDA device (or on the CPU with "
                      f"TRITON_INTERPRET=1 set before Triton kernels are defined), got {device}")
 
 

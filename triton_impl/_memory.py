@@ -46,20 +46,7 @@ def check_float(op: str, x: torch.Tensor, what: str = "x") -> None:
 
 def check_device(op: str, *tensors: torch.Tensor) -> None:
     """One device: the current CUDA device, or the CPU under the interpreter."""
-    devices = [t.device for t in tensors]
-    if any(d != devices[0] for d in devices):
-        raise ValueError(f"{op}: tensors must be on one device, got "
-                         f"{' and '.join(str(d) for d in devices)}")
-    device = devices[0]
-    if device.type == "cuda":
-        if device.index is not None and device.index != torch.cuda.current_device():
-            raise ValueError(f"{op}: tensors are on {device} but the current CUDA device is "
-                             f"cuda:{torch.cuda.current_device()}; use `with torch.cuda.device(...)`")
-        return
-    if device.type == "cpu" and _common.interpreting():
-        return
-    raise ValueError(f"{op}: x must be on a CUDA device (or on the CPU with TRITON_INTERPRET=1 "
-                     f"set before Triton kernels are defined), got {device}")
+    _common.check_device(op, *tensors, what="x" if len(tensors) == 1 else "the inputs")
 
 
 def aligned16(t: torch.Tensor) -> bool:
