@@ -163,7 +163,10 @@ TORCH_LIBRARY_FRAGMENT(cvt, m) {
   m.def("rgb_to_grey(Tensor img) -> Tensor");
 }
 
-TORCH_LIBRARY_IMPL(cvt, CUDA, m) {
+// One list of implementations for both dispatch keys, so the two cannot drift apart.
+// CPU tensors reach the same functions, so that the caller gets this project's message
+// ("x must be a CUDA tensor, got cpu") instead of a dispatcher error.
+static void register_memory_impls(torch::Library& m) {
   m.impl("vector_add", &vector_add);
   m.impl("copy", &copy);
   m.impl("relu_dropout", &relu_dropout);
@@ -172,13 +175,5 @@ TORCH_LIBRARY_IMPL(cvt, CUDA, m) {
   m.impl("rgb_to_grey", &rgb_to_grey);
 }
 
-// CPU tensors reach the same functions, so that the caller gets this project's message
-// ("x must be a CUDA tensor, got cpu") instead of a dispatcher error.
-TORCH_LIBRARY_IMPL(cvt, CPU, m) {
-  m.impl("vector_add", &vector_add);
-  m.impl("copy", &copy);
-  m.impl("relu_dropout", &relu_dropout);
-  m.impl("softmax_row_sram", &softmax_row_sram);
-  m.impl("softmax_online", &softmax_online);
-  m.impl("rgb_to_grey", &rgb_to_grey);
-}
+TORCH_LIBRARY_IMPL(cvt, CUDA, m) { register_memory_impls(m); }
+TORCH_LIBRARY_IMPL(cvt, CPU, m) { register_memory_impls(m); }

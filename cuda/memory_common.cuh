@@ -139,10 +139,12 @@ __device__ __forceinline__ float warp_allreduce(float v, Op op) {
 // Every thread of a 1-D block (blockDim.x a multiple of 32) gets op folded over the block.
 // `scratch` is 33 floats of shared memory; the first __syncthreads makes a second call
 // with the same scratch safe (nobody still reads scratch[32] of the previous one).
+// A block of one warp (short rows) needs neither: the shuffles are the whole reduction.
 template <typename Op>
 __device__ __forceinline__ float block_allreduce(float v, Op op, float identity, float* scratch) {
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
   v = warp_allreduce(v, op);
+  if (warps == 1) return v;  // uniform across the block: no thread skips a barrier alone
   __syncthreads();
   if (lane == 0) scratch[warp] = v;
   __syncthreads();

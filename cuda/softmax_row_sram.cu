@@ -59,19 +59,22 @@ __device__ __forceinline__ void sram_store(float* p, const Vec<float, VEC>& v) {
 // 128 of 16-bit types), so that a 512-thread block of the longest rows issues all of its
 // loads at once (the block then computes, and no load of its SM is in flight: the more
 // bytes each load phase moves, the smaller that gap's share); 8 elements on the scalar path.
+// Rows short enough for about 4 vectors per thread (launch_rows) get kSramUnrollShort: the
+// registers of 16 vectors (106 per thread for float32) would cap an SM at 3 blocks of a
+// 3000-element row, 18 warps; with 4 vectors it holds 10 (measured in PERFLOG.md).
 template <int VEC> constexpr int kSramUnroll = VEC >= 4 ? 64 / VEC : 8;
+constexpr int kSramUnrollShort = 4;
 
 // ---------------------------------------------------------------------------------------
 // Rows: one block per row (grid-stride over rows). Thread t owns vectors t, t + T, ...
 // ---------------------------------------------------------------------------------------
 
-template <typename T, int VEC>
+template <typename T, int VEC, int U>
 __global__ void __launch_bounds__(kSramThreads)
 softmax_row_sram_kernel(const T* __restrict__ x, T* __restrict__ y, int64_t rows, int n) {
   extern __shared__ __align__(32) float row_sram[];  // n floats: the row, then its exps
   __shared__ float scratch[33];
   const int nvec = n / VEC;  // VEC > 1 only when n % VEC == 0
-  constexpr int U = kSramUnroll<VEC>;
   const int step = blockDim.x * U;
   for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
     const T* xr = x + row * n;
@@ -192,9 +195,12 @@ cudaError_t launch_rows(const T* x, T* y, int64_t rows, int n, cudaStream_t stre
   const int threads = static_cast<int>(
       std::min<int64_t>(kSramThreads, std::max<int64_t>(32, ceil_div(ceil_div(nvec, 4), 32) * 32)));
   const size_t smem = sizeof(float) * static_cast<size_t>(n);
-  const cudaError_t err = allow_shared(softmax_row_sram_kernel<T, VEC>, smem);
+  const auto kernel = nvec <= int64_t{kSramUnrollShort} * kSramThreads
+                          ? softmax_row_sram_kernel<T, VEC, kSramUnrollShort>
+                          : softmax_row_sram_kernel<T, VEC, kSramUnroll<VEC>>;
+  const cudaError_t err = allow_shared(kernel, smem);
   if (err != cudaSuccess) return err;
-  softmax_row_sram_kernel<T, VEC><<<std::min(rows, kMaxGridX), threads, smem, stream>>>(x, y, rows, n);
+  kernel<<<std::min(rows, kMaxGridX), threads, smem, stream>>>(x, y, rows, n);
   return cudaGetLastError();
 }
 
