@@ -199,7 +199,8 @@ def cmd_profile(args) -> int:
         all_rows, all_meta = merged(rows, meta)
         results.write(args.out, "profile", all_rows, env=env, meta=all_meta)
 
-    rows, meta = profile.run(kernels, args.shapes, precisions, args.out, ncu, checkpoint=checkpoint)
+    rows, meta = profile.run(kernels, args.shapes, precisions, args.out, ncu, checkpoint=checkpoint,
+                             batch=not args.one_process_per_kernel)
     checkpoint(rows, meta)
     all_rows, meta = merged(rows, meta)
     print(_table(["kernel", "shape", "prec", "model loads", "issued", "issued/model",
@@ -319,6 +320,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--shapes", default=None, help="default: 1024x1024x1024")
     s.add_argument("--precision", default=None, help="default: each kernel's first precision")
     s.add_argument("--out", default="results")
+    s.add_argument("--one-process-per-kernel", action="store_true",
+                   help="profile each kernel in its own ncu process (default: one batch, then "
+                        "a process of its own for any kernel that failed in the batch)")
     s.add_argument("--append", action="store_true",
                    help="add to the profile.json already in --out instead of replacing it")
     s.set_defaults(func=cmd_profile)

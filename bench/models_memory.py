@@ -207,8 +207,17 @@ def softmax_sram(shape, p) -> MemTraffic:
 
 def softmax_online(shape, p) -> MemTraffic:
     """Two passes over the input (running max and sum; output), one write: 3 N e requested,
-    2 N e compulsory. The second read is an L2 hit when the rows in flight fit in L2."""
-    return _stream(TensorShape.coerce(shape).numel, _eb(p), inputs=1, passes=2)
+    2 N e compulsory. The second read is an L2 hit when the rows in flight fit in L2.
+    A row (dim = -1) of at most p["one_pass_n"] elements fits in one chunk of the kernel and
+    is read once (2 N e); the CUDA twin's limit is p["one_pass_n_unaligned"] for rows that
+    are not a multiple of 16 bytes (its scalar path moves 4 elements per thread, not 16)."""
+    s, e = TensorShape.coerce(shape), _eb(p)
+    n = s.dims[s.reduced_dim]
+    limit = p.get("one_pass_n", 0)
+    if (n * e) % 16 and "one_pass_n_unaligned" in p:
+        limit = p["one_pass_n_unaligned"]
+    passes = 1 if s.dim is None and n <= limit else 2
+    return _stream(s.numel, e, inputs=1, passes=passes)
 
 
 def rgb_to_grey(shape, p) -> MemTraffic:

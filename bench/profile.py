@@ -1,10 +1,14 @@
 """`python -m bench profile`: what the hardware moved, level by level, next to the model.
 
-For each kernel x shape x precision, Nsight Compute (ncu) runs bench/_ncu_target.py in a
-separate process and collects the counters of DESIGN.md's "Memory traffic" table for the
-one launch inside the NVTX range "cvt_measure" (warm-ups, compilation and autotuning
-happen before it and are not counted). A launch may be several CUDA kernels: their
-counters are summed. The report file of each run (.ncu-rep) is kept: open it in the
+Nsight Compute (ncu) runs bench/_ncu_target.py in a process of its own and collects the
+counters of DESIGN.md's "Memory traffic" table for each kernel x shape x precision: for the
+one launch of each inside the NVTX range "cvt_measure" (warm-ups, compilation and
+autotuning happen before it and are not counted). A launch may be several CUDA kernels:
+their counters are summed. By default all launches go through ONE ncu process (a marker
+kernel before each launch says where one item ends and the next begins): a process per
+kernel cost ~14 s of Python, torch and CUDA start-up each, which put the default report
+over its 10-minute budget on the H100. An item that fails in the batch is profiled again
+alone. The report file (.ncu-rep; batch.ncu-rep for the batch) is kept: open it in the
 Nsight Compute GUI to see the source-level view.
 
 Levels, from what the threads ask for down to what HBM delivers (see DESIGN.md):
@@ -200,9 +204,10 @@ def _rejected(output: str, metrics: list[str]) -> list[str]:
             if re.search(rf"(?<![\w]){re.escape(base_name(m))}(?![\w])", errors)]
 
 
-def run_ncu(ncu: str, kernel: str, shape: str, precision: str, metrics: list[str],
-            report_base: Path, timeout: int = 300) -> tuple[dict | None, list[str], str]:
-    """Profiles one launch; returns (summed counters or None, metrics dropped, log text)."""
+def _ncu(ncu: str, target: list[str], metrics: list[str], report_base: Path,
+         timeout: int) -> tuple[list[dict] | None, list[str], str]:
+    """Runs `python -m bench._ncu_target TARGET...` under ncu; returns (the kernel rows of
+    the NVTX range in launch order, or None; metrics dropped; log text)."""
     dropped: list[str] = []
     log = ""
     metrics = list(metrics)
@@ -210,8 +215,7 @@ def run_ncu(ncu: str, kernel: str, shape: str, precision: str, metrics: list[str
         cmd = [ncu, "--target-processes", "all", "--clock-control", "none",
                "--nvtx", "--nvtx-include", "cvt_measure/",
                "--metrics", ",".join(metrics), "-f", "-o", str(report_base),
-               sys.executable, "-m", "bench._ncu_target", "--kernel", kernel,
-               "--shape", shape, "--precision", precision]
+               sys.executable, "-m", "bench._ncu_target", *target]
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
         log = proc.stdout + proc.stderr
         rep = Path(str(report_base) + ".ncu-rep")
@@ -223,13 +227,58 @@ def run_ncu(ncu: str, kernel: str, shape: str, precision: str, metrics: list[str
             if not rows:
                 return None, dropped, log + imp.stdout[-2000:] + imp.stderr[-2000:] + \
                     "\nno kernel was profiled inside the NVTX range cvt_measure"
-            return sum_kernels(rows), dropped, log
+            return rows, dropped, log
         bad = _rejected(log, metrics)
         if not bad:
             return None, dropped, log
         dropped.extend(bad)
         metrics = [m for m in metrics if m not in bad]
     return None, dropped, log
+
+
+def run_ncu(ncu: str, kernel: str, shape: str, precision: str, metrics: list[str],
+            report_base: Path, timeout: int = 300) -> tuple[dict | None, list[str], str]:
+    """Profiles one launch in its own process; returns (summed counters or None, metrics
+    dropped, log text)."""
+    rows, dropped, log = _ncu(ncu, ["--kernel", kernel, "--shape", shape, "--precision", precision],
+                              metrics, report_base, timeout)
+    return (sum_kernels(rows) if rows else None), dropped, log
+
+
+def split_at_markers(rows: list[dict], marker: str = "spin_kernel") -> list[list[dict]]:
+    """The kernel rows of a batch, in launch order -> one group per measured item: every
+    item's launch is preceded by one marker kernel (bench/_ncu_target.py)."""
+    groups: list[list[dict]] = []
+    for r in rows:
+        if marker in r.get("Kernel Name", ""):
+            groups.append([])
+        elif groups:
+            groups[-1].append(r)
+    return groups
+
+
+def item_status(log: str) -> dict[int, str]:
+    """'CVT_ITEM 3 ok' / 'CVT_ITEM 4 error: ...' lines of a batch -> {3: 'ok', 4: 'error: ...'}."""
+    return {int(m.group(1)): m.group(2).strip()
+            for m in re.finditer(r"^CVT_ITEM (\d+) (.*)$", log, re.M)}
+
+
+def run_batch(ncu: str, items: list[tuple[str, str, str]], metrics: list[str], report_base: Path,
+              timeout: int) -> tuple[list[dict | None], list[str], str]:
+    """Profiles every (kernel, shape, precision) in ONE process. Returns (summed counters
+    per item, None where the item failed or the batch could not be split; dropped; log)."""
+    import json
+
+    spec = Path(str(report_base) + ".json")
+    spec.write_text(json.dumps([list(i) for i in items]))
+    rows, dropped, log = _ncu(ncu, ["--batch", str(spec)], metrics, report_base, timeout)
+    status = item_status(log)
+    groups = split_at_markers(rows or [])
+    if len(groups) != len(items):
+        return [None] * len(items), dropped, log + (
+            f"\nbatch: {len(groups)} marker groups for {len(items)} items" if rows else "")
+    return [sum_kernels(g) if g and status.get(i) == "ok" else None
+            for i, g in enumerate(groups)], dropped, log
 
 
 # ---------------------------------------------------------------------------------------
@@ -330,8 +379,13 @@ REFERENCE_BACKENDS = ("cublas", "torch")  # library kernels: profiled only when 
 
 
 def run(kernels, shapes_text: str | None, precisions: list[str] | None, out_dir,
-        ncu: str | None = None, progress=True, checkpoint=None) -> tuple[list[dict], dict]:
+        ncu: str | None = None, progress=True, checkpoint=None,
+        batch: bool = True) -> tuple[list[dict], dict]:
     """Profiles every kernel x shape x precision. Returns (rows, meta).
+
+    batch=True: all launches in one ncu process first (run_batch); an item that fails
+    there, or every item if the batch cannot be split by its markers, is profiled again in
+    its own process. batch=False: one process per item from the start.
 
     checkpoint(rows, meta), if given, is called after every kernel: the caller writes the
     rows so far, so a run cut short (a time limit, a hung kernel) keeps what it measured.
@@ -363,16 +417,31 @@ def run(kernels, shapes_text: str | None, precisions: list[str] | None, out_dir,
 
     rows = []
     t0 = _time.monotonic()
-    for i, (k, problem, shape, p) in enumerate(work, 1):
-        base = rep_dir / f"{k.name}_{shape}_{p}"
+    batched: list = [None] * len(work)
+    if batch and len(work) > 1:
+        if progress:
+            print(f"profile: {len(work)} launches in one ncu process ...", file=sys.stderr,
+                  flush=True)
         try:
-            counters, more_dropped, log = run_ncu(ncu, k.name, str(shape), p, names, base)
-        except subprocess.TimeoutExpired:
-            counters, more_dropped, log = None, [], "ncu timed out"
-        for m in more_dropped:
-            if m not in dropped:
-                dropped.append(m)
+            batched, more_dropped, _log = run_batch(
+                ncu, [(k.name, str(shape), p) for k, _, shape, p in work], names,
+                rep_dir / "batch", timeout=120 + 30 * len(work))
+        except (subprocess.TimeoutExpired, OSError):
+            batched, more_dropped = [None] * len(work), []
+        dropped.extend(m for m in more_dropped if m not in dropped)
         names = [m for m in names if m not in dropped]
+    for i, (k, problem, shape, p) in enumerate(work, 1):
+        counters, log = batched[i - 1], ""
+        if counters is None:  # not batched, or failed there: its own process
+            base = rep_dir / f"{k.name}_{shape}_{p}"
+            try:
+                counters, more_dropped, log = run_ncu(ncu, k.name, str(shape), p, names, base)
+            except subprocess.TimeoutExpired:
+                counters, more_dropped, log = None, [], "ncu timed out"
+            except OSError as e:
+                counters, more_dropped, log = None, [], f"ncu could not run: {e}"
+            dropped.extend(m for m in more_dropped if m not in dropped)
+            names = [m for m in names if m not in dropped]
         elem = problems.ELEMENT_BYTES.get(p, 4)
         row = dict(kernel=k.name, backend=k.backend, version=k.version, op=k.op,
                    twin=k.twin or "", shape=str(shape), size=problem.size(shape),

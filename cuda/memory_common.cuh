@@ -157,6 +157,10 @@ __device__ __forceinline__ float block_allreduce(float v, Op op, float identity,
   return scratch[32];
 }
 
+// SMs of the GPU the launch heuristics are tuned for (an H100 SXM). Only grid sizes depend
+// on it; any GPU gets correct results.
+constexpr int kSMs = 132;
+
 // Neighbour columns per block of the softmax column layouts (dim != -1): 8 to start with (one
 // 32-byte sector of float32 per row of the tile), fewer when the tensor has fewer columns,
 // more (up to max_tx) only while the grid keeps at least 4 blocks per SM of an H100 (132
@@ -164,7 +168,7 @@ __device__ __forceinline__ float block_allreduce(float v, Op op, float identity,
 inline int column_tile(int64_t outer, int64_t inner, int max_tx) {
   int tx = 1;
   while (tx < 8 && tx < inner && tx < max_tx) tx *= 2;
-  while (tx < max_tx && outer * ceil_div(inner, 2 * tx) >= 4 * 132) tx *= 2;
+  while (tx < max_tx && outer * ceil_div(inner, 2 * tx) >= 4 * kSMs) tx *= 2;
   return tx;
 }
 

@@ -26,18 +26,19 @@
 namespace cvt {
 
 constexpr int kAddThreads = 256;
-constexpr int kAddUnroll = 4;  // vectors per input per thread per step
+constexpr int kAddUnroll = 4;       // vectors per input per thread per step
+constexpr int kAddUnrollSmall = 2;  // ... when 4 would leave SMs without a block
 
-template <typename T, int VEC>
+template <typename T, int VEC, int UNROLL>
 __global__ void __launch_bounds__(kAddThreads)
 vector_add_kernel(const T* __restrict__ x, const T* __restrict__ y, T* __restrict__ out, int64_t n) {
   const int64_t nvec = n / VEC;                             // whole vectors
-  const int64_t tile = int64_t{kAddThreads} * kAddUnroll;   // vectors per block per step
+  const int64_t tile = int64_t{kAddThreads} * UNROLL;       // vectors per block per step
   for (int64_t base = blockIdx.x * tile; base < nvec; base += int64_t{gridDim.x} * tile) {
-    Vec<T, VEC> a[kAddUnroll], b[kAddUnroll];
-    // All loads first: 2 * kAddUnroll independent 16-byte loads in flight per thread.
+    Vec<T, VEC> a[UNROLL], b[UNROLL];
+    // All loads first: 2 * UNROLL independent 16-byte loads in flight per thread.
 #pragma unroll
-    for (int u = 0; u < kAddUnroll; ++u) {
+    for (int u = 0; u < UNROLL; ++u) {
       const int64_t v = base + u * kAddThreads + threadIdx.x;  // a warp: 32 neighbour vectors
       if (v < nvec) {
         a[u] = load_vec<T, VEC>(x + v * VEC);
@@ -45,7 +46,7 @@ vector_add_kernel(const T* __restrict__ x, const T* __restrict__ y, T* __restric
       }
     }
 #pragma unroll
-    for (int u = 0; u < kAddUnroll; ++u) {
+    for (int u = 0; u < UNROLL; ++u) {
       const int64_t v = base + u * kAddThreads + threadIdx.x;
       if (v < nvec) {
         Vec<T, VEC> c;
@@ -60,18 +61,26 @@ vector_add_kernel(const T* __restrict__ x, const T* __restrict__ y, T* __restric
   if (blockIdx.x == 0 && i < n) store_one(out + i, from_float<T>(to_float(x[i]) + to_float(y[i])));
 }
 
-template <typename T>
-cudaError_t launch_vector_add_typed(const T* x, const T* y, T* out, int64_t n, cudaStream_t stream) {
-  constexpr int V = kVec16<T>;
-  const bool vector = aligned16(x) && aligned16(y) && aligned16(out);
-  const int64_t nvec = vector ? n / V : n;
-  const int64_t blocks = std::max<int64_t>(1, std::min(ceil_div(nvec, kAddThreads * kAddUnroll), kMaxGridX));
-  if (vector) {
-    vector_add_kernel<T, V><<<blocks, kAddThreads, 0, stream>>>(x, y, out, n);
+template <typename T, int VEC>
+cudaError_t launch_vector_add_vec(const T* x, const T* y, T* out, int64_t n, cudaStream_t stream) {
+  const int64_t nvec = n / VEC;
+  const int64_t blocks = ceil_div(nvec, kAddThreads * kAddUnroll);
+  if (blocks < kSMs) {
+    const int64_t more = std::max<int64_t>(1, ceil_div(nvec, kAddThreads * kAddUnrollSmall));
+    vector_add_kernel<T, VEC, kAddUnrollSmall><<<more, kAddThreads, 0, stream>>>(x, y, out, n);
   } else {
-    vector_add_kernel<T, 1><<<blocks, kAddThreads, 0, stream>>>(x, y, out, n);
+    vector_add_kernel<T, VEC, kAddUnroll><<<std::min(blocks, kMaxGridX), kAddThreads, 0, stream>>>(
+        x, y, out, n);
   }
   return cudaGetLastError();
+}
+
+template <typename T>
+cudaError_t launch_vector_add_typed(const T* x, const T* y, T* out, int64_t n, cudaStream_t stream) {
+  if (aligned16(x) && aligned16(y) && aligned16(out)) {
+    return launch_vector_add_vec<T, kVec16<T>>(x, y, out, n, stream);
+  }
+  return launch_vector_add_vec<T, 1>(x, y, out, n, stream);
 }
 
 cudaError_t launch_vector_add(DType dtype, const void* x, const void* y, void* out, int64_t n,

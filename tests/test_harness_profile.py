@@ -104,6 +104,43 @@ def test_profile_run_checkpoints_after_every_kernel(monkeypatch, tmp_path):
     assert [r["status"] for r in rows] == ["ERROR", "ERROR"]
 
 
+def test_batch_rows_split_at_the_marker_kernels():
+    rows = [{"Kernel Name": n} for n in (
+        "cuda::<unnamed>::spin_kernel(long)", "a",
+        "cuda::<unnamed>::spin_kernel(long)",                     # an item without a kernel
+        "cuda::<unnamed>::spin_kernel(long)", "b1", "b2")]
+    groups = profile.split_at_markers(rows)
+    assert [[r["Kernel Name"] for r in g] for g in groups] == [["a"], [], ["b1", "b2"]]
+    assert profile.item_status("x\nCVT_ITEM 0 ok\nCVT_ITEM 1 error: boom\n") == {
+        0: "ok", 1: "error: boom"}
+
+
+def test_profile_batch_first_then_own_process_for_what_failed(monkeypatch, tmp_path):
+    """One ncu process for all items; an item the batch could not measure gets its own."""
+    from bench import profile, registry
+
+    kernels = registry.select("cuda_v1_naive,cuda_v3_smem_tiling")
+    monkeypatch.setattr(profile, "known_metrics", lambda ncu: None)
+    batch_items = []
+
+    def fake_batch(ncu, items, names, base, timeout):
+        batch_items.extend(items)
+        return [{"gpu__time_duration.sum": 1e6, "kernels": "v1", "launches": 1}, None], [], ""
+
+    alone = []
+
+    def fake_one(ncu, kernel, shape, precision, names, base):
+        alone.append(kernel)
+        return {"gpu__time_duration.sum": 2e6, "kernels": "v3", "launches": 1}, [], ""
+
+    monkeypatch.setattr(profile, "run_batch", fake_batch)
+    monkeypatch.setattr(profile, "run_ncu", fake_one)
+    rows, _ = profile.run(kernels, "64x64x64", None, tmp_path, ncu="ncu", progress=False)
+    assert [k for k, _, _ in batch_items] == ["cuda_v1_naive", "cuda_v3_smem_tiling"]
+    assert alone == ["cuda_v3_smem_tiling"]
+    assert [r["ncu_time_ms"] for r in rows] == [1.0, 2.0]
+
+
 def test_reference_kernels_are_not_profiled_by_default():
     from bench import profile, registry
 

@@ -173,10 +173,12 @@ def test_dropout_keep_rate_and_scaling(p):
 
 # --------------------------------------------------------------------------- softmax
 
-@pytest.mark.parametrize("version", ["row_sram", "online"])
-def test_softmax_rows_of_length_one_and_minus_inf(version):
+@pytest.mark.parametrize("version", ["row_sram", "online", "online_chunked"])
+def test_softmax_rows_of_length_one_and_minus_inf(version, monkeypatch):
     from triton_impl import softmax
 
+    if version == "online_chunked":      # rows of several 16-element chunks: the online loops
+        monkeypatch.setattr(softmax, "ONLINE_BLOCK", 16)
     f = softmax.softmax_row_sram if version == "row_sram" else softmax.softmax_online
     assert torch.equal(f(torch.randn(5, 1), -1), torch.ones(5, 1))
     x = torch.randn(4, 37)
@@ -198,6 +200,18 @@ def test_softmax_over_any_dim(version, shape, dim):
     x = torch.randn(shape) * 4
     y = softmax.softmax(x, dim, version)
     torch.testing.assert_close(y, torch.softmax(x, dim), rtol=1e-5, atol=1e-7)
+
+
+@pytest.mark.parametrize("keep", [False, True])
+def test_online_softmax_chunked_rows_both_cache_policies(keep, monkeypatch):
+    from triton_impl import softmax
+
+    monkeypatch.setattr(softmax, "ONLINE_BLOCK", 32)
+    monkeypatch.setattr(softmax, "ONLINE_KEEP", keep)
+    x = torch.randn(5, 101) * 3          # 4 chunks, the last one ragged; max in any chunk
+    x[2, 70] = 40.0
+    torch.testing.assert_close(softmax.softmax_online(x, -1), torch.softmax(x, -1), rtol=1e-5,
+                               atol=1e-7)
 
 
 def test_online_softmax_takes_rows_longer_than_sram():

@@ -53,7 +53,9 @@ import triton.language as tl
 from triton_impl import _common, _memory
 
 SRAM_MAX_N = 32768          # cuda/memory_launchers.h: kSoftmaxSramMaxN
-ONLINE_BLOCK = 8192         # elements per chunk of a long row (16 warps, 16 per thread)
+ONLINE_BLOCK = 8192         # elements per chunk of a long row
+ONLINE_WARPS = 16           # warps per row program, at most (16 elements per thread)
+ONLINE_KEEP = False         # pass 1 loads marked evict_last, pass 2 evict_first
 COLUMNS = 32                # neighbour columns per program, at most (the CUDA TX)
 # A column tile lives in registers: 16384 elements = 32 per thread of 16 warps (64 spill).
 # Columns longer than that (up to SRAM_MAX_N) still run, as a [32768, 1] tile that spills.
@@ -93,6 +95,8 @@ def softmax_row_online_kernel(
     n,                                        # row length (any)
     BLOCK: tl.constexpr,                      # elements per chunk
     VEC: tl.constexpr,                        # 16 // element size if rows are aligned, else 1
+    ONE_CHUNK: tl.constexpr,                  # n <= BLOCK: the row is read once
+    KEEP: tl.constexpr,                       # pass 1 asks L2 to keep the row for pass 2
 ):
     row = tl.program_id(0).to(tl.int64)
     x_row = x_ptr + row * n
@@ -103,29 +107,45 @@ def softmax_row_online_kernel(
     n_vec = n // VEC * VEC                    # = n
     cols = tl.arange(0, BLOCK)
 
-    # Pass 1: per lane, the running max m and the running sum s of exp(x - m).
-    m = tl.full([BLOCK], -float("inf"), tl.float32)
-    s = tl.zeros([BLOCK], tl.float32)
-    for start in range(0, n, BLOCK):
-        offs = start + cols
-        x = tl.load(x_row + offs, mask=offs < n_vec, other=-float("inf")).to(tl.float32)
-        m_new = tl.maximum(m, x)
-        shift = tl.where(m_new == -float("inf"), 0.0, m_new)  # all -inf so far: exp(-inf) = 0
-        s = s * tl.exp(m - shift) + tl.exp(x - shift)
-        m = m_new
-    row_max = tl.max(m, axis=0)               # fold the lanes once
-    shift = tl.where(row_max == -float("inf"), 0.0, row_max)
-    row_sum = tl.sum(s * tl.exp(m - shift), axis=0)
-    inv = 1.0 / row_sum
+    if ONE_CHUNK:                             # the row is one chunk: keep it, as row_sram
+        mask = cols < n_vec
+        x = tl.load(x_row + cols, mask=mask, other=-float("inf")).to(tl.float32)
+        row_max = tl.max(x, axis=0)
+        e = tl.exp(x - row_max)
+        y = e * (1.0 / tl.sum(e, axis=0))
+        tl.store(y_row + cols, y.to(y_ptr.dtype.element_ty), mask=mask, cache_modifier=".cs")
+    else:
+        # Pass 1: per lane, the running max m and the running sum s of exp(x - m).
+        m = tl.full([BLOCK], -float("inf"), tl.float32)
+        s = tl.zeros([BLOCK], tl.float32)
+        for start in range(0, n, BLOCK):
+            offs = start + cols
+            if KEEP:
+                x = tl.load(x_row + offs, mask=offs < n_vec, other=-float("inf"),
+                            eviction_policy="evict_last")
+            else:
+                x = tl.load(x_row + offs, mask=offs < n_vec, other=-float("inf"))
+            x = x.to(tl.float32)
+            m_new = tl.maximum(m, x)
+            shift = tl.where(m_new == -float("inf"), 0.0, m_new)  # all -inf so far: exp(-inf) = 0
+            s = s * tl.exp(m - shift) + tl.exp(x - shift)
+            m = m_new
+        row_max = tl.max(m, axis=0)           # fold the lanes once
+        shift = tl.where(row_max == -float("inf"), 0.0, row_max)
+        row_sum = tl.sum(s * tl.exp(m - shift), axis=0)
+        inv = 1.0 / row_sum
 
-    # Pass 2, last chunk first.
-    chunks = tl.cdiv(n, BLOCK)
-    for back in range(0, chunks):
-        offs = (chunks - 1 - back) * BLOCK + cols
-        mask = offs < n_vec
-        x = tl.load(x_row + offs, mask=mask, other=0.0).to(tl.float32)
-        y = tl.exp(x - row_max) * inv         # a row of -inf: exp(NaN) = NaN, as torch
-        tl.store(y_row + offs, y.to(y_ptr.dtype.element_ty), mask=mask, cache_modifier=".cs")
+        # Pass 2, last chunk first.
+        chunks = tl.cdiv(n, BLOCK)
+        for back in range(0, chunks):
+            offs = (chunks - 1 - back) * BLOCK + cols
+            mask = offs < n_vec
+            if KEEP:
+                x = tl.load(x_row + offs, mask=mask, other=0.0, eviction_policy="evict_first")
+            else:
+                x = tl.load(x_row + offs, mask=mask, other=0.0)
+            y = tl.exp(x.to(tl.float32) - row_max) * inv  # a row of -inf: exp(NaN) = NaN
+            tl.store(y_row + offs, y.to(y_ptr.dtype.element_ty), mask=mask, cache_modifier=".cs")
 
 
 # ---------------------------------------------------------------------------------------
@@ -229,7 +249,7 @@ def column_tile(outer: int, inner: int, most: int) -> int:
     bi = 1
     while bi < 8 and bi < inner and bi < most:
         bi *= 2
-    while bi < most and outer * triton.cdiv(inner, 2 * bi) >= 4 * 132:
+    while bi < most and outer * triton.cdiv(inner, 2 * bi) >= 4 * _memory.SMS:
         bi *= 2
     return bi
 
@@ -260,7 +280,8 @@ def softmax(x: torch.Tensor, dim: int = -1, version: str = "online") -> torch.Te
         else:
             block = max(16, min(ONLINE_BLOCK, triton.next_power_of_2(n)))
             _common.launch(softmax_row_online_kernel, (outer,), x, y, n, BLOCK=block, VEC=vec,
-                           num_warps=_num_warps(block, 16))
+                           ONE_CHUNK=n <= block, KEEP=ONLINE_KEEP,
+                           num_warps=min(ONLINE_WARPS, _num_warps(block, 16)))
         return y
     if version == "row_sram":
         block_n = max(16, triton.next_power_of_2(n))

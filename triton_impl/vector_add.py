@@ -10,6 +10,8 @@
   mapping   CUDA (cuda/vector_add.cu)             this file
             block of 256 threads, 4 vectors each  one program of BLOCK = 256 * 4 * VEC
                                                   elements, num_warps = 8 (256 threads)
+            2 vectors each when 4 would give      the same rule: BLOCK = 256 * 2 * VEC when
+              fewer than kSMs = 132 blocks          cdiv(n, 256 * 4 * VEC) < SMS
             Vec<T, VEC>: one 16-byte access       the compiler's choice: 16 bytes per access
                                                   when it can prove 16-byte alignment
             run-time alignment check (launcher)   the same check in the wrapper; VEC is a
@@ -34,6 +36,7 @@ from triton_impl import _common, _memory
 
 NAME = "triton_vector_add"
 THREADS, VECTORS_PER_THREAD = 256, 4  # the CUDA block: 256 threads, 4 vectors each
+VECTORS_PER_THREAD_SMALL = 2           # ... 2 when 4 would leave SMs without a program
 
 
 @triton.jit
@@ -79,6 +82,8 @@ def vector_add(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
         return out
     vec = _memory.vector_width(x.dtype, x, y, out)
     block = THREADS * VECTORS_PER_THREAD * vec
+    if _memory.launch_blocks(n, block) < _memory.SMS:
+        block = THREADS * VECTORS_PER_THREAD_SMALL * vec
     _common.launch(vector_add_kernel, (_memory.launch_blocks(n, block),), x, y, out, n,
                    BLOCK=block, VEC=vec, num_warps=THREADS // 32)
     return out
