@@ -214,6 +214,8 @@ def softmax_online(shape, p) -> MemTraffic:
     s, e = TensorShape.coerce(shape), _eb(p)
     n = s.dims[s.reduced_dim]
     limit = p.get("one_pass_n", 0)
+    if isinstance(limit, dict):  # by element size (the Triton twin's chunks)
+        limit = limit.get(e, 0)
     if (n * e) % 16 and "one_pass_n_unaligned" in p:
         limit = p["one_pass_n_unaligned"]
     passes = 1 if s.dim is None and n <= limit else 2

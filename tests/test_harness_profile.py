@@ -97,6 +97,8 @@ def test_profile_run_checkpoints_after_every_kernel(monkeypatch, tmp_path):
     monkeypatch.setattr(profile, "known_metrics", lambda ncu: None)
     monkeypatch.setattr(profile, "run_ncu",
                         lambda ncu, kernel, shape, precision, names, base: (None, [], "no ncu here"))
+    monkeypatch.setattr(profile, "run_batch",
+                        lambda ncu, items, names, base, timeout: ([None] * len(items), [], ""))
     seen = []
     rows, meta = profile.run(kernels, "64x64x64", None, tmp_path, ncu="ncu", progress=False,
                              checkpoint=lambda rows, meta: seen.append((len(rows), meta["partial"])))

@@ -105,6 +105,19 @@ def test_models_count_bytes():
     assert mm.rgb_to_grey(TensorShape((1066, 1600)), {}) == mm.rgb_to_grey(img, {})
 
 
+def test_online_softmax_reads_a_one_chunk_row_once():
+    cuda = {"one_pass_n": 16384, "one_pass_n_unaligned": 4096}
+    triton = {"one_pass_n": {4: 16384, 2: 4096}}
+    assert mm.softmax_online(TensorShape((4096, 32768)), cuda).passes == 2
+    assert mm.softmax_online(TensorShape((3000, 3000)), cuda).passes == 1
+    assert mm.softmax_online(TensorShape((10, 5001)), cuda).passes == 2      # unaligned rows
+    assert mm.softmax_online(TensorShape((3000, 3000), dim=0), cuda).passes == 2  # columns
+    assert mm.softmax_online(TensorShape((8, 8192)), triton).passes == 1
+    assert mm.softmax_online(TensorShape((8, 8192)), {**triton, "precision": "fp16"}).passes == 2
+    k = registry.get("cuda_softmax_online")
+    assert k.traffic(problems.get("softmax").parse_shape("100x100")).extra_factor == 1.0
+
+
 def test_model_rows_have_the_harness_columns():
     d = mm.softmax_online(TensorShape((8, 100)), {}).as_dict()
     for key in ("global_loads", "global_stores", "shared_loads", "fma", "elem_bytes",
@@ -133,7 +146,8 @@ def test_model_table_rows_for_memory_kernels():
 
     rows = model_table.rows([registry.get("cuda_softmax_online")])
     assert rows and all(r["lecture_global_loads"] is None for r in rows)
-    assert rows[0]["extra_factor"] == 1.5
+    factor = {r["shape"]: r["extra_factor"] for r in rows}
+    assert factor["4096x32768"] == 1.5 and factor["3000x3000"] == 1.0  # one step: read once
 
 
 # --------------------------------------------------------------------------- Philox

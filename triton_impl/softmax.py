@@ -19,7 +19,10 @@
                        still in L2, are read first. The running max and sum are kept per LANE
                        of the chunk (a [BLOCK] tensor each) and folded once at the end: no
                        cross-warp reduction inside the loop (the CUDA twin keeps one pair per
-                       thread; a Triton program cannot name its threads).
+                       thread; a Triton program cannot name its threads). A row of one chunk
+                       (n <= the chunk: ONE_CHUNK) is read once, as the CUDA twin's one-step
+                       rows. Pass 1 loads with eviction_policy="evict_last", pass 2 with
+                       "evict_first" (KEEP): the rows in flight then stay in L2 for pass 2.
   mapping   CUDA (cuda/softmax_*.cu)                this file
             block per row, row staged in shared     program per row, row in registers
               memory (version 1)
@@ -33,9 +36,14 @@
                                                       half the CUDA TX: [4096, 4] for n = 3000
                                                       where CUDA stages [3000, 8]
             __expf                                  tl.exp (both: ex2.approx after x * log2 e)
+            online: 1024-thread blocks, 16 el./    chunks of 16384 float32 (4096 16-bit) and
+              thread per step; default L2 policy      16 warps; evict_last / evict_first hints
+              (it keeps 132 rows = 17 MB in           (CUDA has no one-word equivalent: it
+              flight and reaches 95% without one)     takes createpolicy + ld ...L2::cache_hint)
   traffic   row_sram: reads N, writes N elements (N = outer * n * inner): compulsory = model
             = 2 N sizeof(T) bytes.  online: model reads 2 N, writes N (3 N sizeof(T)); the
-            second read comes from L2 when the rows in flight fit there.
+            second read comes from L2 when the rows in flight fit there; a one-chunk row
+            reads N (2 N sizeof(T)).
   precond.  float32 / float16 / bfloat16 (computed in float32), any shape with >= 1 dim, any
             dim; made contiguous by the wrapper. Rows of length 1 give 1. A row of -inf
             gives NaN (exp(-inf - -inf)), as torch.softmax; a NaN or +inf makes its row NaN.
@@ -53,9 +61,14 @@ import triton.language as tl
 from triton_impl import _common, _memory
 
 SRAM_MAX_N = 32768          # cuda/memory_launchers.h: kSoftmaxSramMaxN
-ONLINE_BLOCK = 8192         # elements per chunk of a long row
-ONLINE_WARPS = 16           # warps per row program, at most (16 elements per thread)
-ONLINE_KEEP = False         # pass 1 loads marked evict_last, pass 2 evict_first
+# Long rows, by element size: (elements per chunk, warps per row program). Measured on the
+# H100 at 4096 x 32768 (PERFLOG.md, "online softmax"): float32 99.7% of the copy bandwidth
+# with 16384 x 16 warps (one program per SM: 123 registers per thread), float16 91% with
+# 4096 x 16; the first choice, 8192 x 16 for both, gave 75% and 86% without KEEP.
+ONLINE_CONFIG = {4: (16384, 16), 2: (4096, 16)}
+# Pass 1 asks L2 to keep the row (evict_last) and pass 2 to drop it (evict_first): without
+# it pass 2 missed L2 and DRAM read 848 MB instead of the 537 MB compulsory (ncu).
+ONLINE_KEEP = True
 COLUMNS = 32                # neighbour columns per program, at most (the CUDA TX)
 # A column tile lives in registers: 16384 elements = 32 per thread of 16 warps (64 spill).
 # Columns longer than that (up to SRAM_MAX_N) still run, as a [32768, 1] tile that spills.
@@ -278,10 +291,11 @@ def softmax(x: torch.Tensor, dim: int = -1, version: str = "online") -> torch.Te
             _common.launch(softmax_row_sram_kernel, (outer,), x, y, n, BLOCK=block, VEC=vec,
                            num_warps=warps)
         else:
-            block = max(16, min(ONLINE_BLOCK, triton.next_power_of_2(n)))
+            chunk, warps = ONLINE_CONFIG[x.element_size()]
+            block = max(16, min(chunk, triton.next_power_of_2(n)))
             _common.launch(softmax_row_online_kernel, (outer,), x, y, n, BLOCK=block, VEC=vec,
                            ONE_CHUNK=n <= block, KEEP=ONLINE_KEEP,
-                           num_warps=min(ONLINE_WARPS, _num_warps(block, 16)))
+                           num_warps=min(warps, max(1, block // 256)))
         return y
     if version == "row_sram":
         block_n = max(16, triton.next_power_of_2(n))

@@ -225,7 +225,9 @@ def records() -> list[Kernel]:
                "online softmax with per-lane running max and sum, backward second pass",
                mm.softmax_online, "reads 2N, writes N", _cuda("softmax_online"),
                _triton("softmax", "online"), "cuda/softmax_online.cu", "triton_impl/softmax.py",
-               _params(threads=1024), _params(BLOCK=8192, num_warps=16), suffix="_online"),
+               _params(threads=1024, one_pass_n=16384, one_pass_n_unaligned=4096),
+               lambda: dict(BLOCK=16384, num_warps=16, one_pass_n={4: 16384, 2: 4096}),
+               suffix="_online"),
         *_references("softmax", "torch.softmax(x, dim)"),
 
         *_pair("rgb_to_grey", "grey",
