@@ -33,7 +33,11 @@ def _table(headers: list[str], rows: list[list]) -> str:
 
 
 def _select(pattern, what: str):
-    kernels = registry.select(pattern)
+    try:
+        kernels = registry.select(pattern)
+    except KeyError as e:
+        print(f"bench {what}: {e.args[0]}", file=sys.stderr)
+        return []
     if not kernels:
         print(f"bench {what}: no kernel matches {pattern!r}; `python -m bench list` shows them",
               file=sys.stderr)

@@ -121,9 +121,32 @@ def deliberately_wrong(kernel: Kernel) -> bool:
     return DELIBERATELY_WRONG in kernel.name
 
 
+# Named groups for --kernels, written with a leading "@". A glob cannot say "the ladder":
+# 'triton_v*' also matches triton_vector_add.
+LADDER_VERSIONS = ("v1", "v1c", "v1.5", "v2", "v3")
+GROUPS = {
+    "ladder": lambda k: k.op == "matmul" and k.backend in ("cuda", "triton")
+    and k.version in LADDER_VERSIONS,
+    "matmul": lambda k: k.op == "matmul",
+    "memory": lambda k: k.op != "matmul",
+}
+
+
+def _matches(k: Kernel, pattern: str) -> bool:
+    if pattern.startswith("@"):
+        group = GROUPS.get(pattern[1:])
+        if group is None:
+            raise KeyError(f"registry: no kernel group {pattern!r}; groups: "
+                           f"{', '.join('@' + g for g in GROUPS)}")
+        return group(k)
+    return fnmatch.fnmatchcase(k.name, pattern)
+
+
 def select(patterns: str | None = None, op: str | None = None,
            include_wrong: bool | None = None) -> list[Kernel]:
-    """Kernels whose name matches any of the comma-separated glob patterns (all if None).
+    """Kernels whose name matches any of the comma-separated glob patterns (all if None),
+    or that belong to a named group: @ladder (the CUDA ladder and its Triton twins),
+    @matmul, @memory.
 
     Deliberately wrong kernels are included only if include_wrong is True, or (None) if a
     pattern contains "bug": `check --kernels '*'` and the default report never run them."""
@@ -136,5 +159,5 @@ def select(patterns: str | None = None, op: str | None = None,
     if op is not None:
         chosen = [k for k in chosen if k.op == op]
     if pats:
-        chosen = [k for k in chosen if any(fnmatch.fnmatchcase(k.name, p) for p in pats)]
+        chosen = [k for k in chosen if any(_matches(k, p) for p in pats)]
     return chosen

@@ -11,6 +11,7 @@ The tables are built from the result files (bench/results.py), like the figures,
 """
 from __future__ import annotations
 
+import json
 import math
 import sys
 import time as _time
@@ -332,6 +333,11 @@ def write_markdown(out_dir, figures: dict | None = None, gpu_notes: list[str] | 
     if "model" in s:
         parts.append(section_model(s["model"]))
     parts.append(section_figures(figures or {}, out_dir))
+    steps_file = out_dir / "steps.json"
+    if timings:
+        steps_file.write_text(json.dumps({k: round(v, 1) for k, v in timings.items()}, indent=1))
+    elif steps_file.exists():  # --replot: the timings of the run that made the results
+        timings = json.loads(steps_file.read_text())
     if timings:
         parts.append("## How long each step took\n\n" + md_table(
             ["step", "seconds"], [[k, f"{v:.1f}"] for k, v in timings.items()]))
@@ -387,7 +393,7 @@ def run(out_dir, quick: bool = False, patterns: str | None = None) -> int:
 
         t = _time.monotonic()
         if profile.find_ncu():
-            _say("profile (Nsight Compute, one process per kernel) ...")
+            _say("profile (Nsight Compute: one process for all kernels) ...")
             penv = env_mod.environment(dev)
 
             def checkpoint(rows, meta):  # a cut-short run keeps what it measured

@@ -70,3 +70,16 @@ def test_report_quick_on_cpu(tmp_path):
     # plots from the result directory, through the CLI
     assert cli.main(["plot", "--results", str(tmp_path)]) == 0
     assert cli.main(["report", "--out", str(tmp_path), "--replot"]) == 0
+
+
+def test_kernel_groups_select_the_ladder_without_the_vector_add(capsys):
+    from bench import cli, registry
+
+    ladder = [k.name for k in registry.select("@ladder")]
+    assert "triton_vector_add" not in ladder and "triton_vector_add" in \
+        [k.name for k in registry.select("triton_v*")]          # the trap a glob falls into
+    assert {"cuda_v1_naive", "cuda_v3_smem_tiling", "triton_v3_smem_tiling"} <= set(ladder)
+    assert all(k.op == "matmul" for k in registry.select("@matmul"))
+    assert all(k.op != "matmul" for k in registry.select("@memory"))
+    assert cli.main(["model", "--kernels", "@nonsense", "--shape", "64x64x64"]) != 0
+    assert "@ladder" in capsys.readouterr().err

@@ -111,3 +111,11 @@ def test_profile_section_compares_dram_with_the_model():
     text = report_memory.section_profile({"rows": [row]})
     assert "DRAM traffic versus the model" in text and "| 1.010 |" in text
     assert report.section_profile({"rows": [row]}) == ""      # not in the matmul table
+
+
+def test_a_miss_within_the_iqr_is_labelled_as_such():
+    from bench import report_memory as rm
+
+    assert rm.within_noise(5.81e-3, 0.7e-3, 5.76e-3, 0.6e-3)       # 0.05 us slower, IQR 0.7 us
+    assert not rm.within_noise(6.40e-3, 0.3e-3, 5.60e-3, 0.3e-3)   # 0.8 us slower
+    assert not rm.within_noise(float("nan"), 0.1, 1.0, 0.1)
