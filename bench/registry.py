@@ -68,6 +68,7 @@ class Kernel:
     runs_on_cpu: bool = False
     formula: str = ""
     twin_note: str = ""  # why there is no twin, when twin is None and that is a lesson
+    departure: str = ""  # why its measured traffic leaves the model (found in its SASS)
 
     def runner(self, precision: str) -> Callable:
         if precision not in self.precisions:

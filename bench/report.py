@@ -192,6 +192,15 @@ def section_model(model_payload: dict) -> str:
                         "shared load bytes", "FMAs", "compulsory bytes"], table))
 
 
+def _kernel(name: str):
+    from bench import registry
+
+    try:
+        return registry.get(name)
+    except KeyError:
+        return None
+
+
 def _departures(r: dict) -> list[str]:
     """Facts that say where a kernel's measured traffic leaves its model."""
     out = []
@@ -213,7 +222,8 @@ def _departures(r: dict) -> list[str]:
     sb = num(r.get("shared_bytes"))
     if (math.isnan(ms) or ms == 0) and sb > 0:
         out.append(f"reads {human_bytes(sb)} from shared memory although the algorithm it "
-                   "mirrors uses none (the compiler stages tl.dot operands there)")
+                   "mirrors uses none (the compiler stages data there: tl.dot operands, or a "
+                   "layout conversion)")
     rs = num(r.get("ratio_shared"))
     if not math.isnan(rs) and ms > 0 and abs(rs - 1) > 0.02:
         out.append(f"shared loads {rs:.3g}x the model")
@@ -268,9 +278,10 @@ def section_profile(profile_payload: dict) -> str:
         if r["backend"] == "cuda" and r.get("target") == "PASS":
             continue
         facts = _departures(r)
+        known = getattr(_kernel(r["kernel"]), "departure", "")
         if facts:
             dep.append(f"- **{r['kernel']}** at {r['shape']} ({r['precision']}): "
-                       + "; ".join(facts) + ".")
+                       + "; ".join(facts) + "." + (f" Why: {known}." if known else ""))
     if dep:
         text += ("\n\n### Where the measured traffic departs from the model\n\n"
                  "Computed from the counters above (the CUDA ladder's rows that meet the "

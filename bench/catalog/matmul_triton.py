@@ -55,11 +55,13 @@ def _tiles(fn_name: str, *keys):
     return params
 
 
-def _twin(name, version, module, summary, model, params, twin, formula) -> Kernel:
+def _twin(name, version, module, summary, model, params, twin, formula,
+          departure: str = "") -> Kernel:
     return Kernel(
         name=name, op="matmul", backend="triton", version=version, summary=summary,
         source=f"triton_impl/{module}.py", precisions=("fp32",), loader=_twin_loader(module),
         params=params, model=model, twin=twin, runs_on_cpu=True, formula=formula,
+        departure=departure,
     )
 
 
@@ -95,18 +97,31 @@ def records() -> list[Kernel]:
         _twin("triton_v1.5_thread_tiling", "v1.5", "matmul_v1_5_thread_tiling",
               "[T,T,V] tensors: each thread-position computes a VxV block row by row",
               models_triton.matmul_v1_5, _tiles("v1_5_thread_tiling"),
-              twin="cuda_v1.5_thread_tiling", formula="N³/V + N³"),
+              twin="cuda_v1.5_thread_tiling", formula="N³/V + N³",
+              departure="SASS: a thread owns its V neighbour columns, so the V loads of B "
+                        "are one 16-byte LDG.E.128: 2 load instructions per k where the "
+                        "model (and CUDA) count 1 + V = 5, hence 0.40. Its lanes walk rows, "
+                        "not columns: each A load gathers 16 cache lines (CUDA's: 2)"),
         _twin("triton_v2_register_tiling", "v2", "matmul_v2_register_tiling",
               "(TV)x(TV) program tile; per k a column of A and a row of B, outer product "
               "with FFMA (no tl.dot)",
               models_triton.matmul_v2, _tiles("v2_register_tiling"),
               twin="cuda_v2_register_tiling",
-              formula="2N³/(T·V) requested per program (lecture, per thread: 2N³/V)"),
+              formula="2N³/(T·V) requested per program (lecture, per thread: 2N³/V)",
+              departure="SASS: the outer product's default layout gives each thread a "
+                        "16-row x 1-column strip of the 64x64 tile, so a column of A is "
+                        "held (and loaded) by all 32 lanes of a warp and a row of B by 4 "
+                        "warps: 17 loads per thread per k, 4352 per program against the "
+                        "program-level model's 128 = 34x (2.1x the CUDA twin's loads per "
+                        "FFMA). Its shared memory is the epilogue's layout conversion of the "
+                        "accumulator, once per program"),
         _twin("triton_v3_smem_tiling", "v3", "matmul_v3_smem_tiling",
               "LxL program tile, LxS / SxL tiles through tl.dot(ieee): the compiler stages "
               "them in shared memory (S >= 16)",
               models_triton.matmul_v3, _tiles("v3_smem_tiling"), twin="cuda_v3_smem_tiling",
-              formula="global 2N³/L, shared 2N³/V"),
+              formula="global 2N³/L, shared 2N³/V",
+              departure="16-byte vector loads: one instruction moves 4 float32, so the "
+                        "instruction count is a quarter of the element count (0.25)"),
         _seed("triton_grouped", "grouped", "matmul_grouped",
               "tutorial tl.dot matmul with L2-grouped program order (tl.swizzle2d), strided",
               models_triton.matmul_blocked, _tiles("GROUPED", "fp32")),
