@@ -377,6 +377,22 @@ def model(model_payload, out_dir) -> list[Path]:
 # Roofline
 # ---------------------------------------------------------------------------------------
 
+def _spread_labels(ys: list[float], min_gap: float) -> list[float]:
+    """Offsets (same units as ys) that keep labels at least min_gap apart: points with
+    (nearly) equal y, e.g. kernels of equal speed at one intensity, would print their names
+    on top of each other. Labels move up in order of y; the offsets stay small."""
+    order = sorted(range(len(ys)), key=lambda i: ys[i])
+    placed: list[float] = []
+    out = [0.0] * len(ys)
+    for i in order:
+        y = ys[i]
+        if placed and y < placed[-1] + min_gap:
+            y = placed[-1] + min_gap
+        placed.append(y)
+        out[i] = y - ys[i]
+    return out
+
+
 def roofline(time_payload, out_dir, profile_payload=None) -> list[Path]:
     plt = _plt()
     trows = [r for r in _ok(time_payload["rows"]) if r.get("op", "matmul") == "matmul"
@@ -400,6 +416,9 @@ def roofline(time_payload, out_dir, profile_payload=None) -> list[Path]:
                 points.append((p["kernel"], p["backend"], t["precision"],
                                num(t["flops"]) / dram, num(t["tflops"]), p["shape"]))
         basis = "intensity from DRAM bytes measured by ncu"
+        xs_m = [p[3] for p in points]
+        if xs_m and max(xs_m) < 1.1 * min(xs_m):
+            basis += ": the same for every kernel, whose inputs fit in L2 at this size"
     if not points:  # compulsory bytes at the largest timed shape
         big = max(trows, key=lambda r: num(r["size"]))["shape"]
         for r in trows:
@@ -423,13 +442,14 @@ def roofline(time_payload, out_dir, profile_payload=None) -> list[Path]:
             ax.plot(grid, np.minimum(bw * 1e9 * grid / 1e12, cub[prec]),
                     color=PRECISION_COLOURS[prec], linestyle=ls, linewidth=1,
                     label=f"roof with cuBLAS {prec} {cub[prec]:.0f} TFLOP/s (tensor cores)")
-    for name, backend, prec, x, y, shape in points:
+    label_dy = _spread_labels([math.log10(p[4]) for p in points], min_gap=0.07)
+    for (name, backend, prec, x, y, shape), dy in zip(points, label_dy):
         colour = colours.get(version_of.get(name)) if backend in LANG_STYLE else "black"
         colour = colour or PRECISION_COLOURS.get(prec, "grey")
         ax.scatter([x], [y], color=colour, marker={"cuda": "o", "triton": "s"}.get(backend, "^"),
                    s=36, zorder=3, edgecolor="black", linewidth=0.5)
-        ax.annotate(f"{name} ({prec})", (x, y), textcoords="offset points", xytext=(5, -3),
-                    fontsize=6.5)
+        ax.annotate(f"{name} ({prec})", (x, y * 10 ** dy), textcoords="offset points",
+                    xytext=(6, -3), fontsize=6.5)
     ax.set_xscale("log")
     _log_y(ax)
     ax.set_xlabel("arithmetic intensity (FLOP per DRAM byte)")

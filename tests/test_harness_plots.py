@@ -57,3 +57,13 @@ def test_report_markdown_from_sample(tmp_path):
     assert "| PASS |" in text
     assert "![lecture](figures/lecture.png)" in text
     assert "51.7 TFLOP/s" in text
+
+
+def test_roofline_labels_of_equal_speed_are_spread():
+    from bench import plots
+
+    ys = [0.70, 0.70, 0.71, 1.5]
+    dy = plots._spread_labels(ys, min_gap=0.07)
+    moved = sorted(y + d for y, d in zip(ys, dy))
+    assert all(b - a >= 0.07 - 1e-12 for a, b in zip(moved, moved[1:]))
+    assert dy[3] == 0.0                      # a label far from the others stays put
