@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+from bench import registry
 from bench.results import num
 
 LEVELS = (  # (label, column of a profile row, what it is)
@@ -62,7 +63,7 @@ def _ok(rows):
 # Who is who: ladder versions, colours, labels (from the rows themselves)
 # ---------------------------------------------------------------------------------------
 
-LADDER_ORDER = ("v1", "v1c", "v1.5", "v2", "v3")
+LADDER_ORDER = registry.LADDER_VERSIONS
 
 
 def ladder(rows) -> tuple[list[str], dict[str, str], dict[str, str]]:

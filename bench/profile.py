@@ -415,6 +415,11 @@ def run(kernels, shapes_text: str | None, precisions: list[str] | None, out_dir,
                     continue  # by default: each kernel at its first (main) precision
                 work.append((k, problem, shape, p))
 
+    def drop(more: list[str]) -> None:  # names ncu rejected: not asked for again
+        nonlocal names
+        dropped.extend([m for m in dict.fromkeys(more) if m not in dropped])
+        names = [m for m in names if m not in dropped]
+
     rows = []
     t0 = _time.monotonic()
     batched: list = [None] * len(work)
@@ -428,8 +433,7 @@ def run(kernels, shapes_text: str | None, precisions: list[str] | None, out_dir,
                 rep_dir / "batch", timeout=120 + 30 * len(work))
         except (subprocess.TimeoutExpired, OSError):
             batched, more_dropped = [None] * len(work), []
-        dropped.extend(m for m in more_dropped if m not in dropped)
-        names = [m for m in names if m not in dropped]
+        drop(more_dropped)
     for i, (k, problem, shape, p) in enumerate(work, 1):
         counters, log = batched[i - 1], ""
         if counters is None:  # not batched, or failed there: its own process
@@ -440,8 +444,7 @@ def run(kernels, shapes_text: str | None, precisions: list[str] | None, out_dir,
                 counters, more_dropped, log = None, [], "ncu timed out"
             except OSError as e:
                 counters, more_dropped, log = None, [], f"ncu could not run: {e}"
-            dropped.extend(m for m in more_dropped if m not in dropped)
-            names = [m for m in names if m not in dropped]
+            drop(more_dropped)
         elem = problems.ELEMENT_BYTES.get(p, 4)
         row = dict(kernel=k.name, backend=k.backend, version=k.version, op=k.op,
                    twin=k.twin or "", shape=str(shape), size=problem.size(shape),

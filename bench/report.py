@@ -192,15 +192,6 @@ def section_model(model_payload: dict) -> str:
                         "shared load bytes", "FMAs", "compulsory bytes"], table))
 
 
-def _kernel(name: str):
-    from bench import registry
-
-    try:
-        return registry.get(name)
-    except KeyError:
-        return None
-
-
 def _departures(r: dict) -> list[str]:
     """Facts that say where a kernel's measured traffic leaves its model."""
     out = []
@@ -273,12 +264,15 @@ def section_profile(profile_payload: dict) -> str:
     if errors:
         text += "\n\nProfile errors: " + "; ".join(f"{r['kernel']} {r['shape']}: {r.get('note')}"
                                                   for r in errors[:10])
+    from bench import registry
+
+    kernels = registry.by_name()
     dep = []
     for r in ok:
         if r["backend"] == "cuda" and r.get("target") == "PASS":
             continue
         facts = _departures(r)
-        known = getattr(_kernel(r["kernel"]), "departure", "")
+        known = getattr(kernels.get(r["kernel"]), "departure", "")
         if facts:
             dep.append(f"- **{r['kernel']}** at {r['shape']} ({r['precision']}): "
                        + "; ".join(facts) + "." + (f" Why: {known}." if known else ""))

@@ -36,15 +36,10 @@ def _ok(rows):
     return [r for r in rows if r.get("status") == "ok" and r.get("median_ms")]
 
 
-def _eager_ms(rows) -> dict:
-    """(op, shape, precision) -> PyTorch eager's median ms (the op's reference row)."""
-    return {(r["op"], r["shape"], r["precision"]): num(r["median_ms"]) for r in rows
-            if r.get("backend") == "torch" and r.get("version") == "eager"}
-
-
-def _eager_iqr_ms(rows) -> dict:
-    """(op, shape, precision) -> PyTorch eager's interquartile range in ms."""
-    return {(r["op"], r["shape"], r["precision"]): num(r.get("iqr_ms")) for r in rows
+def _eager_ms(rows, column: str = "median_ms") -> dict:
+    """(op, shape, precision) -> a column (the median ms unless told) of PyTorch eager's
+    row, the op's reference."""
+    return {(r["op"], r["shape"], r["precision"]): num(r.get(column)) for r in rows
             if r.get("backend") == "torch" and r.get("version") == "eager"}
 
 
@@ -113,7 +108,7 @@ def evaluate_targets(time_payload: dict) -> list[dict]:
 
     rows = _ok(_memory_rows(time_payload["rows"]))
     eager = _eager_ms(rows)
-    eager_iqr = _eager_iqr_ms(rows)
+    eager_iqr = _eager_ms(rows, "iqr_ms")
     out = []
     mine = [r for r in rows if r.get("backend") in ("cuda", "triton")]
     for r in mine:

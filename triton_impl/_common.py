@@ -116,6 +116,25 @@ def check_grid(op: str, grid: tuple, what: str) -> None:
                              f"than the {MAX_GRID_YZ} CUDA allows")
 
 
+def ladder_matmul(op: str, kernel, a: torch.Tensor, b: torch.Tensor, grid, **meta):
+    """The ladder twins' wrapper, after their own tile choice: check, the trivial answer,
+    row-major inputs (the CUDA op's contract), C, launch. ``grid(M, N)`` gives the grid;
+    its axis 1 must hold ``M`` programs' worth of rows, or ``N``'s for v1 (named in the
+    error). ``meta`` is the kernel's constexprs and num_warps; num_stages is 1."""
+    M, N, K = check_matmul_2d(op, a, b)
+    trivial = trivial_result(a, M, N, K)
+    if trivial is not None:
+        return trivial
+    a, b = a.contiguous(), b.contiguous()
+    c = torch.empty((M, N), dtype=torch.float32, device=a.device)
+    g, axis1 = grid(M, N)
+    check_grid(op, g, axis1)
+    launch(kernel, g, a, b, c, M, N, K,
+           a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0), c.stride(1),
+           num_stages=1, **meta)
+    return c
+
+
 def launch(kernel, grid, *args, **meta) -> None:
     """Launches through torch.library.wrap_triton so torch.compile can trace the call.
     (Under the interpreter wrap_triton hands back the interpreted kernel unchanged.)"""

@@ -76,7 +76,7 @@ INTERPRETER_CONFIG = tiles.INTERPRETER_CONFIG
 
 
 @triton.jit
-def _round_to_tf32(x):
+def round_to_tf32(x):
     """Round float32 to the nearest TF32 (10 mantissa bits), ties away from zero: add half
     of the dropped part, then clear the 13 low bits. NaN stays NaN; overflow gives inf."""
     bits = x.to(tl.uint32, bitcast=True)
@@ -118,7 +118,7 @@ def matmul_autotuned_kernel(
         if B_FROM_REGISTERS:
             # C^T += B^T @ A^T: A^T is K-major in shared memory as loaded; B^T is computed
             # (rounded), so the compiler feeds it to wgmma from registers.
-            acc = tl.dot(_round_to_tf32(tl.trans(b)), tl.trans(a), acc,
+            acc = tl.dot(round_to_tf32(tl.trans(b)), tl.trans(a), acc,
                          input_precision=INPUT_PRECISION)
         else:
             acc = tl.dot(a, b, acc, input_precision=INPUT_PRECISION)

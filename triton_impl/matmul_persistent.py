@@ -73,6 +73,7 @@ import triton
 import triton.language as tl
 
 from triton_impl import _common, tiles_hopper
+from triton_impl.matmul_autotuned import round_to_tf32
 
 NAME = "triton_persistent"
 PRECISIONS = ("tf32", "fp16", "bf16")
@@ -88,24 +89,9 @@ INTERPRETER_CONFIG = tiles_hopper.PERSISTENT_INTERPRETER_CONFIG
 
 
 @triton.jit
-def _round_to_tf32(x):
-    """Round float32 to the nearest TF32 (10 mantissa bits), ties away from zero: add half
-    of the dropped part, then clear the 13 low bits. NaN stays NaN; overflow gives inf."""
-    bits = x.to(tl.uint32, bitcast=True)
-    rounded = ((bits + 0x1000) & 0xFFFFE000).to(tl.float32, bitcast=True)
-    return tl.where(x != x, x, rounded)
-
-
-@triton.jit
 def _tile_coords(tile_id, num_pid_m, num_pid_n, GROUP_M: tl.constexpr):
     """The grouped order of matmul_grouped (tl.swizzle2d), for a tile index."""
-    tiles_per_group = GROUP_M * num_pid_n
-    group = tile_id // tiles_per_group
-    first_m = group * GROUP_M
-    rows_in_group = min(num_pid_m - first_m, GROUP_M)
-    pid_m = first_m + (tile_id % tiles_per_group) % rows_in_group
-    pid_n = (tile_id % tiles_per_group) // rows_in_group
-    return pid_m, pid_n
+    return tl.swizzle2d(tile_id // num_pid_n, tile_id % num_pid_n, num_pid_m, num_pid_n, GROUP_M)
 
 
 @triton.jit
@@ -164,7 +150,7 @@ def matmul_persistent_kernel(
             elif SWAP_AB:
                 b = b_desc.load([off_k, off_n])                      # BK x BN, N-major
                 # C^T += B^T A^T: B^T (computed: rounded) from registers, A^T from shared
-                acc = tl.dot(_round_to_tf32(b.T), a.T, acc, input_precision=INPUT_PRECISION)
+                acc = tl.dot(round_to_tf32(b.T), a.T, acc, input_precision=INPUT_PRECISION)
             else:
                 # BK x BN, N-major: wgmma reads it so for 16-bit types; for tf32 ("direct")
                 # Triton copies it into a K-major buffer through registers (slow)

@@ -100,21 +100,12 @@ def params() -> dict[str, int]:
 
 def matmul(a: torch.Tensor, b: torch.Tensor, *, tile: dict | None = None) -> torch.Tensor:
     """C = A @ B in float32. ``tile`` overrides params() (tests use small tiles)."""
-    M, N, K = _common.check_matmul_2d(NAME, a, b)
-    trivial = _common.trivial_result(a, M, N, K)
-    if trivial is not None:
-        return trivial
     p = tile or params()
-    a, b = a.contiguous(), b.contiguous()            # the CUDA op's contract: row-major
-    c = torch.empty((M, N), dtype=torch.float32, device=a.device)
     side = p["T"] * p["V"]
-    grid = (triton.cdiv(N, side), triton.cdiv(M, side))
-    _common.check_grid(NAME, grid, f"M = {M}")
-    _common.launch(matmul_v1_5_thread_tiling_kernel, grid,
-                   a, b, c, M, N, K,
-                   a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0), c.stride(1),
-                   V=p["V"], T=p["T"], num_warps=p.get("num_warps", 4), num_stages=1)
-    return c
+    return _common.ladder_matmul(
+        NAME, matmul_v1_5_thread_tiling_kernel, a, b,
+        lambda M, N: ((triton.cdiv(N, side), triton.cdiv(M, side)), f"M = {M}"),
+        V=p["V"], T=p["T"], num_warps=p.get("num_warps", 4))
 
 
 def _op_impl(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:

@@ -86,20 +86,12 @@ def params() -> dict[str, int]:
 
 def matmul(a: torch.Tensor, b: torch.Tensor, *, tile: dict | None = None) -> torch.Tensor:
     """C = A @ B in float32. ``tile`` overrides params() (tests use small tiles)."""
-    M, N, K = _common.check_matmul_2d(NAME, a, b)
-    trivial = _common.trivial_result(a, M, N, K)
-    if trivial is not None:
-        return trivial
     p = tile or params()
-    a, b = a.contiguous(), b.contiguous()            # the CUDA op's contract: row-major
-    c = torch.empty((M, N), dtype=torch.float32, device=a.device)
-    grid = (triton.cdiv(M, p["BLOCK"]), triton.cdiv(N, p["BLOCK"]))
-    _common.check_grid(NAME, grid, f"N = {N}")
-    _common.launch(matmul_v1_naive_kernel, grid,
-                   a, b, c, M, N, K,
-                   a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0), c.stride(1),
-                   BLOCK=p["BLOCK"], num_warps=p.get("num_warps", 4), num_stages=1)
-    return c
+    blk = p["BLOCK"]
+    return _common.ladder_matmul(
+        NAME, matmul_v1_naive_kernel, a, b,
+        lambda M, N: ((triton.cdiv(M, blk), triton.cdiv(N, blk)), f"N = {N}"),
+        BLOCK=blk, num_warps=p.get("num_warps", 4))
 
 
 def _op_impl(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:

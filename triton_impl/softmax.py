@@ -58,14 +58,10 @@ import torch
 import triton
 import triton.language as tl
 
-from triton_impl import _common, _memory
+from triton_impl import _common, _memory, tiles
 
 SRAM_MAX_N = 32768          # cuda/memory_launchers.h: kSoftmaxSramMaxN
-# Long rows, by element size: (elements per chunk, warps per row program). Measured on the
-# H100 at 4096 x 32768 (PERFLOG.md, "online softmax"): float32 99.7% of the copy bandwidth
-# with 16384 x 16 warps (one program per SM: 123 registers per thread), float16 91% with
-# 4096 x 16; the first choice, 8192 x 16 for both, gave 75% and 86% without KEEP.
-ONLINE_CONFIG = {4: (16384, 16), 2: (4096, 16)}
+ONLINE_CONFIG = tiles.SOFTMAX_ONLINE  # long rows: (chunk, warps) by element size
 # Pass 1 asks L2 to keep the row (evict_last) and pass 2 to drop it (evict_first): without
 # it pass 2 missed L2 and DRAM read 848 MB instead of the 537 MB compulsory (ncu).
 ONLINE_KEEP = True
@@ -80,6 +76,19 @@ COLUMN_TILE = 16384
 # ---------------------------------------------------------------------------------------
 
 @triton.jit
+def _row_in_registers(x_row, y_row, n, BLOCK: tl.constexpr):
+    """Softmax of the n <= BLOCK elements at x_row into y_row, the row one tensor value."""
+    cols = tl.arange(0, BLOCK)
+    mask = cols < n
+    x = tl.load(x_row + cols, mask=mask, other=-float("inf")).to(tl.float32)
+    row_max = tl.max(x, axis=0)               # sweep 1
+    e = tl.exp(x - row_max)                   # sweep 2 (padding: exp(-inf) = 0)
+    row_sum = tl.sum(e, axis=0)
+    y = e * (1.0 / row_sum)                   # sweep 3
+    tl.store(y_row + cols, y.to(y_row.dtype.element_ty), mask=mask, cache_modifier=".cs")
+
+
+@triton.jit
 def softmax_row_sram_kernel(
     x_ptr, y_ptr,                             # pointers: x, y ([rows, n], contiguous)
     n,                                        # row length
@@ -92,14 +101,7 @@ def softmax_row_sram_kernel(
     if VEC > 1:                               # checked by the wrapper: tell the compiler
         x_row = tl.multiple_of(x_row, 16)
         y_row = tl.multiple_of(y_row, 16)
-    cols = tl.arange(0, BLOCK)
-    mask = cols < n // VEC * VEC              # = n; written so that no vector is cut
-    x = tl.load(x_row + cols, mask=mask, other=-float("inf")).to(tl.float32)
-    row_max = tl.max(x, axis=0)               # sweep 1
-    e = tl.exp(x - row_max)                   # sweep 2 (padding: exp(-inf) = 0)
-    row_sum = tl.sum(e, axis=0)
-    y = e * (1.0 / row_sum)                   # sweep 3
-    tl.store(y_row + cols, y.to(y_ptr.dtype.element_ty), mask=mask, cache_modifier=".cs")
+    _row_in_registers(x_row, y_row, n // VEC * VEC, BLOCK)  # n // VEC * VEC = n: no vector cut
 
 
 @triton.jit
@@ -121,12 +123,7 @@ def softmax_row_online_kernel(
     cols = tl.arange(0, BLOCK)
 
     if ONE_CHUNK:                             # the row is one chunk: keep it, as row_sram
-        mask = cols < n_vec
-        x = tl.load(x_row + cols, mask=mask, other=-float("inf")).to(tl.float32)
-        row_max = tl.max(x, axis=0)
-        e = tl.exp(x - row_max)
-        y = e * (1.0 / tl.sum(e, axis=0))
-        tl.store(y_row + cols, y.to(y_ptr.dtype.element_ty), mask=mask, cache_modifier=".cs")
+        _row_in_registers(x_row, y_row, n_vec, BLOCK)
     else:
         # Pass 1: per lane, the running max m and the running sum s of exp(x - m).
         m = tl.full([BLOCK], -float("inf"), tl.float32)

@@ -140,6 +140,16 @@ def _compiled(op: str):
     return load
 
 
+def _online_triton_params() -> dict:
+    """triton_impl/tiles.py's chunks (float32 shown as BLOCK, num_warps); rows of at most
+    one chunk are read once. tiles.py imports no Triton."""
+    from triton_impl import tiles
+
+    chunk, warps = tiles.SOFTMAX_ONLINE[4]
+    return dict(BLOCK=chunk, num_warps=warps,
+                one_pass_n={e: c for e, (c, _) in tiles.SOFTMAX_ONLINE.items()})
+
+
 # --- records ---------------------------------------------------------------------------
 
 def _params(**values: int):
@@ -226,7 +236,7 @@ def records() -> list[Kernel]:
                mm.softmax_online, "reads 2N, writes N", _cuda("softmax_online"),
                _triton("softmax", "online"), "cuda/softmax_online.cu", "triton_impl/softmax.py",
                _params(threads=1024, one_pass_n=16384, one_pass_n_unaligned=4096),
-               lambda: dict(BLOCK=16384, num_warps=16, one_pass_n={4: 16384, 2: 4096}),
+               _online_triton_params,
                suffix="_online"),
         *_references("softmax", "torch.softmax(x, dim)"),
 
