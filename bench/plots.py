@@ -39,7 +39,9 @@ def _plt():
     import matplotlib.pyplot as plt
 
     plt.rcParams.update({"font.size": 10, "axes.titlesize": 11, "axes.grid": True,
-                         "grid.alpha": 0.3, "savefig.dpi": 150, "svg.fonttype": "none"})
+                         "grid.alpha": 0.3, "savefig.dpi": 150, "svg.fonttype": "none",
+                         # the same data give the same SVG bytes (no random ids)
+                         "svg.hashsalt": "cuda-vs-triton"})
     return plt
 
 
@@ -48,7 +50,9 @@ def _save(fig, out_dir, name: str) -> list[Path]:
     out.mkdir(parents=True, exist_ok=True)
     paths = [out / f"{name}.png", out / f"{name}.svg"]
     for p in paths:
-        fig.savefig(p, bbox_inches="tight")
+        # no date in the SVG: a replot of unchanged results leaves the files unchanged
+        metadata = {"Date": None} if p.suffix == ".svg" else None
+        fig.savefig(p, bbox_inches="tight", metadata=metadata)
     import matplotlib.pyplot as plt
 
     plt.close(fig)

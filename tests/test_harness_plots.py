@@ -67,3 +67,12 @@ def test_roofline_labels_of_equal_speed_are_spread():
     moved = sorted(y + d for y, d in zip(ys, dy))
     assert all(b - a >= 0.07 - 1e-12 for a, b in zip(moved, moved[1:]))
     assert dy[3] == 0.0                      # a label far from the others stays put
+
+
+def test_redrawing_gives_the_same_svg_bytes(figures, tmp_path):
+    """A replot of unchanged results must not change the committed SVGs (no date, no
+    random ids), so that a diff of a result set shows only what really changed."""
+    _out, made = figures
+    again = plots.all_figures(SAMPLE, tmp_path)
+    for name, (_png, svg) in made.items():
+        assert again[name][1].read_bytes() == svg.read_bytes(), name

@@ -101,7 +101,9 @@ def records() -> list[Kernel]:
               departure="SASS: a thread owns its V neighbour columns, so the V loads of B "
                         "are one 16-byte LDG.E.128: 2 load instructions per k where the "
                         "model (and CUDA) count 1 + V = 5, hence 0.40. Its lanes walk rows, "
-                        "not columns: each A load gathers 16 cache lines (CUDA's: 2)"),
+                        "not columns: each A load gathers 16 cache lines (CUDA's: 2). "
+                        "ncu: both twins are bound by L1's data pipe (93% / 97% busy), "
+                        "and this one needs 2.0x the L1 data wavefronts"),
         _twin("triton_v2_register_tiling", "v2", "matmul_v2_register_tiling",
               "(TV)x(TV) program tile; per k a column of A and a row of B, outer product "
               "with FFMA (no tl.dot)",
