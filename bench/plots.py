@@ -398,7 +398,10 @@ def _spread_labels(ys: list[float], min_gap: float) -> list[float]:
     return out
 
 
-def roofline(time_payload, out_dir, profile_payload=None) -> list[Path]:
+def roofline(time_payload, out_dir, profile_payload=None, shape: str | None = None,
+             ladder_only: bool = False, fig_name: str = "roofline") -> list[Path]:
+    """One point per kernel at one profiled shape (the most profiled one unless ``shape``);
+    ``ladder_only`` keeps the lecture's versions and their twins."""
     plt = _plt()
     trows = [r for r in _ok(time_payload["rows"]) if r.get("op", "matmul") == "matmul"
              and r.get("tflops")]
@@ -408,8 +411,10 @@ def roofline(time_payload, out_dir, profile_payload=None) -> list[Path]:
     if not trows or not bw or not cub.get("fp32"):
         return []
     order, version_of, colours = ladder(trows + (profile_payload or {}).get("rows", []))
-    prows = [r for r in _ok((profile_payload or {}).get("rows", []))]
-    at = _pick_shape(prows)
+    prows = [r for r in _ok((profile_payload or {}).get("rows", []))
+             if r.get("op", "matmul") == "matmul"
+             and (not ladder_only or version_of.get(r["kernel"]) in LADDER_ORDER)]
+    at = _pick_shape(prows, shape)
     prows = [r for r in prows if r["shape"] == at]  # one point per kernel: one shape
     points = []
     if prows:  # measured DRAM bytes at the profiled shape
@@ -424,6 +429,8 @@ def roofline(time_payload, out_dir, profile_payload=None) -> list[Path]:
         xs_m = [p[3] for p in points]
         if xs_m and max(xs_m) < 1.1 * min(xs_m):
             basis += ": the same for every kernel, whose inputs fit in L2 at this size"
+    if not points and ladder_only:
+        return []
     if not points:  # compulsory bytes at the largest timed shape
         big = max(trows, key=lambda r: num(r["size"]))["shape"]
         for r in trows:
@@ -460,11 +467,20 @@ def roofline(time_payload, out_dir, profile_payload=None) -> list[Path]:
     ax.set_xlabel("arithmetic intensity (FLOP per DRAM byte)")
     ax.set_ylabel("TFLOP/s")
     shapes = sorted({p[5] for p in points})
-    ax.set_title(f"Roofline with the ceilings measured in this run, at {', '.join(shapes)}\n"
-                 f"({basis})", fontsize=10)
+    which = "the lecture's versions and their Triton twins" if ladder_only else "every kernel"
+    ax.set_title(f"Roofline with the ceilings measured in this run: {which}, at "
+                 f"{', '.join(shapes)}\n({basis})", fontsize=10)
     ax.legend(fontsize=7.5, loc="upper left")
     fig.tight_layout()
-    return _save(fig, out_dir, "roofline")
+    return _save(fig, out_dir, fig_name)
+
+
+def _largest_profiled_matmul(profile_payload) -> str | None:
+    rows = [r for r in _ok(profile_payload.get("rows", [])) if r.get("op", "matmul") == "matmul"]
+    shapes = {r["shape"]: num(r.get("size")) for r in rows}
+    if len(shapes) < 2:
+        return None
+    return max(shapes, key=lambda s: shapes[s])
 
 
 # ---------------------------------------------------------------------------------------
@@ -520,6 +536,12 @@ def all_figures(result_dir, out_dir) -> dict[str, list[Path]]:
     if "time" in s and any(r.get("op", "matmul") == "matmul" for r in s["time"]["rows"]):
         made["throughput"] = throughput(s["time"], out_dir)
         made["roofline"] = roofline(s["time"], out_dir, s.get("profile"))
+        big = _largest_profiled_matmul(s["profile"]) if "profile" in s else None
+        if big:  # at a size whose inputs do not fit in L2, DRAM bytes tell versions apart
+            ladder_fig = roofline(s["time"], out_dir, s["profile"], shape=big,
+                                  ladder_only=True, fig_name="roofline_ladder")
+            if ladder_fig:
+                made["roofline_ladder"] = ladder_fig
     if "profile" in s:
         made["traffic"] = traffic(s["profile"], out_dir)
         if "time" in s:

@@ -292,6 +292,10 @@ def section_figures(figures: dict, out_dir: Path) -> str:
                       "version; cuBLAS and the measured ceilings as reference lines.",
         "traffic": "Memory traffic level by level, CUDA and Triton side by side (log scale).",
         "roofline": "Roofline with the ceilings measured in this run, one point per kernel.",
+        "roofline_ladder": "The lecture's versions and their twins on the roofline at the "
+                           "largest profiled size: where the inputs no longer fit in L2, "
+                           "the DRAM bytes, and so the intensities, differ from version to "
+                           "version.",
         "model_traffic": "What the closed-form models predict, with the lecture formulas.",
     }
     captions["memory_targets"] = ("Memory-bound ops at their target shapes: % of the copy "
@@ -302,7 +306,8 @@ def section_figures(figures: dict, out_dir: Path) -> str:
                               "Triton dashed, PyTorch eager black, torch.compile grey; the copy "
                               "bandwidth and the target as horizontal lines.")
     parts = ["## Figures"]
-    order = ["lecture", "throughput", "traffic", "roofline", "model_traffic", "memory_targets"]
+    order = ["lecture", "throughput", "traffic", "roofline", "roofline_ladder", "model_traffic",
+             "memory_targets"]
     order += sorted(n for n in figures if n.startswith("bandwidth_"))
     for name in order:
         if name in figures:

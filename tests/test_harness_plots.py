@@ -76,3 +76,31 @@ def test_redrawing_gives_the_same_svg_bytes(figures, tmp_path):
     again = plots.all_figures(SAMPLE, tmp_path)
     for name, (_png, svg) in made.items():
         assert again[name][1].read_bytes() == svg.read_bytes(), name
+
+
+def test_ladder_roofline_at_the_largest_profiled_size(tmp_path):
+    """With the ladder profiled at a second, larger size, a second roofline shows only the
+    lecture's versions and their twins, at that size."""
+    for f in SAMPLE.iterdir():
+        shutil.copy(f, tmp_path)
+    prof = results.read(tmp_path, "profile")
+    timing = results.read(tmp_path, "time")
+    big = "2048x2048x2048"
+    extra_p, extra_t = [], []
+    for r in prof["rows"]:
+        if r["shape"] == "1024x1024x1024" and r.get("op", "matmul") == "matmul":
+            extra_p.append(dict(r, shape=big, size=2048.0,
+                                dram_read_bytes=(r.get("dram_read_bytes") or 1e6) * 8))
+    for r in timing["rows"]:
+        if r["shape"] == "1024x1024x1024" and r.get("op", "matmul") == "matmul":
+            extra_t.append(dict(r, shape=big, size=2048.0))
+    assert extra_p and extra_t
+    results.write(tmp_path, "profile", prof["rows"] + extra_p, env=prof.get("env"),
+                  meta=prof.get("meta"))
+    results.write(tmp_path, "time", timing["rows"] + extra_t, env=timing.get("env"),
+                  meta=timing.get("meta"))
+    made = plots.all_figures(tmp_path, tmp_path / "figures")
+    assert "roofline_ladder" in made and "roofline" in made
+    svg = made["roofline_ladder"][1].read_text()
+    assert big in svg and "lecture" in svg
+    assert "cublas" not in svg and "triton_autotuned" not in svg
