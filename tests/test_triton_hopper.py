@@ -22,7 +22,8 @@ import torch
 
 from bench.catalog import matmul_triton
 from bench.models import MatmulShape
-from bench.problems import MatmulCase, matmul_error, matmul_tolerance
+from bench.problems import MatmulCase
+from tests.checks import assert_correct
 from tests.shapes import EMPTY_SHAPES, GPU_SWEEP
 
 HOPPER = {k.name: k for k in matmul_triton.records() if k.name == "triton_persistent"}
@@ -34,15 +35,6 @@ def edge_shapes(t: int) -> list[MatmulShape]:
     return [MatmulShape(1, 1, 1), MatmulShape(2, 3, 5), MatmulShape(31, 33, 1),
             MatmulShape(t - 1, t + 1, t - 1), MatmulShape(t + 1, t - 1, t + 1),
             MatmulShape(2 * t + 1, t, 3 * t - 1), MatmulShape(t, 2 * t, 16)]
-
-
-def _assert_correct(out, a, b, precision, exact):
-    err = matmul_error(out, a, b)
-    if exact:
-        assert err == 0.0, f"exact mode: error {err}"
-    else:
-        bound = matmul_tolerance(precision, a.shape[1])
-        assert err <= bound, f"error {err:.3e} > bound {bound:.3e}"
 
 
 # --------------------------------------------------------------------------- CPU tier
@@ -63,7 +55,7 @@ class TestPersistentInterpreter:
                               transposed=(False, col)).inputs("cpu")
             out = mp.matmul(a, b, precision, tf32_row_major_b=mode)
             assert out.dtype == a.dtype and out.is_contiguous()
-            _assert_correct(out, a, b, precision, exact)
+            assert_correct(out, a, b, precision, exact)
 
     @pytest.mark.parametrize("change", [dict(EPILOGUE_SPLIT=2), dict(TMA_STORE=False),
                                         dict(FLATTEN=False), dict(GROUP_M=1)])
@@ -74,7 +66,7 @@ class TestPersistentInterpreter:
         cfg = {**mp.INTERPRETER_CONFIG[precision], **change}
         for shape in (MatmulShape(70, 56, 40), MatmulShape(65, 33, 17)):
             a, b = MatmulCase(shape, precision).inputs("cpu")
-            _assert_correct(mp.matmul(a, b, precision, config=cfg), a, b, precision, False)
+            assert_correct(mp.matmul(a, b, precision, config=cfg), a, b, precision, False)
 
     def test_plan_copies_only_what_tma_cannot_read(self):
         from triton_impl import matmul_persistent as mp
@@ -116,7 +108,7 @@ class TestPersistentInterpreter:
         from triton_impl import matmul_persistent as mp
 
         a, b = MatmulCase(MatmulShape(37, 29, 45), "fp16").inputs("cpu")
-        _assert_correct(mp.op()(a, b, "fp16"), a, b, "fp16", False)
+        assert_correct(mp.op()(a, b, "fp16"), a, b, "fp16", False)
         assert mp.best_config("fp16") is not None
 
     def test_bad_inputs_raise_with_the_op_name(self):
@@ -158,7 +150,7 @@ class TestPersistentPaths:
         assert mp.candidates_key("tf32", False) == "tf32"
         assert mp.candidates_key("fp16", False) == "fp16"
         for bb, key in ((b_col, "tf32"), (b, "tf32-swap")):
-            _assert_correct(mp.op()(a, bb, "tf32"), a, bb, "tf32", False)
+            assert_correct(mp.op()(a, bb, "tf32"), a, bb, "tf32", False)
             assert mp.best_config(key) is not None
 
     def test_cluster_config_runs_under_the_interpreter(self):
@@ -168,7 +160,7 @@ class TestPersistentPaths:
 
         cfg = {**mp.INTERPRETER_CONFIG["fp16"], "num_ctas": 2}
         a, b = MatmulCase(MatmulShape(70, 56, 40), "fp16").inputs("cpu")
-        _assert_correct(mp.matmul(a, b, "fp16", config=cfg), a, b, "fp16", False)
+        assert_correct(mp.matmul(a, b, "fp16", config=cfg), a, b, "fp16", False)
 
 
 def test_tile_lists_fit_the_hardware():
@@ -268,7 +260,7 @@ def test_gpu_tf32_paths(mode, shape):
     from triton_impl import matmul_persistent as mp
 
     a, b = MatmulCase(shape, "tf32", seed=5).inputs("cuda")
-    _assert_correct(mp.matmul(a, b, "tf32", tf32_row_major_b=mode), a, b, "tf32", False)
+    assert_correct(mp.matmul(a, b, "tf32", tf32_row_major_b=mode), a, b, "tf32", False)
 
 
 @pytest.mark.gpu
@@ -287,7 +279,7 @@ def test_gpu_every_persistent_candidate(precision, shape):
         for config in mp.CONFIGS[key]:
             out = mp.matmul(a, b, precision, config=config)
             torch.cuda.synchronize()
-            _assert_correct(out, a, b, precision, False)
+            assert_correct(out, a, b, precision, False)
 
 
 @pytest.mark.gpu
@@ -301,4 +293,4 @@ def test_gpu_cluster_configs(precision):
     cfg = th.persistent_cfg(128, 256, bk, 8, 3, ctas=2)
     for shape in (MatmulShape(1024, 1024, 1024), MatmulShape(130, 258, 100)):
         a, b = MatmulCase(shape, precision, seed=4, transposed=(False, True)).inputs("cuda")
-        _assert_correct(mp.matmul(a, b, precision, config=cfg), a, b, precision, False)
+        assert_correct(mp.matmul(a, b, precision, config=cfg), a, b, precision, False)

@@ -17,6 +17,7 @@ import torch
 
 from bench.models import MatmulShape
 from bench.problems import MatmulCase, matmul_error, matmul_tolerance
+from tests.checks import assert_correct
 from triton_impl import (debug, matmul_autotuned, matmul_batched, matmul_grouped,
                          matmul_v1_5_thread_tiling, matmul_v1_naive, matmul_v2_register_tiling,
                          matmul_v3_smem_tiling, tiles)
@@ -45,15 +46,6 @@ def edge_shapes(t: int) -> list[MatmulShape]:
             MatmulShape(17, 13, 7), MatmulShape(31, 33, 1),
             MatmulShape(t - 1, t + 1, t - 1), MatmulShape(t + 1, t - 1, t + 1),
             MatmulShape(2 * t + 1, t, 3 * t - 1)]
-
-
-def assert_correct(out, a, b, precision: str, exact: bool) -> None:
-    err = matmul_error(out, a, b)
-    if exact:
-        assert err == 0.0, f"exact mode: error {err}"
-    else:
-        bound = matmul_tolerance(precision, a.shape[1])
-        assert err <= bound, f"error {err:.3e} > bound {bound:.3e}"
 
 
 # --------------------------------------------------------------------------- the twins

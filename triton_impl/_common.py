@@ -141,6 +141,46 @@ def launch(kernel, grid, *args, **meta) -> None:
     torch.library.wrap_triton(kernel)[grid](*args, **meta)
 
 
+# Autotuning: below this many FMAs one candidate runs untimed (tuning cannot pay for itself).
+SMALL_PROBLEM_FMAS = 2 ** 27
+
+
+def tuning_hooks(op: str, smem_bytes, smem_limit: int):
+    """(early_config_prune, do_bench) for triton.autotune, shared by the autotuned matmuls.
+
+    prune   drops the candidates whose shared memory (smem_bytes(cfg, element bytes), cfg
+            with num_stages) exceeds smem_limit, and keeps only the first candidate for
+            problems under SMALL_PROBLEM_FMAS;
+    bench   times one candidate briefly (10 ms warm-up, 40 ms of runs); a candidate that
+            fails to compile or launch is reported and ranked last instead of stopping
+            the tuning."""
+    import warnings
+
+    def prune(configs, named_args, **kwargs):
+        a = named_args["a_ptr"]
+        elem = a.element_size() if hasattr(a, "element_size") else 4
+        fits = [c for c in configs
+                if smem_bytes({**c.kwargs, "num_stages": c.num_stages}, elem) <= smem_limit]
+        fits = fits or list(configs)
+        M, N, K = named_args["M"], named_args["N"], named_args["K"]
+        if M * N * K < SMALL_PROBLEM_FMAS:
+            return fits[:1]
+        return fits
+
+    def bench(kernel_call, quantiles):
+        import triton.testing
+
+        try:
+            return triton.testing.do_bench(kernel_call, warmup=10, rep=40, quantiles=quantiles)
+        except Exception as exc:  # noqa: BLE001 - a broken candidate must not stop the others
+            warnings.warn(f"{op}: a candidate failed and is skipped: "
+                          f"{type(exc).__name__}: {str(exc).splitlines()[0][:200]}",
+                          stacklevel=2)
+            return [float("inf")] * len(quantiles)
+
+    return prune, bench
+
+
 _lock = threading.Lock()
 _ops: dict = {}
 

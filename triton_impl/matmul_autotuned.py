@@ -58,7 +58,6 @@ per precision (fp32-ieee, tf32, fp16, bf16), and a fix for the tutorial's slow T
 from __future__ import annotations
 
 import functools
-import warnings
 
 import torch
 import triton
@@ -69,7 +68,6 @@ from triton_impl import _common, tiles
 NAME = "triton_autotuned"
 PRECISIONS = ("fp32", "tf32", "fp16", "bf16")
 SMEM_BYTES = 227 * 1024          # H100: shared memory one block may use (232448 bytes)
-SMALL_PROBLEM_FMAS = 2 ** 27     # below this, one candidate: tuning cannot pay for itself
 
 CONFIGS = tiles.AUTOTUNE_CONFIGS          # the candidates, with why they were chosen
 INTERPRETER_CONFIG = tiles.INTERPRETER_CONFIG
@@ -141,28 +139,7 @@ def smem_bytes(cfg: dict, elem_bytes: int) -> int:
     return cfg["num_stages"] * per_stage
 
 
-def _prune(configs, named_args, **kwargs):
-    """Drops candidates that cannot fit, and tunes small problems not at all."""
-    a = named_args["a_ptr"]
-    elem = a.element_size() if hasattr(a, "element_size") else 4
-    fits = [c for c in configs if smem_bytes({**c.kwargs, "num_stages": c.num_stages}, elem)
-            <= SMEM_BYTES]
-    fits = fits or list(configs)
-    M, N, K = named_args["M"], named_args["N"], named_args["K"]
-    if M * N * K < SMALL_PROBLEM_FMAS:
-        return fits[:1]
-    return fits
-
-
-def _bench(kernel_call, quantiles):
-    """Times one candidate (short: 10 ms warm-up, 40 ms of runs). A candidate that fails to
-    compile on this GPU is reported and ranked last instead of stopping the tuning."""
-    try:
-        return triton.testing.do_bench(kernel_call, warmup=10, rep=40, quantiles=quantiles)
-    except Exception as exc:  # noqa: BLE001 - a broken candidate must not stop the others
-        warnings.warn(f"{NAME}: a candidate failed and is skipped: "
-                      f"{type(exc).__name__}: {str(exc).splitlines()[0][:200]}", stacklevel=2)
-        return [float("inf")] * len(quantiles)
+_prune, _bench = _common.tuning_hooks(NAME, smem_bytes, SMEM_BYTES)
 
 
 def _to_config(cfg: dict) -> triton.Config:

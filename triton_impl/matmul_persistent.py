@@ -66,7 +66,6 @@ the transposing copy.
 from __future__ import annotations
 
 import functools
-import warnings
 
 import torch
 import triton
@@ -82,7 +81,6 @@ PRECISIONS = ("tf32", "fp16", "bf16")
 # (the slow baseline, kept to measure what the other two save).
 TF32_ROW_MAJOR_B = ("swap", "transpose", "direct")
 DEFAULT_TF32_ROW_MAJOR_B = "swap"
-SMALL_PROBLEM_FMAS = 2 ** 27               # below this, one candidate: tuning cannot pay
 
 CONFIGS = tiles_hopper.PERSISTENT_CONFIGS
 INTERPRETER_CONFIG = tiles_hopper.PERSISTENT_INTERPRETER_CONFIG
@@ -289,29 +287,8 @@ def plan(a: torch.Tensor, b: torch.Tensor, precision: str, tf32_row_major_b: str
     return a_use, b_rows, False, True, notes
 
 
-def _prune(configs, named_args, **kwargs):
-    """Drops candidates that do not fit in shared memory, and tunes small problems not at
-    all (launch overhead, not the tile, decides their time)."""
-    a = named_args["a_ptr"]
-    elem = a.element_size() if hasattr(a, "element_size") else 4
-    fits = [c for c in configs
-            if tiles_hopper.persistent_smem_bytes({**c.kwargs, "num_stages": c.num_stages}, elem)
-            <= tiles_hopper.SMEM_BYTES]
-    fits = fits or list(configs)
-    M, N, K = named_args["M"], named_args["N"], named_args["K"]
-    if M * N * K < SMALL_PROBLEM_FMAS:
-        return fits[:1]
-    return fits
-
-
-def _bench(kernel_call, quantiles):
-    """Times one candidate; one that fails to compile or launch is ranked last."""
-    try:
-        return triton.testing.do_bench(kernel_call, warmup=10, rep=40, quantiles=quantiles)
-    except Exception as exc:  # noqa: BLE001 - a broken candidate must not stop the others
-        warnings.warn(f"{NAME}: a candidate failed and is skipped: "
-                      f"{type(exc).__name__}: {str(exc).splitlines()[0][:200]}", stacklevel=2)
-        return [float("inf")] * len(quantiles)
+_prune, _bench = _common.tuning_hooks(NAME, tiles_hopper.persistent_smem_bytes,
+                                      tiles_hopper.SMEM_BYTES)
 
 
 LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg")
