@@ -1,6 +1,11 @@
-"""The correctness assertion shared by the matmul test files (see bench/problems.py for the
-error measure and its bound)."""
+"""The assertions shared by the matmul test files: correctness against the float64
+reference (see bench/problems.py for the error measure and its bound), and TF32 rounding
+bit by bit (triton_impl.matmul_autotuned.round_to_tf32)."""
+import triton
+import triton.language as tl
+
 from bench.problems import matmul_error, matmul_tolerance
+from triton_impl.matmul_autotuned import round_to_tf32
 
 
 def assert_correct(out, a, b, precision: str, exact: bool) -> None:
@@ -11,3 +16,83 @@ def assert_correct(out, a, b, precision: str, exact: bool) -> None:
     else:
         bound = matmul_tolerance(precision, a.shape[1])
         assert err <= bound, f"error {err:.3e} > bound {bound:.3e}"
+
+
+# --------------------------------------------------------------------------- TF32 rounding
+
+# B values and their TF32 roundings (to nearest, ties to even): 1 + 2^-11 is a tie above
+# the even 1 (down), 1 + 3*2^-11 a tie above the odd 1 + 2^-10 (up); off-tie values go to
+# the nearer neighbour; a TF32 value is kept.
+TF32_TIES = [(1 + 2**-11, 1.0), (1 + 3 * 2**-11, 1 + 2**-9), (1 + 2**-11 + 2**-20, 1 + 2**-10),
+             (1 + 2**-12, 1.0), (-(1 + 3 * 2**-11), -(1 + 2**-9)), (1.5, 1.5)]
+
+
+def tf32_reference(x):
+    """float32 -> the nearest TF32 (10 mantissa bits, fp32's exponent range), ties to even,
+    computed in float64 without any bit trick: the value is rounded to a multiple of its
+    TF32 quantum (2^(e-10) for x in [2^e, 2^(e+1)), at least 2^-136, TF32's smallest
+    subnormal) with numpy's round-half-to-even. Overflow gives inf; NaN stays NaN."""
+    import numpy as np
+    import torch
+
+    with np.errstate(invalid="ignore"):                 # signalling NaNs among the inputs
+        x64 = x.cpu().numpy().astype(np.float64)
+    out = x64.copy()
+    finite = np.isfinite(x64) & (x64 != 0)
+    _, e = np.frexp(x64[finite])                      # x = m * 2^e, 0.5 <= |m| < 1
+    quantum = np.ldexp(1.0, np.maximum(e - 11, -136))
+    out[finite] = np.round(x64[finite] / quantum) * quantum
+    with np.errstate(over="ignore"):
+        return torch.from_numpy(out.astype(np.float32))
+
+
+def tf32_rounding_inputs():
+    """Bit patterns that exercise every branch: ties (to even, both ways, both signs),
+    values just off a tie, the largest floats (rounding up overflows to inf), subnormals,
+    zeros, infinities, NaNs with payloads in the dropped and kept bits, and random bits."""
+    import torch
+
+    special = [0x3F801000, 0x3F803000, 0x3F801001, 0x3F800FFF, 0xBF801000, 0xBF803000,
+               0x7F7FFFFF, 0x7F7FF000, 0x7F7FE000, 0xFF7FFFFF, 0x00000001, 0x00001000,
+               0x00003000, 0x007FFFFF, 0x80001001, 0x00000000, 0x80000000, 0x7F800000,
+               0xFF800000, 0x7FC00000, 0x7F800001, 0x7FFFFFFF, 0xFFC00001, 0x3FC00000]
+    g = torch.Generator().manual_seed(0)
+    random = torch.randint(0, 2**32, (4096,), generator=g, dtype=torch.int64)
+    bits = torch.cat([torch.tensor(special, dtype=torch.int64), random])
+    bits = torch.where(bits >= 2**31, bits - 2**32, bits)          # two's complement
+    return bits.to(torch.int32).view(torch.float32)
+
+
+def assert_tf32_rounded(got, x) -> None:
+    """got == tf32_reference(x) bit for bit, except that any NaN may come back as any NaN."""
+    import torch
+
+    want = tf32_reference(x)
+    got = got.cpu()
+    nan = torch.isnan(want)
+    assert torch.equal(torch.isnan(got), nan), "NaN in and NaN out must match"
+    bad = (got.view(torch.int32) != want.view(torch.int32)) & ~nan
+    if bad.any():
+        i = int(bad.nonzero()[0])
+        raise AssertionError(f"{int(bad.sum())} values rounded wrongly, first: input "
+                             f"{x.cpu().view(torch.int32)[i].item() & 0xFFFFFFFF:#010x} -> "
+                             f"{got.view(torch.int32)[i].item() & 0xFFFFFFFF:#010x}, want "
+                             f"{want.view(torch.int32)[i].item() & 0xFFFFFFFF:#010x}")
+
+
+@triton.jit
+def _round_to_tf32_kernel(x_ptr, y_ptr, n, NATIVE: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n)
+    tl.store(y_ptr + offs, round_to_tf32(x, NATIVE), mask=offs < n)
+
+
+def round_to_tf32_on(x, native: bool):
+    """round_to_tf32 applied to a 1-D float32 tensor by a one-line kernel."""
+    import torch
+
+    y = torch.empty_like(x)
+    block = 1024
+    _round_to_tf32_kernel[(triton.cdiv(x.numel(), block),)](x, y, x.numel(), NATIVE=native,
+                                                             BLOCK=block)
+    return y

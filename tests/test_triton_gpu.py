@@ -207,3 +207,49 @@ def test_opcheck(kernel):
     b = torch.randn(17, 29, device="cuda")
     torch.library.opcheck(op.default, (a, b, *extra), test_utils=(
         "test_schema", "test_faketensor", "test_aot_dispatch_static"))
+
+
+def test_round_to_tf32_native_bit_for_bit():
+    """round_to_tf32 by cvt.rn.tf32.f32 (what the tf32 swap paths run on the H100) and its
+    integer version agree with the float64 rounding of tests.checks, bit for bit."""
+    import torch
+
+    from tests.checks import assert_tf32_rounded, round_to_tf32_on, tf32_rounding_inputs
+    from triton_impl import _common
+
+    assert _common.native_tf32_round(torch.device("cuda")) == (
+        torch.cuda.get_device_capability() >= (9, 0))
+    x = tf32_rounding_inputs().cuda()
+    assert_tf32_rounded(round_to_tf32_on(x, native=False), x)
+    if _common.native_tf32_round(x.device):
+        assert_tf32_rounded(round_to_tf32_on(x, native=True), x)
+
+
+@pytest.mark.parametrize("module,precision,key", [
+    ("matmul_autotuned", "fp16", "fp16"), ("matmul_persistent", "fp16", "fp16"),
+    ("matmul_persistent", "tf32", "tf32-swap")])
+def test_direct_wrapper_calls_tune_once(module, precision, key, monkeypatch):
+    """Calling a wrapper directly (not through its registered op) tunes on the module's own
+    autotuner, once: the second call times nothing. (Through torch.library.wrap_triton in
+    eager mode every call built a new autotuner and tuned again.)"""
+    import importlib
+
+    import torch
+    import triton.testing
+
+    mod = importlib.import_module(f"triton_impl.{module}")
+    timed = []
+    real = triton.testing.do_bench
+    monkeypatch.setattr(triton.testing, "do_bench", lambda *a, **k: timed.append(1) or real(*a, **k))
+    shape = (528, 520, 512)           # above SMALL_PROBLEM_FMAS, used by no other test
+    dtype = problems.input_dtype(precision)
+    a = torch.randn(shape[0], shape[2], device="cuda", dtype=dtype)
+    b = torch.randn(shape[2], shape[1], device="cuda", dtype=dtype)
+    mod.matmul(a, b, precision)
+    tuner = mod.kernel_for(key)
+    assert any(k[:3] == shape for k in tuner.cache), tuner.cache.keys()
+    assert timed, "the first call should have timed the candidates"
+    timed.clear()
+    for _ in range(2):
+        mod.matmul(a, b, precision)
+    assert not timed, "a second call tuned again"

@@ -23,7 +23,7 @@ import torch
 from bench.catalog import matmul_triton
 from bench.models import MatmulShape
 from bench.problems import MatmulCase
-from tests.checks import assert_correct
+from tests.checks import TF32_TIES, assert_correct
 from tests.shapes import EMPTY_SHAPES, GPU_SWEEP
 
 HOPPER = {k.name: k for k in matmul_triton.records() if k.name == "triton_persistent"}
@@ -92,14 +92,14 @@ class TestPersistentInterpreter:
             assert y.shape == (cols, rows) and torch.equal(y, x.T)
             assert (y.stride(0) * 4) % 16 == 0 and y.stride(1) == 1
 
-    def test_tf32_swap_rounds_b_to_nearest(self):
-        """The swap path rounds B to TF32 (to nearest): 1 + 2^-11 is a tie and rounds up
-        to 1 + 2^-10; 1 + 2^-12 rounds down to 1; a TF32 value is kept."""
+    def test_tf32_swap_rounds_b_to_nearest_even(self):
+        """The swap path rounds B to TF32, to nearest with ties to even (the cases of
+        tests.checks.TF32_TIES)."""
         from triton_impl import matmul_persistent as mp
 
         a = torch.zeros(1, 4)
         a[0, 0] = 1.0
-        for value, want in [(1 + 2**-11, 1 + 2**-10), (1 + 2**-12, 1.0), (1.5, 1.5)]:
+        for value, want in TF32_TIES:
             b = torch.full((4, 4), value)
             out = mp.matmul(a, b, "tf32", tf32_row_major_b="swap")
             assert out[0, 0].item() == want

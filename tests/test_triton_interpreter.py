@@ -17,8 +17,9 @@ import torch
 
 from bench.models import MatmulShape
 from bench.problems import MatmulCase, matmul_error, matmul_tolerance
-from tests.checks import assert_correct
-from triton_impl import (debug, matmul_autotuned, matmul_batched, matmul_grouped,
+from tests.checks import (TF32_TIES, assert_correct, assert_tf32_rounded, round_to_tf32_on,
+                          tf32_rounding_inputs)
+from triton_impl import (_common, debug, matmul_autotuned, matmul_batched, matmul_grouped,
                          matmul_v1_5_thread_tiling, matmul_v1_naive, matmul_v2_register_tiling,
                          matmul_v3_smem_tiling, tiles)
 
@@ -145,15 +146,38 @@ def test_seed_kernels_use_strides(kind, transposed):
     assert_correct(mod.op()(a, b, "fp32"), a, b, "fp32", exact=False)
 
 
-def test_tf32_rounding_is_to_nearest():
-    """The tf32 operand rounding of matmul_autotuned: B = 1 + 2^-11 (a TF32 tie) rounds up
-    to 1 + 2^-10; 1 + 2^-12 rounds down to 1; an exact TF32 value is kept."""
+def test_tf32_rounding_is_to_nearest_even():
+    """The tf32 operand rounding of matmul_autotuned's C^T = B^T A^T order."""
     cfg = tiles.INTERPRETER_CONFIG["tf32"]
     assert cfg["B_FROM_REGISTERS"]
     a = torch.ones(1, 1)
-    for value, want in [(1 + 2**-11, 1 + 2**-10), (1 + 2**-12, 1.0), (1.5, 1.5)]:
+    for value, want in TF32_TIES:
         b = torch.full((1, 1), value)
         assert matmul_autotuned.matmul(a, b, "tf32", config=cfg).item() == want
+
+
+def test_round_to_tf32_bit_for_bit():
+    """The integer version of round_to_tf32 (what the interpreter and pre-Hopper GPUs run)
+    against a float64 rounding: ties, overflow to inf, subnormals, NaN payloads, random
+    bits. The GPU tier checks the native cvt.rn.tf32.f32 against the same reference."""
+    x = tf32_rounding_inputs()
+    assert_tf32_rounded(round_to_tf32_on(x, native=False), x)
+
+
+def test_eager_launch_calls_the_kernel_directly():
+    """In eager mode _common.launch must not go through torch.library.wrap_triton: outside a
+    registered op that path copies an autotuned kernel into a new autotuner per call, so
+    every direct call of a wrapper would tune again (the GPU tier checks the autotuners)."""
+    calls = []
+
+    class Kernel:                     # records the launch; wrap_triton would reject it
+        def __getitem__(self, grid):
+            return lambda *args, **meta: calls.append((grid, args, meta))
+
+    x = torch.zeros(3)
+    _common.launch(Kernel(), (2,), x, 5, BLOCK=4)
+    assert calls == [((2,), (x, 5), {"BLOCK": 4})]
+    assert not _common.tracing((x, 5))
 
 
 # --------------------------------------------------------------------------- grouped order

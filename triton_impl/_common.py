@@ -9,8 +9,9 @@ naming the op, the expectation and the actual value:
 Ops are registered with ``torch.library.triton_op`` under the namespace ``cvt_triton``
 (the CUDA ops own ``cvt``), so that ``torch.compile`` sees through them to the Triton
 kernel. Registration is lazy: :func:`register_op` runs the first time an op is asked for,
-never at import. Launches go through ``torch.library.wrap_triton``, which is what lets
-``torch.compile(fullgraph=True)`` trace the op on the GPU.
+never at import. While torch traces, launches go through ``torch.library.wrap_triton``,
+which is what lets ``torch.compile(fullgraph=True)`` trace the op on the GPU; in eager mode
+they launch the kernel directly (see :func:`launch`).
 
 Under the interpreter (TRITON_INTERPRET=1, CPU tensors) the registered ops work eagerly;
 ``torch.compile`` of them does not: its fake-tensor pass would run the interpreter on
@@ -18,6 +19,7 @@ tensors without data. The compile smoke tests therefore belong to the GPU tier.
 """
 from __future__ import annotations
 
+import functools
 import os
 import threading
 
@@ -136,9 +138,42 @@ def ladder_matmul(op: str, kernel, a: torch.Tensor, b: torch.Tensor, grid, **met
 
 
 def launch(kernel, grid, *args, **meta) -> None:
-    """Launches through torch.library.wrap_triton so torch.compile can trace the call.
-    (Under the interpreter wrap_triton hands back the interpreted kernel unchanged.)"""
-    torch.library.wrap_triton(kernel)[grid](*args, **meta)
+    """Launches a kernel. While torch traces (torch.compile, or the fake tensors with which
+    a registered op is traced) the launch goes through torch.library.wrap_triton, which
+    records the kernel in the graph. In plain eager mode the kernel is launched directly:
+    wrap_triton outside a registered op dispatches through a higher-order op that copies an
+    autotuned kernel into a fresh autotuner at every call, so a wrapper called directly
+    (matmul_persistent.matmul(a, b) in a loop) would tune again at every call (~380 ms at
+    4096^3 on the H100 instead of 0.45 ms). (Under the interpreter wrap_triton hands back
+    the interpreted kernel unchanged.)"""
+    if tracing(args):
+        torch.library.wrap_triton(kernel)[grid](*args, **meta)
+    else:
+        kernel[grid](*args, **meta)
+
+
+def tracing(args) -> bool:
+    """True while torch traces rather than runs: torch.compile is compiling, a dispatch
+    mode is active (fake tensors, proxies, schema checks), or an argument is a tensor
+    subclass (a fake or functional tensor)."""
+    if torch.compiler.is_compiling() or torch._C._len_torch_dispatch_stack() > 0:
+        return True
+    return any(isinstance(x, torch.Tensor) and type(x) not in (torch.Tensor, torch.nn.Parameter)
+               for x in args)
+
+
+def native_tf32_round(device: torch.device) -> bool:
+    """True where a kernel may round float32 to TF32 with cvt.rn.tf32.f32 (PTX for sm_90
+    and newer, one F2FP instruction on the H100); elsewhere (the interpreter, older GPUs)
+    matmul_autotuned.round_to_tf32 does the same rounding in integer arithmetic."""
+    if interpreting() or device.type != "cuda":
+        return False
+    return _capability(device.index if device.index is not None else torch.cuda.current_device()) >= (9, 0)
+
+
+@functools.lru_cache(maxsize=None)
+def _capability(index: int) -> tuple[int, int]:
+    return torch.cuda.get_device_capability(index)
 
 
 # Autotuning: below this many FMAs one candidate runs untimed (tuning cannot pay for itself).

@@ -74,12 +74,20 @@ INTERPRETER_CONFIG = tiles.INTERPRETER_CONFIG
 
 
 @triton.jit
-def round_to_tf32(x):
-    """Round float32 to the nearest TF32 (10 mantissa bits), ties away from zero: add half
-    of the dropped part, then clear the 13 low bits. NaN stays NaN; overflow gives inf."""
-    bits = x.to(tl.uint32, bitcast=True)
-    rounded = ((bits + 0x1000) & 0xFFFFE000).to(tl.float32, bitcast=True)
-    return tl.where(x != x, x, rounded)
+def round_to_tf32(x, NATIVE: tl.constexpr):
+    """Round float32 to the nearest TF32 (10 mantissa bits), ties to even; NaN stays NaN,
+    overflow gives inf. NATIVE (_common.native_tf32_round: sm_90 and newer): PTX
+    cvt.rn.tf32.f32, one F2FP.TF32 instruction per element on the H100. Otherwise the same
+    rounding in integer arithmetic (four instructions per element): add just under half of
+    the 13 dropped bits, plus one if the kept part is odd, then clear them."""
+    if NATIVE:
+        return tl.inline_asm_elementwise("cvt.rn.tf32.f32 $0, $1;", "=r,r", [x],
+                                         dtype=tl.float32, is_pure=True, pack=1)
+    else:
+        bits = x.to(tl.uint32, bitcast=True)
+        odd = (bits >> 13) & 1
+        rounded = ((bits + 0xFFF + odd) & 0xFFFFE000).to(tl.float32, bitcast=True)
+        return tl.where(x != x, x, rounded)
 
 
 @triton.jit
@@ -91,6 +99,7 @@ def matmul_autotuned_kernel(
     GROUP_M: tl.constexpr,                    # rows of tiles per group of the launch order
     B_FROM_REGISTERS: tl.constexpr,           # tf32 only: compute C^T = B^T A^T (header)
     INPUT_PRECISION: tl.constexpr,            # "ieee" (FFMA) or "tf32"; ignored for 16-bit
+    NATIVE_TF32_ROUND: tl.constexpr,          # round_to_tf32 by cvt.rn.tf32.f32 (sm_90+)
 ):
     pid = tl.program_id(0)
     num_pid_m = tl.cdiv(M, BLOCK_M)
@@ -116,7 +125,7 @@ def matmul_autotuned_kernel(
         if B_FROM_REGISTERS:
             # C^T += B^T @ A^T: A^T is K-major in shared memory as loaded; B^T is computed
             # (rounded), so the compiler feeds it to wgmma from registers.
-            acc = tl.dot(round_to_tf32(tl.trans(b)), tl.trans(a), acc,
+            acc = tl.dot(round_to_tf32(tl.trans(b), NATIVE_TF32_ROUND), tl.trans(a), acc,
                          input_precision=INPUT_PRECISION)
         else:
             acc = tl.dot(a, b, acc, input_precision=INPUT_PRECISION)
@@ -183,14 +192,14 @@ def matmul(a: torch.Tensor, b: torch.Tensor, precision: str = "fp32", *,
     c = torch.empty((M, N), dtype=a.dtype, device=a.device)
     args = (a, b, c, M, N, K,
             a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0), c.stride(1))
-    input_precision = _common.DOT_INPUT_PRECISION[precision]
+    flags = dict(INPUT_PRECISION=_common.DOT_INPUT_PRECISION[precision],
+                 NATIVE_TF32_ROUND=_common.native_tf32_round(a.device))
     if config is not None:
         grid = (triton.cdiv(M, config["BLOCK_M"]) * triton.cdiv(N, config["BLOCK_N"]),)
-        _common.launch(matmul_autotuned_kernel, grid, *args,
-                       INPUT_PRECISION=input_precision, **config)
+        _common.launch(matmul_autotuned_kernel, grid, *args, **flags, **config)
     else:
         grid = lambda meta: (triton.cdiv(M, meta["BLOCK_M"]) * triton.cdiv(N, meta["BLOCK_N"]),)
-        _common.launch(kernel_for(precision), grid, *args, INPUT_PRECISION=input_precision)
+        _common.launch(kernel_for(precision), grid, *args, **flags)
     return c
 
 

@@ -106,6 +106,7 @@ def matmul_persistent_kernel(
     TMA_STORE: tl.constexpr,              # False: masked tl.store (no staging buffer)
     WARP_SPECIALIZE: tl.constexpr, FLATTEN: tl.constexpr,  # loop schedule (header)
     INPUT_PRECISION: tl.constexpr,        # "tf32" (ignored for 16-bit inputs)
+    NATIVE_TF32_ROUND: tl.constexpr,      # SWAP_AB: round_to_tf32 by cvt.rn.tf32.f32 (sm_90+)
 ):
     start = tl.program_id(0)
     num_pid_m = tl.cdiv(M, BLOCK_M)
@@ -148,7 +149,8 @@ def matmul_persistent_kernel(
             elif SWAP_AB:
                 b = b_desc.load([off_k, off_n])                      # BK x BN, N-major
                 # C^T += B^T A^T: B^T (computed: rounded) from registers, A^T from shared
-                acc = tl.dot(round_to_tf32(b.T), a.T, acc, input_precision=INPUT_PRECISION)
+                acc = tl.dot(round_to_tf32(b.T, NATIVE_TF32_ROUND), a.T, acc,
+                             input_precision=INPUT_PRECISION)
             else:
                 # BK x BN, N-major: wgmma reads it so for 16-bit types; for tf32 ("direct")
                 # Triton copies it into a K-major buffer through registers (slow)
@@ -365,7 +367,7 @@ def matmul(a: torch.Tensor, b: torch.Tensor, precision: str = "fp16", *,
         triton.set_allocator(_allocator)
     args = (a_use, b_use, c, M, N, K, a_use.stride(0), b_use.stride(0), c.stride(0))
     layout = dict(NUM_PROGRAMS=programs, B_K_MAJOR=b_k_major, SWAP_AB=swap_ab,
-                  INPUT_PRECISION="tf32")
+                  INPUT_PRECISION="tf32", NATIVE_TF32_ROUND=_common.native_tf32_round(a.device))
     def grid(meta):
         tiles = triton.cdiv(M, meta["BLOCK_M"]) * triton.cdiv(N, meta["BLOCK_N"])
         return (min(programs, tiles),)
