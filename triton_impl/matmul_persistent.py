@@ -28,10 +28,12 @@ the transposing copy.
                         B^T is the left operand, which wgmma may take from REGISTERS,
                         where no layout rule applies. The B tile arrives by TMA in its
                         natural N-major layout, each thread reads its fragment with plain
-                        32-bit shared loads, rounds it to TF32 (to nearest; this also
+                        32-bit shared loads, rounds it to TF32 (round_to_tf32: to
+                        nearest, ties to even, one cvt.rn.tf32.f32 per element; this also
                         makes it a computed value, which is what puts it in registers),
                         and the accumulator is transposed once, in the epilogue. This is
-                        what CUTLASS does for tf32 with an MN-major operand.
+                        what CUTLASS does for tf32 with an MN-major operand. A (read by
+                        wgmma from shared memory) is truncated to TF32 by the tensor core.
               transpose B^T is written once by transpose_kernel (one read and one write
                         of B, inside the op, timed with it), then both operands are
                         K-major. Costs ~2*K*N*4 bytes of memory traffic per call.
@@ -45,8 +47,10 @@ the transposing copy.
             nothing); stores M*N. The transpose path adds K*N loads and K*N stores (B^T).
   measured  H100, 4096^3, against cuBLAS at the same precision (2026-11-22 probe; the
             final numbers: python -m triton_impl.tune_report): tf32 with a column-major B
-            0.946x (128x256x32, split epilogue); tf32 with a row-major B by swap 0.767x,
-            by transpose (one extra pass) ~0.69x, direct 0.20x. fp16/bf16: see the report.
+            0.946x (128x256x32, split epilogue); tf32 with a row-major B by swap 0.82x
+            (0.73x when B is rounded in integer arithmetic instead of by cvt.rn.tf32.f32;
+            PERFLOG.md), by transpose (one extra pass) ~0.69x, direct 0.20x. fp16/bf16:
+            see the report.
             Which path runs is decided by B's layout alone: a column-major B (B.stride(0)
             == 1, e.g. x.T, a view, no copy) takes the K-major path; a row-major B in tf32
             takes DEFAULT_TF32_ROW_MAJOR_B ("swap", the fastest row-major path measured).
