@@ -240,7 +240,11 @@ def test_direct_wrapper_calls_tune_once(module, precision, key, monkeypatch):
     mod = importlib.import_module(f"triton_impl.{module}")
     timed = []
     real = triton.testing.do_bench
-    monkeypatch.setattr(triton.testing, "do_bench", lambda *a, **k: timed.append(1) or real(*a, **k))
+    def counting(*args, **kwargs):
+        timed.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(triton.testing, "do_bench", counting)
     shape = (528, 520, 512)           # above SMALL_PROBLEM_FMAS, used by no other test
     dtype = problems.input_dtype(precision)
     a = torch.randn(shape[0], shape[2], device="cuda", dtype=dtype)

@@ -168,7 +168,8 @@ def native_tf32_round(device: torch.device) -> bool:
     matmul_autotuned.round_to_tf32 does the same rounding in integer arithmetic."""
     if interpreting() or device.type != "cuda":
         return False
-    return _capability(device.index if device.index is not None else torch.cuda.current_device()) >= (9, 0)
+    index = device.index if device.index is not None else torch.cuda.current_device()
+    return _capability(index) >= (9, 0)
 
 
 @functools.lru_cache(maxsize=None)

@@ -82,7 +82,7 @@ def round_to_tf32(x, NATIVE: tl.constexpr):
     """Round float32 to the nearest TF32 (10 mantissa bits), ties to even; NaN stays NaN,
     overflow gives inf. NATIVE (_common.native_tf32_round: sm_90 and newer): PTX
     cvt.rn.tf32.f32, one F2FP.TF32 instruction per element on the H100. Otherwise the same
-    rounding in integer arithmetic (four instructions per element): add just under half of
+    rounding in integer arithmetic (five instructions per element): add just under half of
     the 13 dropped bits, plus one if the kept part is odd, then clear them."""
     if NATIVE:
         return tl.inline_asm_elementwise("cvt.rn.tf32.f32 $0, $1;", "=r,r", [x],
