@@ -1,6 +1,8 @@
 """The assertions shared by the matmul test files: correctness against the float64
 reference (see bench/problems.py for the error measure and its bound), and TF32 rounding
 bit by bit (triton_impl.matmul_autotuned.round_to_tf32)."""
+import numpy as np
+import torch
 import triton
 import triton.language as tl
 
@@ -32,9 +34,6 @@ def tf32_reference(x):
     computed in float64 without any bit trick: the value is rounded to a multiple of its
     TF32 quantum (2^(e-10) for x in [2^e, 2^(e+1)), at least 2^-136, TF32's smallest
     subnormal) with numpy's round-half-to-even. Overflow gives inf; NaN stays NaN."""
-    import numpy as np
-    import torch
-
     with np.errstate(invalid="ignore"):                 # signalling NaNs among the inputs
         x64 = x.cpu().numpy().astype(np.float64)
     out = x64.copy()
@@ -50,8 +49,6 @@ def tf32_rounding_inputs():
     """Bit patterns that exercise every branch: ties (to even, both ways, both signs),
     values just off a tie, the largest floats (rounding up overflows to inf), subnormals,
     zeros, infinities, NaNs with payloads in the dropped and kept bits, and random bits."""
-    import torch
-
     special = [0x3F801000, 0x3F803000, 0x3F801001, 0x3F800FFF, 0xBF801000, 0xBF803000,
                0x7F7FFFFF, 0x7F7FF000, 0x7F7FE000, 0xFF7FFFFF, 0x00000001, 0x00001000,
                0x00003000, 0x007FFFFF, 0x80001001, 0x00000000, 0x80000000, 0x7F800000,
@@ -65,19 +62,15 @@ def tf32_rounding_inputs():
 
 def assert_tf32_rounded(got, x) -> None:
     """got == tf32_reference(x) bit for bit, except that any NaN may come back as any NaN."""
-    import torch
-
-    want = tf32_reference(x)
-    got = got.cpu()
+    x, got, want = x.cpu(), got.cpu(), tf32_reference(x)
     nan = torch.isnan(want)
     assert torch.equal(torch.isnan(got), nan), "NaN in and NaN out must match"
     bad = (got.view(torch.int32) != want.view(torch.int32)) & ~nan
     if bad.any():
         i = int(bad.nonzero()[0])
+        hex_bits = lambda t: f"{t.view(torch.int32)[i].item() & 0xFFFFFFFF:#010x}"  # noqa: E731
         raise AssertionError(f"{int(bad.sum())} values rounded wrongly, first: input "
-                             f"{x.cpu().view(torch.int32)[i].item() & 0xFFFFFFFF:#010x} -> "
-                             f"{got.view(torch.int32)[i].item() & 0xFFFFFFFF:#010x}, want "
-                             f"{want.view(torch.int32)[i].item() & 0xFFFFFFFF:#010x}")
+                             f"{hex_bits(x)} -> {hex_bits(got)}, want {hex_bits(want)}")
 
 
 @triton.jit
@@ -89,8 +82,6 @@ def _round_to_tf32_kernel(x_ptr, y_ptr, n, NATIVE: tl.constexpr, BLOCK: tl.const
 
 def round_to_tf32_on(x, native: bool):
     """round_to_tf32 applied to a 1-D float32 tensor by a one-line kernel."""
-    import torch
-
     y = torch.empty_like(x)
     block = 1024
     _round_to_tf32_kernel[(triton.cdiv(x.numel(), block),)](x, y, x.numel(), NATIVE=native,

@@ -240,6 +240,7 @@ def test_direct_wrapper_calls_tune_once(module, precision, key, monkeypatch):
     mod = importlib.import_module(f"triton_impl.{module}")
     timed = []
     real = triton.testing.do_bench
+
     def counting(*args, **kwargs):
         timed.append(1)
         return real(*args, **kwargs)

@@ -168,13 +168,19 @@ def native_tf32_round(device: torch.device) -> bool:
     matmul_autotuned.round_to_tf32 does the same rounding in integer arithmetic."""
     if interpreting() or device.type != "cuda":
         return False
-    index = device.index if device.index is not None else torch.cuda.current_device()
-    return _capability(index) >= (9, 0)
+    props = cuda_properties(device)
+    return (props.major, props.minor) >= (9, 0)
+
+
+def cuda_properties(device: torch.device):
+    """torch.cuda.get_device_properties of a CUDA device (index None: the current one),
+    asked once per device: the wrappers read it at every call."""
+    return _properties(device.index if device.index is not None else torch.cuda.current_device())
 
 
 @functools.lru_cache(maxsize=None)
-def _capability(index: int) -> tuple[int, int]:
-    return torch.cuda.get_device_capability(index)
+def _properties(index: int):
+    return torch.cuda.get_device_properties(index)
 
 
 # Autotuning: below this many FMAs one candidate runs untimed (tuning cannot pay for itself).

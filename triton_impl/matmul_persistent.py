@@ -253,12 +253,7 @@ def num_programs(device) -> int:
     """The persistent grid: one program per SM (4 under the interpreter)."""
     if _common.interpreting() or device.type != "cuda":
         return 4
-    return _sm_count(device.index if device.index is not None else torch.cuda.current_device())
-
-
-@functools.lru_cache(maxsize=None)
-def _sm_count(index: int) -> int:
-    return torch.cuda.get_device_properties(index).multi_processor_count
+    return _common.cuda_properties(device).multi_processor_count
 
 
 def plan(a: torch.Tensor, b: torch.Tensor, precision: str, tf32_row_major_b: str | None = None):
