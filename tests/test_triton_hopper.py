@@ -145,7 +145,10 @@ class TestPersistentPaths:
         b_col = b.T.contiguous().T
         assert b_col.stride(0) == 1 and mp.plan(a, b_col, "tf32")[2:] == (True, False, [])
         assert mp.plan(a, b, "tf32")[2:4] == (False, True)
-        assert mp.DEFAULT_TF32_ROW_MAJOR_B == "swap"
+        assert mp.DEFAULT_TF32_ROW_MAJOR_B == "gluon"
+        assert mp.tf32_mode(a, b) == "swap"          # no Gluon under the interpreter
+        assert mp.tf32_mode(a, b, "transpose") == "transpose"
+        assert_correct(mp.matmul(a, b, "tf32", tf32_row_major_b="gluon"), a, b, "tf32", False)
         assert mp.candidates_key("tf32", True) == "tf32-swap"
         assert mp.candidates_key("tf32", False) == "tf32"
         assert mp.candidates_key("fp16", False) == "fp16"
@@ -176,10 +179,9 @@ def test_tile_lists_fit_the_hardware():
             if cfg["WARP_SPECIALIZE"]:     # Triton 3.6's Hopper pass: 4 warps, no flattening
                 assert cfg["num_warps"] == 4 and not cfg["FLATTEN"]
     for cfg in th.PERSISTENT_CONFIGS["tf32-swap"]:
-        # flattened swap loops serialise every wgmma (ptxas C7515); 256x128 swap tiles gave
-        # wrong results on the H100
-        assert not cfg["FLATTEN"]
-        assert (cfg["BLOCK_M"], cfg["BLOCK_N"]) != (256, 128)
+        # flattened swap loops serialise every wgmma (ptxas C7515); warp specialisation
+        # does not compile with wait_for_dot
+        assert not cfg["FLATTEN"] and not cfg["WARP_SPECIALIZE"]
 
 
 def test_hopper_records_and_models():
@@ -253,7 +255,7 @@ def _check(kernel, shape, precision, mode="random"):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("mode", ["swap", "transpose", "direct"])
+@pytest.mark.parametrize("mode", ["gluon", "swap", "transpose", "direct"])
 @pytest.mark.parametrize("shape", [MatmulShape(1000, 1064, 1000), MatmulShape(999, 1001, 1003),
                                    MatmulShape(4096, 4096, 4096)], ids=str)
 def test_gpu_tf32_paths(mode, shape):
@@ -261,6 +263,46 @@ def test_gpu_tf32_paths(mode, shape):
 
     a, b = MatmulCase(shape, "tf32", seed=5).inputs("cuda")
     assert_correct(mp.matmul(a, b, "tf32", tf32_row_major_b=mode), a, b, "tf32", False)
+
+
+@pytest.mark.gpu
+def test_gpu_gluon_is_the_default_and_covers_every_edge():
+    """On the H100 a row-major B in tf32 runs matmul_swap_gluon: at every tile edge of its
+    256 x 128 x 32 tile, K below, at and above one k-step (the peeled one) and unaligned
+    rows (staged by plan), against the float64 reference."""
+    from triton_impl import matmul_persistent as mp
+
+    a, b = MatmulCase(MatmulShape(64, 64, 64), "tf32").inputs("cuda")
+    assert mp.tf32_mode(a, b) == "gluon"
+    for shape in edge_shapes(32) + [MatmulShape(255, 129, 31), MatmulShape(257, 127, 32),
+                                    MatmulShape(513, 385, 33), MatmulShape(256, 128, 4096)]:
+        for exact in (False, True):
+            a, b = MatmulCase(shape, "tf32", exact=exact, seed=shape.K).inputs("cuda")
+            out = mp.matmul(a, b, "tf32")
+            assert out.shape == (shape.M, shape.N) and out.is_contiguous()
+            assert_correct(out, a, b, "tf32", exact)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("path", ["gluon", "swap 256x128", "swap 128x256"])
+def test_gpu_register_operand_paths_repeat_bit_for_bit(path):
+    """The race of Triton 3.6's swap (tests/test_wgmma_hazards.py) showed on the H100 as
+    results that differ from run to run in 8-column groups. Every register-operand path now
+    gives the same bits in every run."""
+    from triton_impl import matmul_persistent as mp
+    from triton_impl import tiles_hopper as th
+
+    if path == "gluon":
+        run = lambda a, b: mp.matmul(a, b, "tf32", tf32_row_major_b="gluon")  # noqa: E731
+    else:
+        bm, bn = map(int, path.split()[1].split("x"))
+        cfg = th.persistent_cfg(bm, bn, 32, 8, 3, split=2, flatten=False)
+        run = lambda a, b: mp.matmul(a, b, "tf32", config=cfg)  # noqa: E731
+    a, b = MatmulCase(MatmulShape(2048, 2048, 2048), "tf32", seed=9).inputs("cuda")
+    first = run(a, b)
+    assert_correct(first, a, b, "tf32", False)
+    for _ in range(8):
+        assert torch.equal(run(a, b), first)
 
 
 @pytest.mark.gpu

@@ -94,6 +94,24 @@ def round_to_tf32(x, NATIVE: tl.constexpr):
         return tl.where(x != x, x, rounded)
 
 
+_COMPILED = tl.constexpr(not _common.interpreting())   # wait_for_dot: inline asm allowed
+
+
+@triton.jit
+def wait_for_dot(acc):
+    """acc itself, through an empty inline asm (no instruction). Put right after a tl.dot
+    whose left operand comes from registers: a use of the result that is not another dot
+    makes Triton wait for the dot's wgmma there (wgmma.wait_group 0). Without it Triton
+    3.6 leaves three wgmma in flight across the loop's back-edge while the next k-step
+    loads its fragments into the registers they still read: a race (wrong results on the
+    H100 with 256x128 tiles; matmul_swap_gluon's header, tests/wgmma_hazards.py). The
+    interpreter has no inline asm and no wgmma: there it is acc."""
+    if _COMPILED:
+        acc = tl.inline_asm_elementwise("", "=r,0", [acc], dtype=tl.float32, is_pure=True,
+                                        pack=1)
+    return acc
+
+
 @triton.jit
 def matmul_autotuned_kernel(
     a_ptr, b_ptr, c_ptr,                      # pointers: A (M x K), B (K x N), C (M x N)
@@ -131,6 +149,7 @@ def matmul_autotuned_kernel(
             # (rounded), so the compiler feeds it to wgmma from registers.
             acc = tl.dot(round_to_tf32(tl.trans(b), NATIVE_TF32_ROUND), tl.trans(a), acc,
                          input_precision=INPUT_PRECISION)
+            acc = wait_for_dot(acc)         # registers free before the next k-step's loads
         else:
             acc = tl.dot(a, b, acc, input_precision=INPUT_PRECISION)
         a_ptrs += BLOCK_K * stride_ak

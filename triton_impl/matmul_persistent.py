@@ -22,8 +22,11 @@ the transposing copy.
             bytes; in the SASS: LDGSTS.E instead of LDGSTS.E.BYPASS.128): 4x the copy
             instructions, and bank conflicts. TMA cannot transpose at all: with a TMA
             load ("direct" below) the N-major tile is copied into a K-major buffer
-            through registers at every k-step. Two ways out, both here:
-              SWAP_AB   compute the transposed tile, C^T = B^T A^T. A^T is K-major as
+            through registers at every k-step. The ways out (tf32_row_major_b):
+              gluon     (default on the H100) matmul_swap_gluon: the swap below, written
+                        in Gluon so that every wgmma wait and fragment load sits where
+                        the register operand needs it; 0.98x cuBLAS.
+              swap      compute the transposed tile, C^T = B^T A^T. A^T is K-major as
                         loaded (A is row-major), so it is wgmma's shared-memory operand;
                         B^T is the left operand, which wgmma may take from REGISTERS,
                         where no layout rule applies. The B tile arrives by TMA in its
@@ -34,10 +37,16 @@ the transposing copy.
                         and the accumulator is transposed once, in the epilogue. This is
                         what CUTLASS does for tf32 with an MN-major operand. A (read by
                         wgmma from shared memory) is truncated to TF32 by the tensor core.
+                        wait_for_dot retires each k-step's wgmma before the next k-step
+                        loads its fragments: without it Triton 3.6 lets those loads
+                        overwrite registers that in-flight wgmma still read (a race,
+                        matmul_swap_gluon's header), and with it the tensor core idles
+                        while they load (0.65x). Where Gluon does not run (the
+                        interpreter, other GPUs, while torch traces) this is the default.
               transpose B^T is written once by transpose_kernel (one read and one write
                         of B, inside the op, timed with it), then both operands are
                         K-major. Costs ~2*K*N*4 bytes of memory traffic per call.
-            A column-major B (e.g. x.T) is K-major already and needs neither.
+            A column-major B (e.g. x.T) is K-major already and needs none of them.
   change    from matmul_autotuned: TMA descriptors instead of pointer tiles, a persistent
             grid instead of one program per tile, the tf32 paths above, and an epilogue
             that stores C through TMA (optionally in two halves, EPILOGUE_SPLIT=2, which
@@ -47,13 +56,13 @@ the transposing copy.
             nothing); stores M*N. The transpose path adds K*N loads and K*N stores (B^T).
   measured  H100, 4096^3, against cuBLAS at the same precision (2026-11-22 probe; the
             final numbers: python -m triton_impl.tune_report): tf32 with a column-major B
-            0.946x (128x256x32, split epilogue); tf32 with a row-major B by swap 0.82x
-            (0.73x when B is rounded in integer arithmetic instead of by cvt.rn.tf32.f32;
-            PERFLOG.md), by transpose (one extra pass) ~0.69x, direct 0.20x. fp16/bf16:
-            see the report.
+            0.946x (128x256x32, split epilogue); tf32 with a row-major B by gluon 0.98x,
+            by swap 0.65x (0.82x before wait_for_dot, racing), by transpose (one extra
+            pass) ~0.69x, direct 0.20x (PERFLOG.md). fp16/bf16: see the report.
             Which path runs is decided by B's layout alone: a column-major B (B.stride(0)
             == 1, e.g. x.T, a view, no copy) takes the K-major path; a row-major B in tf32
-            takes DEFAULT_TF32_ROW_MAJOR_B ("swap", the fastest row-major path measured).
+            takes DEFAULT_TF32_ROW_MAJOR_B ("gluon"; "swap" where Gluon does not run, or
+            when a config for this file's kernel is given).
   precond.  tf32, fp16, bf16 (fp32-ieee is matmul_autotuned's: the FFMA dot from a
             TMA-swizzled tile spills registers). Any M, N, K >= 0.
             TMA needs 16-byte aligned base pointers and row strides and a unit inner
@@ -75,16 +84,16 @@ import torch
 import triton
 import triton.language as tl
 
-from triton_impl import _common, tiles_hopper
-from triton_impl.matmul_autotuned import round_to_tf32
+from triton_impl import _common, matmul_swap_gluon, tiles_hopper
+from triton_impl.matmul_autotuned import round_to_tf32, wait_for_dot
 
 NAME = "triton_persistent"
 PRECISIONS = ("tf32", "fp16", "bf16")
-# tf32 with a row-major B: "swap" and "transpose" (header), or "direct": tl.dot(a, b) on the
-# N-major tile as it is, which makes Triton copy B into a K-major buffer through registers
-# (the slow baseline, kept to measure what the other two save).
-TF32_ROW_MAJOR_B = ("swap", "transpose", "direct")
-DEFAULT_TF32_ROW_MAJOR_B = "swap"
+# tf32 with a row-major B: "gluon", "swap" and "transpose" (header), or "direct": tl.dot(a,
+# b) on the N-major tile as it is, which makes Triton copy B into a K-major buffer through
+# registers (the slow baseline, kept to measure what the others save).
+TF32_ROW_MAJOR_B = ("gluon", "swap", "transpose", "direct")
+DEFAULT_TF32_ROW_MAJOR_B = "gluon"
 
 CONFIGS = tiles_hopper.PERSISTENT_CONFIGS
 INTERPRETER_CONFIG = tiles_hopper.PERSISTENT_INTERPRETER_CONFIG
@@ -155,6 +164,7 @@ def matmul_persistent_kernel(
                 # C^T += B^T A^T: B^T (computed: rounded) from registers, A^T from shared
                 acc = tl.dot(round_to_tf32(b.T, NATIVE_TF32_ROUND), a.T, acc,
                              input_precision=INPUT_PRECISION)
+                acc = wait_for_dot(acc)     # registers free before the next k-step's loads
             else:
                 # BK x BN, N-major: wgmma reads it so for 16-bit types; for tf32 ("direct")
                 # Triton copies it into a K-major buffer through registers (slow)
@@ -256,6 +266,19 @@ def num_programs(device) -> int:
     return _common.cuda_properties(device).multi_processor_count
 
 
+def tf32_mode(a: torch.Tensor, b: torch.Tensor, tf32_row_major_b: str | None = None,
+              config: dict | None = None) -> str:
+    """The row-major-B path of a tf32 call: the one asked for, else the default. "gluon"
+    becomes "swap" where matmul_swap_gluon does not run (no Hopper GPU, the interpreter),
+    while torch traces (torch.compile and the op's fake-tensor checks record Triton
+    kernels, not Gluon ones) and when a config of this file's kernel is given."""
+    mode = tf32_row_major_b or DEFAULT_TF32_ROW_MAJOR_B
+    if mode == "gluon" and (config is not None or _common.tracing((a, b))
+                            or not matmul_swap_gluon.available(a.device)):
+        return "swap"
+    return mode
+
+
 def plan(a: torch.Tensor, b: torch.Tensor, precision: str, tf32_row_major_b: str | None = None):
     """How the operands will be fed to TMA. Returns (a_use, b_use, b_k_major, swap_ab,
     notes): a_use is A with TMA-compatible rows, b_use is B (K x N) or B^T (N x K)
@@ -344,7 +367,8 @@ def matmul(a: torch.Tensor, b: torch.Tensor, precision: str = "fp16", *,
            grid_programs: int | None = None) -> torch.Tensor:
     """C = A @ B at the given precision. ``config`` (a CONFIGS entry, or any
     tiles_hopper.persistent_cfg) skips the tuning;
-    ``tf32_row_major_b`` picks "swap", "transpose" or "direct" for tf32 with a row-major B;
+    ``tf32_row_major_b`` picks "gluon", "swap", "transpose" or "direct" for tf32 with a
+    row-major B (tf32_mode says which runs);
     ``grid_programs`` overrides the persistent grid (the probe uses it to compare with
     one program per tile)."""
     _common.check_precision(NAME, precision, PRECISIONS)
@@ -352,7 +376,10 @@ def matmul(a: torch.Tensor, b: torch.Tensor, precision: str = "fp16", *,
     trivial = _common.trivial_result(a, M, N, K)
     if trivial is not None:
         return trivial
-    a_use, b_use, b_k_major, swap_ab, _notes = plan(a, b, precision, tf32_row_major_b)
+    mode = tf32_mode(a, b, tf32_row_major_b, config)
+    a_use, b_use, b_k_major, swap_ab, _notes = plan(a, b, precision, mode)
+    if swap_ab and mode == "gluon":
+        return matmul_swap_gluon.matmul(a_use, b_use)
     # C is written through TMA too: its rows must be 16-byte aligned. If N does not allow
     # that, the kernel writes a padded buffer and the op copies it out once.
     c_aligned = (N * a.element_size()) % 16 == 0

@@ -49,9 +49,12 @@ def persistent_smem_bytes(cfg: dict, elem_bytes: int) -> int:
 #  tf32 (K-major B: column-major B given, or after the transpose): the flattened loop with
 #    the split epilogue (3 stages of 128x256x32 fp32 do not fit beside a whole-tile
 #    staging buffer). 0.946x cuBLAS for 128x256x32.
-#  tf32-swap (row-major B, C^T = B^T A^T): never flattened (with FLATTEN the compiler
-#    re-zeroes the accumulator inside the loop and ptxas serialises every wgmma, C7515).
-#    256x128 tiles are left out: they gave wrong results on the H100 (both epilogues).
+#  tf32-swap (row-major B, C^T = B^T A^T; the fallback of matmul_swap_gluon, see
+#    matmul_persistent's header): never flattened (with FLATTEN the compiler re-zeroes the
+#    accumulator inside the loop and ptxas serialises every wgmma, C7515). With
+#    wait_for_dot (each k-step's wgmma retired before the next fragment loads) 256x128
+#    measured 0.69x cuBLAS and 128x256 0.64x; without it both raced and 256x128 gave wrong
+#    results. Warp specialisation does not compile with wait_for_dot.
 PERSISTENT_CONFIGS = {
     "fp16": [
         persistent_cfg(128, 256, 64, 8, 3),
@@ -68,9 +71,8 @@ PERSISTENT_CONFIGS = {
         persistent_cfg(256, 128, 32, 8, 3, split=2),
     ],
     "tf32-swap": [
+        persistent_cfg(256, 128, 32, 8, 3, split=2, flatten=False),
         persistent_cfg(128, 256, 32, 8, 3, split=2, flatten=False),
-        persistent_cfg(128, 128, 32, 4, 4, warp_specialize=True),
-        persistent_cfg(128, 128, 32, 8, 4, flatten=False),
     ],
 }
 PERSISTENT_CONFIGS["bf16"] = PERSISTENT_CONFIGS["fp16"]

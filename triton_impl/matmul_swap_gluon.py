@@ -1,0 +1,195 @@
+"""tf32 matmul with a row-major B on the H100, in Gluon: C^T = B^T A^T with B^T from
+registers, and a wgmma pipeline that is legal.
+
+  idea      the same product as matmul_persistent's swap (read its header first): wgmma
+            reads a 32-bit operand from shared memory only K-major, a row-major B is
+            N-major, so B^T becomes wgmma's left operand, which may come from REGISTERS.
+            Each thread loads its fragment of a B tile with 32-bit shared loads, rounds it
+            to TF32 (cvt.rn.tf32.f32), and wgmma multiplies it with A^T (K-major as
+            loaded, read from shared memory). What this file adds is the ORDER of those
+            steps. Gluon (triton.experimental.gluon) lets the kernel say where every wgmma
+            wait and every fragment load goes; plain Triton decides that by itself.
+  the race  wgmma is asynchronous and reads its register operand WHILE it runs; the
+            registers may be written again only after a wgmma.wait_group has retired it.
+            Triton 3.6 splits the swap's dot into four k8 wgmma, keeps three in flight
+            across the loop's back-edge, and loads all four fragments of the next k-step
+            at the top of the loop: into registers that in-flight wgmma still read.
+            ptxas 12.8/13.0 does not stop it (it checks within one pass of the loop
+            body, not across the back-edge; triton-lang/triton#9433). On the H100 the
+            256 x 128 tile gave wrong, run-to-run different results; 128 x 256 happened to
+            survive every test. tests/wgmma_hazards.py finds the race in the SASS.
+            matmul_persistent and matmul_autotuned now wait for the dot at the end of each
+            k-step (correct, ~0.65x cuBLAS instead of ~0.8x).
+  pipeline  here: per k-step of 32 = four k8 slices; for slice s:
+              load fragment s (LDS + cvt)  ->  wgmma s (async)  ->  wait until IN_FLIGHT
+              wgmma are pending
+            The fragment of slice s is loaded after the wait that retired the wgmma which
+            last read those registers; with IN_FLIGHT = 3, ptxas keeps four fragment
+            register sets (16 registers) and the tensor core always has 3 wgmma queued.
+            k-step 0 is peeled out of the loop: if the loop could run zero times, the
+            zero-initialised accumulator would meet the in-flight one after the loop and
+            ptxas would serialise every wgmma (warning C7515, "non wgmma instructions
+            defining accumulator registers"). Both properties are checked on the
+            compiled kernel by the CPU tier (tests/test_wgmma_hazards.py).
+  tile      cuBLAS's orientation: BLOCK_M = 256 rows of A, BLOCK_N = 128 columns of B, so
+            the transposed tile is 128 x 256 and each of the two warpgroups issues
+            m64n256k8: one 64 x 8 fragment (4 registers per thread) per 64 x 256 x 8 of
+            work, half the fragment loads per FLOP of the 128 x 256 tile.
+  traffic   global loads as the blocked kernels: A M*K*ceil(N/BN), B N*K*ceil(M/BM)
+            elements; stores M*N (masked pointer stores, so any N).
+  measured  H100, 4096^3, against cuBLAS (TF32) in one run, 5 rounds: 0.977x (8192^3:
+            0.979x); IN_FLIGHT 2: 0.953x; Triton's (racy) swap in the same run: 0.836x.
+            Repeatable bit for bit, max |C - C64| / (|A||B|) 6.2e-5 (B rounded, A
+            truncated by the tensor core, as the Triton swap).
+  precond.  float32 A (M x K) and B (K x N) on a CUDA device of compute capability 9.x
+            (wgmma), rows 16-byte aligned with a unit inner stride (TMA); the caller
+            (matmul_persistent.matmul, which stages other layouts) guarantees it. M, N,
+            K >= 1. No interpreter: Gluon kernels only compile.
+  run       python -m pytest tests/test_wgmma_hazards.py        (CPU: compiles for sm_90)
+            python -m pytest tests/test_triton_hopper.py -k gluon  (GPU)
+"""
+from __future__ import annotations
+
+import functools
+
+import torch
+import triton
+from triton.experimental import gluon
+from triton.experimental.gluon import language as gl
+from triton.experimental.gluon.language.nvidia.hopper import (
+    mbarrier, tma, warpgroup_mma, warpgroup_mma_wait)
+from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
+
+NAME = "triton_persistent (gluon)"
+NUM_WARPS = 8                        # two consumer warpgroups, 64 rows of C^T each
+CONFIG = dict(BLOCK_M=256, BLOCK_N=128, BLOCK_K=32, STAGES=4, GROUP_M=8, IN_FLIGHT=3)
+
+
+@gluon.jit
+def _round_to_tf32(x):
+    """Round to the nearest TF32, ties to even: one cvt.rn.tf32.f32 per element."""
+    return gl.inline_asm_elementwise("cvt.rn.tf32.f32 $0, $1;", "=r,r", [x],
+                                     dtype=gl.float32, is_pure=True, pack=1)
+
+
+@gluon.jit
+def _k_step(acc, a_smem, b_smem, ready, a_desc, b_desc, i, k_tiles, off_m, off_n,
+            frag_layout: gl.constexpr, BLOCK_K: gl.constexpr, STAGES: gl.constexpr,
+            IN_FLIGHT: gl.constexpr, ACCUMULATE: gl.constexpr):
+    """k-step i: wait for its tiles, four (fragment, wgmma, wait) slices, then refill the
+    stage that k-step i - 1 used with the tiles of k-step i + STAGES - 1."""
+    s = i % STAGES
+    mbarrier.wait(ready.index(s), (i // STAGES) & 1)
+    bt = b_smem.index(s).permute((1, 0))                 # B^T: BN x BK, N-major
+    at = a_smem.index(s).permute((1, 0))                 # A^T: BK x BM, K-major
+    for kk in gl.static_range(BLOCK_K // 8):
+        frag = _round_to_tf32(bt.slice(kk * 8, 8, dim=1).load(frag_layout))
+        acc = warpgroup_mma(frag, at.slice(kk * 8, 8, dim=0), acc, is_async=True,
+                            use_acc=ACCUMULATE or (kk > 0))
+        # bt passes through the wait, so the next slice's loads stay below it
+        acc, bt = warpgroup_mma_wait(num_outstanding=IN_FLIGHT, deps=[acc, bt])
+    # every warp is past its loads of stage s - 1 (whose wgmma are retired: IN_FLIGHT < 4)
+    gl.thread_barrier()
+    j = i + STAGES - 1
+    sj = j % STAGES
+    refill = j < k_tiles
+    mbarrier.expect(ready.index(sj), a_desc.block_type.nbytes + b_desc.block_type.nbytes,
+                    pred=refill)
+    tma.async_copy_global_to_shared(a_desc, [off_m, j * BLOCK_K], ready.index(sj),
+                                    a_smem.index(sj), pred=refill)
+    tma.async_copy_global_to_shared(b_desc, [j * BLOCK_K, off_n], ready.index(sj),
+                                    b_smem.index(sj), pred=refill)
+    return acc
+
+
+@gluon.jit
+def matmul_swap_gluon_kernel(
+    a_desc, b_desc, c_ptr,                # A (M x K) and B (K x N) descriptors, C (M x N)
+    M, N, K, stride_cm,                   # sizes, C's row stride in elements
+    BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, BLOCK_K: gl.constexpr,  # the tile
+    STAGES: gl.constexpr,                 # tiles in flight (shared-memory ring)
+    GROUP_M: gl.constexpr,                # rows of tiles per group of the launch order
+    IN_FLIGHT: gl.constexpr,              # wgmma left pending after each slice (< 4)
+):
+    NUM_WARPS: gl.constexpr = gl.num_warps()
+    pid = gl.program_id(0)
+    num_pid_m = gl.cdiv(M, BLOCK_M)
+    num_pid_n = gl.cdiv(N, BLOCK_N)
+    per_group = GROUP_M * num_pid_n                      # the grouped order of matmul_grouped
+    first_m = (pid // per_group) * GROUP_M
+    group_rows = gl.minimum(num_pid_m - first_m, GROUP_M)
+    pid_m = first_m + (pid % per_group) % group_rows
+    pid_n = (pid % per_group) // group_rows
+    off_m = pid_m * BLOCK_M
+    off_n = pid_n * BLOCK_N
+
+    # C^T tile (BN x BM) = B^T (BN x BK, registers) @ A^T (BK x BM, shared, K-major)
+    acc_layout: gl.constexpr = gl.NVMMADistributedLayout(
+        version=[3, 0], warps_per_cta=[NUM_WARPS, 1], instr_shape=[16, BLOCK_M, 8])
+    frag_layout: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=acc_layout,
+                                                    k_width=1)
+    a_smem = gl.allocate_shared_memory(gl.float32, [STAGES, BLOCK_M, BLOCK_K], a_desc.layout)
+    b_smem = gl.allocate_shared_memory(gl.float32, [STAGES, BLOCK_K, BLOCK_N], b_desc.layout)
+    ready = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
+    for st in gl.static_range(STAGES):
+        mbarrier.init(ready.index(st), count=1)
+    k_tiles = gl.cdiv(K, BLOCK_K)
+    for st in gl.static_range(STAGES - 1):               # prologue: the first tiles
+        if st < k_tiles:
+            mbarrier.expect(ready.index(st),
+                            a_desc.block_type.nbytes + b_desc.block_type.nbytes)
+            tma.async_copy_global_to_shared(a_desc, [off_m, st * BLOCK_K], ready.index(st),
+                                            a_smem.index(st))
+            tma.async_copy_global_to_shared(b_desc, [st * BLOCK_K, off_n], ready.index(st),
+                                            b_smem.index(st))
+
+    gl.static_assert(BLOCK_K % 8 == 0)
+    gl.static_assert(IN_FLIGHT < BLOCK_K // 8)
+    acc = gl.zeros([BLOCK_N, BLOCK_M], gl.float32, acc_layout)
+    # k-step 0 peeled (header: "pipeline"); its first wgmma ignores acc (use_acc=False)
+    acc = _k_step(acc, a_smem, b_smem, ready, a_desc, b_desc, 0, k_tiles, off_m, off_n,
+                  frag_layout, BLOCK_K, STAGES, IN_FLIGHT, False)
+    for i in range(1, k_tiles):
+        acc = _k_step(acc, a_smem, b_smem, ready, a_desc, b_desc, i, k_tiles, off_m, off_n,
+                      frag_layout, BLOCK_K, STAGES, IN_FLIGHT, True)
+    acc = warpgroup_mma_wait(num_outstanding=0, deps=[acc])
+    for st in gl.static_range(STAGES):
+        mbarrier.invalidate(ready.index(st))
+
+    # acc[r, c] is C[off_m + c, off_n + r]: store it transposed, by pointers
+    cols = off_n + gl.arange(0, BLOCK_N, layout=gl.SliceLayout(1, acc_layout))
+    rows = off_m + gl.arange(0, BLOCK_M, layout=gl.SliceLayout(0, acc_layout))
+    c_ptrs = c_ptr + rows[None, :].to(gl.int64) * stride_cm + cols[:, None]
+    gl.store(c_ptrs, acc, mask=(rows[None, :] < M) & (cols[:, None] < N))
+
+
+def available(device: torch.device) -> bool:
+    """True where this kernel runs: a CUDA device with wgmma (compute capability 9.x), not
+    the interpreter."""
+    import os
+    if os.environ.get("TRITON_INTERPRET") == "1" or device.type != "cuda":
+        return False
+    return torch.cuda.get_device_capability(device)[0] == 9
+
+
+@functools.lru_cache(maxsize=None)
+def _shared_layout(rows: int, cols: int):
+    return gl.NVMMASharedLayout.get_default_for([rows, cols], gl.float32)
+
+
+def matmul(a: torch.Tensor, b: torch.Tensor, config: dict | None = None) -> torch.Tensor:
+    """C = A @ B in tf32 (B rounded to TF32, A truncated by the tensor core). A and B as the
+    header's precondition says; matmul_persistent.matmul checks and stages them."""
+    cfg = dict(CONFIG, **(config or {}))
+    M, K = a.shape
+    N = b.shape[1]
+    bm, bn, bk = cfg["BLOCK_M"], cfg["BLOCK_N"], cfg["BLOCK_K"]
+    c = torch.empty((M, N), dtype=torch.float32, device=a.device)
+    a_desc = TensorDescriptor.from_tensor(a, [bm, bk], _shared_layout(bm, bk))
+    b_desc = TensorDescriptor.from_tensor(b, [bk, bn], _shared_layout(bk, bn))
+    grid = (triton.cdiv(M, bm) * triton.cdiv(N, bn),)
+    matmul_swap_gluon_kernel[grid](a_desc, b_desc, c, M, N, K, c.stride(0),
+                                   BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, STAGES=cfg["STAGES"],
+                                   GROUP_M=cfg["GROUP_M"], IN_FLIGHT=cfg["IN_FLIGHT"],
+                                   num_warps=NUM_WARPS)
+    return c
