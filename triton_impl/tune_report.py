@@ -42,11 +42,13 @@ import time
 TARGETS = {"fp32": 0.95, "tf32": 0.90, "fp16": 0.98, "bf16": 0.98}
 PRECISIONS = ("fp32", "tf32", "fp16", "bf16")
 # (kernel label, registry name, tf32_row_major_b option or None); the persistent kernel's
-# "transpose" path is an option of the op, not its default: measured to show the choice.
+# Triton "swap" and "transpose" paths are options of the op, not its default (Gluon, on the
+# H100): measured to show the choice.
 KERNELS = {
     "fp32": [("triton_autotuned", "triton_autotuned", None)],
     "tf32": [("triton_autotuned", "triton_autotuned", None),
              ("triton_persistent", "triton_persistent", None),
+             ("triton_persistent (Triton swap)", "triton_persistent", "swap"),
              ("triton_persistent (transpose)", "triton_persistent", "transpose")],
     "fp16": [("triton_autotuned", "triton_autotuned", None),
              ("triton_persistent", "triton_persistent", None)],
@@ -143,8 +145,9 @@ def _set_tf32(precision: str) -> None:
     torch.backends.cuda.matmul.allow_tf32 = precision == "tf32"
 
 
-def _winner(name: str, precision: str, b) -> tuple[str, list]:
-    """The autotuner's winner and every candidate's tuning time, for the kernel that ran."""
+def _winner(name: str, precision: str, a, b, option=None) -> tuple[str, list]:
+    """The autotuner's winner and every candidate's tuning time, for the kernel that ran
+    (matmul_swap_gluon: its one configuration, nothing tuned)."""
     if name == "triton_autotuned":
         from triton_impl import matmul_autotuned
 
@@ -153,6 +156,8 @@ def _winner(name: str, precision: str, b) -> tuple[str, list]:
         from triton_impl import matmul_persistent as mp
 
         swap = precision == "tf32" and b.stride(0) != 1
+        if swap and mp.tf32_mode(a, b, option) == "gluon":
+            return "matmul_swap_gluon " + _config_text(mp.matmul_swap_gluon.CONFIG), []
         kernel = mp.kernel_for(mp.candidates_key(precision, swap))
     timings = getattr(kernel, "configs_timings", None) or {}
     candidates = sorted(
@@ -197,7 +202,7 @@ def measure_precision(n: int, precision: str, seed: int, timer: Timer) -> list[d
                 row.update(timer.measure(fn))
                 row["tflops"] = _tflops(n, row["median_ms"])
                 row["ratio"] = cublas["median_ms"] / row["median_ms"]
-                row["best_config"], row["candidates"] = _winner(name, precision, b)
+                row["best_config"], row["candidates"] = _winner(name, precision, a, b, option)
             except Exception as exc:  # noqa: BLE001 - one failing kernel must not stop the report
                 row.update(error=f"{type(exc).__name__}: {str(exc).splitlines()[0][:300]}",
                            correct=False, ratio=math.nan)
