@@ -137,7 +137,7 @@ def records() -> list[Kernel]:
         Kernel(
             name="triton_persistent", op="matmul", backend="triton", version="persistent",
             summary="TMA descriptors, one program per SM; tf32: column-major B direct, "
-                    "row-major B as C^T = B^T A^T",
+                    "row-major B as C^T = B^T A^T (Gluon)",
             source="triton_impl/matmul_persistent.py", precisions=("tf32", "fp16", "bf16"),
             loader=_precision_loader("matmul_persistent"),
             params=_hopper_tiles("PERSISTENT_CONFIGS", "fp16", 0, precision="fp16"),
