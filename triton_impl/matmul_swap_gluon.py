@@ -60,7 +60,8 @@ from triton.experimental.gluon.language.nvidia.hopper import (
     mbarrier, tma, warpgroup_mma, warpgroup_mma_wait)
 from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
 
-NAME = "triton_persistent (gluon)"
+from triton_impl import _common
+
 NUM_WARPS = 8                        # two consumer warpgroups, 64 rows of C^T each
 CONFIG = dict(BLOCK_M=256, BLOCK_N=128, BLOCK_K=32, STAGES=4, GROUP_M=8, IN_FLIGHT=3)
 
@@ -166,10 +167,9 @@ def matmul_swap_gluon_kernel(
 def available(device: torch.device) -> bool:
     """True where this kernel runs: a CUDA device with wgmma (compute capability 9.x), not
     the interpreter."""
-    import os
-    if os.environ.get("TRITON_INTERPRET") == "1" or device.type != "cuda":
+    if _common.interpreting() or device.type != "cuda":
         return False
-    return torch.cuda.get_device_capability(device)[0] == 9
+    return _common.cuda_properties(device).major == 9
 
 
 @functools.lru_cache(maxsize=None)
