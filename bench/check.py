@@ -82,10 +82,8 @@ def check_matmul(kernel, case: MatmulCase, device: str) -> CheckResult:
 
 def _shapes_for(problem, shapes, device: str) -> list:
     """Shapes as objects of this problem: parsed from text, or the problem's defaults."""
-    if shapes is None:
-        return problem.parse_shapes(problem.check_shapes[device])
-    if isinstance(shapes, str):
-        return problem.parse_shapes(shapes)
+    if shapes is None or isinstance(shapes, (str, dict)):
+        return problems.shapes_for(problem, shapes, problem.check_shapes[device])
     return [problem.parse_shape(s) if isinstance(s, str) else s for s in shapes]
 
 
@@ -112,6 +110,8 @@ def run(kernels, shapes=None, precisions: list[str] | None = None,
         except ValueError as exc:
             results.append(CheckResult(kernel.name, str(shapes), "-", "-", math.nan, math.nan,
                                        "skip", f"shapes do not fit op {kernel.op}: {exc}"))
+            continue
+        if kshapes is None:           # a per-op --shapes that does not name this op
             continue
         for precision in kernel.precisions:
             if precisions and precision not in precisions:

@@ -31,14 +31,23 @@ def lecture_value(kernel, shape, params) -> int | None:
         return None
 
 
-def rows(kernels, shapes_text: str | None = None) -> list[dict]:
-    """One row per kernel x shape (kernels without a model are skipped)."""
+def rows(kernels, shapes_text=None) -> list[dict]:
+    """One row per kernel x shape (kernels without a model are skipped). shapes_text: None
+    (each op's model shapes), one text for every op (ops it does not fit are left out), or
+    a dict op -> text (bench.problems.parse_shapes_spec)."""
     out = []
     for k in kernels:
         if k.model is None or not problems.known(k.op):
             continue
         problem = problems.get(k.op)
-        shapes = problem.parse_shapes(shapes_text or problem.model_shapes)
+        try:
+            shapes = problems.shapes_for(problem, shapes_text, problem.model_shapes)
+        except ValueError:
+            if isinstance(shapes_text, dict):
+                raise
+            continue                  # one text for every op: "1024x1024x1024" is no image
+        if shapes is None:
+            continue
         params = dict(k.params())
         for shape in shapes:
             t = k.model(shape, params)

@@ -108,31 +108,15 @@ def quick_shapes(kernels) -> dict[str, str]:
     return out
 
 
-def parse_shapes_arg(text: str | None):
-    """The --shapes argument: one list for every op ("1024x1024x1024"), or per op, as
-    "op=shapes;op=shapes" ("copy=67108864;softmax=4096x32768,3000x3000:dim=0"), a dict."""
-    if not text or "=" not in text.split(";")[0].split(",")[0].split(":")[0]:
-        return text
-    out = {}
-    for part in (p.strip() for p in text.split(";") if p.strip()):
-        op, sep, shapes = part.partition("=")
-        if not sep or not problems.known(op.strip()):
-            raise ValueError(f"--shapes: expected op=shapes[;op=shapes], with op one of "
-                             f"{', '.join(sorted(problems.PROBLEMS))}; got {part!r}")
-        out[op.strip()] = shapes.strip()
-    return out
+parse_shapes_arg = problems.parse_shapes_spec   # one parser for every subcommand
 
 
 def _shapes(problem, shapes_text):
     """The shapes to time for this problem: shapes_text is one text for every op, a dict
     op -> text (ops it does not name are not timed), or None (the op's GPU defaults).
     None if the text does not fit the op."""
-    if isinstance(shapes_text, dict):
-        if problem.name not in shapes_text:
-            return None
-        shapes_text = shapes_text[problem.name]
     try:
-        return problem.parse_shapes(shapes_text or problem.time_shapes["cuda"])
+        return problems.shapes_for(problem, shapes_text, problem.time_shapes["cuda"])
     except ValueError:
         return None
 

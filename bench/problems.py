@@ -292,5 +292,33 @@ def get(op: str) -> Problem:
                        f"known: {', '.join(sorted(PROBLEMS))}") from None
 
 
+def parse_shapes_spec(text: str | None):
+    """The --shapes argument of every subcommand: None (each op's defaults), one list for
+    every op ("1024x1024x1024"), or per op as "op=shapes;op=shapes"
+    ("copy=67108864;softmax=4096x32768,3000x3000:dim=0"), returned as a dict op -> text.
+    ValueError names the part that is wrong."""
+    if not text or "=" not in text.split(";")[0].split(",")[0].split(":")[0]:
+        return text or None
+    out = {}
+    for part in (p.strip() for p in text.split(";") if p.strip()):
+        op, sep, shapes = part.partition("=")
+        if not sep or not known(op.strip()):
+            raise ValueError(f"--shapes: expected op=shapes[;op=shapes], with op one of "
+                             f"{', '.join(sorted(PROBLEMS))}; got {part!r}")
+        out[op.strip()] = shapes.strip()
+    return out
+
+
+def shapes_for(problem, spec, default: str | None):
+    """The shapes of `problem` under a parsed --shapes spec: a list of shape objects, or
+    None when a per-op spec does not name this op (the op is left out). `default` is the
+    op's own text when spec is None. ValueError if the text does not parse for this op."""
+    if isinstance(spec, dict):
+        if problem.name not in spec:
+            return None
+        spec = spec[problem.name]
+    return problem.parse_shapes(spec or default or "")
+
+
 def known(op: str) -> bool:
     return op in PROBLEMS

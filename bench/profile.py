@@ -204,6 +204,23 @@ def _rejected(output: str, metrics: list[str]) -> list[str]:
             if re.search(rf"(?<![\w]){re.escape(base_name(m))}(?![\w])", errors)]
 
 
+class CounterPermissionError(RuntimeError):
+    """ncu may not read the GPU's performance counters here (ERR_NVGPUCTRPERM)."""
+
+
+PERMISSION_HELP = (
+    "Nsight Compute may not read the GPU's performance counters on this machine "
+    "(ERR_NVGPUCTRPERM: the driver restricts them to administrators). Ask an administrator "
+    "to allow counter access for all users (NVIDIA driver option "
+    "NVreg_RestrictProfilingToAdminUsers=0, then reload the driver or reboot), or to run "
+    "`python -m bench profile` for you with administrator rights. Timings and models do "
+    "not need counters: `python -m bench time` and `python -m bench model` still work.")
+
+
+def permission_denied(log: str) -> bool:
+    return "ERR_NVGPUCTRPERM" in log
+
+
 def _ncu(ncu: str, target: list[str], metrics: list[str], report_base: Path,
          timeout: int) -> tuple[list[dict] | None, list[str], str]:
     """Runs `python -m bench._ncu_target TARGET...` under ncu; returns (the kernel rows of
@@ -218,6 +235,8 @@ def _ncu(ncu: str, target: list[str], metrics: list[str], report_base: Path,
                sys.executable, "-m", "bench._ncu_target", *target]
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
         log = proc.stdout + proc.stderr
+        if permission_denied(log):
+            raise CounterPermissionError(PERMISSION_HELP)
         rep = Path(str(report_base) + ".ncu-rep")
         if proc.returncode == 0 and rep.exists():
             imp = subprocess.run([ncu, "-i", str(rep), "--csv", "--page", "raw",
@@ -407,7 +426,13 @@ def run(kernels, shapes_text: str | None, precisions: list[str] | None, out_dir,
         if not problems.known(k.op):
             continue
         problem = problems.get(k.op)
-        for shape in problem.parse_shapes(shapes_text or problem.profile_shapes):
+        try:
+            shapes = problems.shapes_for(problem, shapes_text, problem.profile_shapes)
+        except ValueError:
+            if isinstance(shapes_text, dict):
+                raise
+            continue                  # one text for every op: it does not fit this one
+        for shape in shapes or []:
             for p in k.precisions:
                 if precisions and p not in precisions:
                     continue

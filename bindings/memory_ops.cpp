@@ -34,8 +34,10 @@ void check_cuda(const char* op, const at::Tensor& x) {
 }
 
 void check_launch(const char* op, cudaError_t err) {
-  TORCH_CHECK(err != cudaErrorInvalidConfiguration, op,
-              ": the input needs more blocks than CUDA's grid allows along one dimension");
+  // The launchers cap their grids at CUDA's limits (grid-stride loops) or are checked
+  // before the launch (rgb_to_grey), so this is an invariant, not a caller's mistake.
+  TORCH_INTERNAL_ASSERT(err != cudaErrorInvalidConfiguration, op,
+                        ": a launcher asked for a grid past CUDA's limits");
   C10_CUDA_CHECK(err);
   C10_CUDA_KERNEL_LAUNCH_CHECK();
 }
@@ -145,6 +147,11 @@ at::Tensor rgb_to_grey(const at::Tensor& img) {
   const c10::cuda::CUDAGuard guard(img.device());
   const at::Tensor a = img.contiguous();
   const int64_t h = a.size(1), w = a.size(2);
+  constexpr int64_t kMaxGridY = 65535;  // CUDA's limit on gridDim.y
+  const int64_t column_blocks = (w + cvt::kGreyColumnsPerBlock - 1) / cvt::kGreyColumnsPerBlock;
+  TORCH_CHECK(column_blocks <= kMaxGridY, op, ": a ", h, " x ", w, " image needs ", column_blocks,
+              " blocks along grid y (one per ", cvt::kGreyColumnsPerBlock, " columns), more than the ",
+              kMaxGridY, " CUDA allows: W must be <= ", kMaxGridY * cvt::kGreyColumnsPerBlock);
   at::Tensor out = at::empty({h, w}, a.options());
   if (out.numel() == 0) return out;
   check_launch(op, cvt::launch_rgb_to_grey(a.data_ptr<uint8_t>(), out.data_ptr<uint8_t>(), h, w,

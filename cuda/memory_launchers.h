@@ -46,7 +46,13 @@ cudaError_t launch_softmax_online(DType dtype, const void* x, void* y, int64_t o
                                   int64_t inner, cudaStream_t stream);
 
 // grey[r, c] = round(0.2989 R + 0.5870 G + 0.1140 B) of a uint8 3 x h x w image.
-// h may be anything; w <= 65535 * 512 (the column blocks go on gridDim.y).
+// Blocks of kGreyBY rows x kGreyBX threads, kGreyPx neighbour pixels per thread; the row
+// blocks go on gridDim.x, the column blocks on gridDim.y: h may be anything,
+// w <= 65535 * kGreyColumnsPerBlock.
+constexpr int kGreyPx = 16;  // neighbour pixels per thread
+constexpr int kGreyBX = 32;  // threads along a row
+constexpr int kGreyBY = 8;   // rows per block
+constexpr int64_t kGreyColumnsPerBlock = int64_t{kGreyBX} * kGreyPx;
 cudaError_t launch_rgb_to_grey(const uint8_t* img, uint8_t* grey, int64_t h, int64_t w,
                                cudaStream_t stream);
 

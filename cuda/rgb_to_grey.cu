@@ -24,9 +24,8 @@
 
 namespace cvt {
 
-constexpr int kGreyPx = 16;  // neighbour pixels per thread
-constexpr int kGreyBX = 32;  // threads along a row
-constexpr int kGreyBY = 8;   // rows per block
+// kGreyPx = 16 neighbour pixels per thread, kGreyBX = 32 threads along a row, kGreyBY = 8
+// rows per block: memory_launchers.h (the bindings name them in their limit message).
 
 __device__ __forceinline__ uint8_t grey_of(uint32_t r, uint32_t g, uint32_t b) {
   const float v = 0.2989f * static_cast<float>(r) + 0.5870f * static_cast<float>(g) +
@@ -61,7 +60,7 @@ rgb_to_grey_kernel(const uint8_t* __restrict__ img, uint8_t* __restrict__ grey, 
 cudaError_t launch_rgb_to_grey(const uint8_t* img, uint8_t* grey, int64_t h, int64_t w,
                                cudaStream_t stream) {
   if (h <= 0 || w <= 0) return cudaSuccess;
-  const int64_t gx = ceil_div(h, kGreyBY), gy = ceil_div(w, int64_t{kGreyBX} * kGreyPx);
+  const int64_t gx = ceil_div(h, kGreyBY), gy = ceil_div(w, kGreyColumnsPerBlock);
   if (!grid_fits(gx, gy)) return cudaErrorInvalidConfiguration;
   const dim3 grid(static_cast<unsigned>(gx), static_cast<unsigned>(gy)), block(kGreyBX, kGreyBY);
   if (w % kGreyPx == 0 && aligned16(img) && aligned16(grey)) {

@@ -50,7 +50,7 @@ def copy_kernel(
 ):
     pid = tl.program_id(0).to(tl.int64)
     offsets = pid * BLOCK + tl.arange(0, BLOCK)
-    n_body = n // VEC * VEC                   # whole vectors
+    n_body = n // VEC * VEC                   # whole vectors (i32 ok: n_body <= n)
     mask = offsets < n_body
     tl.store(out_ptr + offsets, tl.load(x_ptr + offsets, mask=mask), mask=mask, cache_modifier=".cs")
     if VEC > 1:                               # the n % VEC elements left: the last program

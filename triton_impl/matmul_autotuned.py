@@ -133,8 +133,13 @@ def matmul_autotuned_kernel(
     rows = (pid_m.to(tl.int64) * BLOCK_M + tl.arange(0, BLOCK_M)) % M
     cols = (pid_n.to(tl.int64) * BLOCK_N + tl.arange(0, BLOCK_N)) % N
     ks = tl.arange(0, BLOCK_K)
-    a_ptrs = a_ptr + rows[:, None] * stride_am + ks[None, :] * stride_ak
-    b_ptrs = b_ptr + ks[:, None] * stride_bk + cols[None, :] * stride_bn
+    # Offsets in int64: ks * stride_bk and the k-step BLOCK_K * stride_bk pass 2^31 for a
+    # wide B (N > 2^31 / BLOCK_K); tl.cast, because a stride of 1 arrives as a constexpr.
+    k64 = ks.to(tl.int64)
+    a_ptrs = a_ptr + rows[:, None] * stride_am + k64[None, :] * stride_ak
+    b_ptrs = b_ptr + k64[:, None] * stride_bk + cols[None, :] * stride_bn
+    a_step = BLOCK_K * tl.cast(stride_ak, tl.int64)
+    b_step = BLOCK_K * tl.cast(stride_bk, tl.int64)
 
     if B_FROM_REGISTERS:
         acc = tl.zeros((BLOCK_N, BLOCK_M), dtype=tl.float32)    # the transposed tile
@@ -152,8 +157,8 @@ def matmul_autotuned_kernel(
             acc = wait_for_dot(acc)         # registers free before the next k-step's loads
         else:
             acc = tl.dot(a, b, acc, input_precision=INPUT_PRECISION)
-        a_ptrs += BLOCK_K * stride_ak
-        b_ptrs += BLOCK_K * stride_bk
+        a_ptrs += a_step
+        b_ptrs += b_step
     if B_FROM_REGISTERS:
         acc = tl.trans(acc)
 

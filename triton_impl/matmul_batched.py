@@ -58,7 +58,7 @@ def matmul_batched_kernel(
     pid = tl.program_id(0)
     num_pid_m = tl.cdiv(M, BLOCK_M)
     num_pid_n = tl.cdiv(N, BLOCK_N)
-    tiles = num_pid_m * num_pid_n
+    tiles = num_pid_m * num_pid_n             # i32 ok: below the grid size (< 2^31)
     batch = pid // tiles                       # which matrix product of the stack
     tile = pid % tiles                         # which tile of it, in grouped order
     pid_m, pid_n = tl.swizzle2d(tile // num_pid_n, tile % num_pid_n, num_pid_m, num_pid_n, GROUP_M)
@@ -67,7 +67,7 @@ def matmul_batched_kernel(
     batch = batch.to(tl.int64)
     b2 = batch % B2
     b1 = (batch // B2) % B1
-    b0 = batch // (B2 * B1)
+    b0 = batch // (B2 * B1)                   # i32 ok: B2 * B1 <= batches < 2^31
     a_ptr += off_a + b0 * sa0 + b1 * sa1 + b2 * sa2   # stride 0 rereads a broadcast matrix
     b_ptr += off_b + b0 * sb0 + b1 * sb1 + b2 * sb2
     c_ptr += off_c + b0 * sc0 + b1 * sc1 + b2 * sc2
@@ -77,8 +77,13 @@ def matmul_batched_kernel(
     ks = tl.arange(0, BLOCK_K)
     row_ok = rows < M
     col_ok = cols < N
-    a_ptrs = a_ptr + rows[:, None] * stride_am + ks[None, :] * stride_ak
-    b_ptrs = b_ptr + ks[:, None] * stride_bk + cols[None, :] * stride_bn
+    # Offsets in int64: ks * stride_bk and the k-step BLOCK_K * stride_bk pass 2^31 for a
+    # wide B (N > 2^31 / BLOCK_K); tl.cast, because a stride of 1 arrives as a constexpr.
+    k64 = ks.to(tl.int64)
+    a_ptrs = a_ptr + rows[:, None] * stride_am + k64[None, :] * stride_ak
+    b_ptrs = b_ptr + k64[:, None] * stride_bk + cols[None, :] * stride_bn
+    a_step = BLOCK_K * tl.cast(stride_ak, tl.int64)
+    b_step = BLOCK_K * tl.cast(stride_bk, tl.int64)
 
     acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
     for k0 in range(0, K, BLOCK_K):
@@ -86,8 +91,8 @@ def matmul_batched_kernel(
         a = tl.load(a_ptrs, mask=row_ok[:, None] & k_ok[None, :], other=0.0)
         b = tl.load(b_ptrs, mask=k_ok[:, None] & col_ok[None, :], other=0.0)
         acc = tl.dot(a, b, acc, input_precision=INPUT_PRECISION)
-        a_ptrs += BLOCK_K * stride_ak
-        b_ptrs += BLOCK_K * stride_bk
+        a_ptrs += a_step
+        b_ptrs += b_step
 
     c_ptrs = c_ptr + rows[:, None] * stride_cm + cols[None, :] * stride_cn
     tl.store(c_ptrs, acc.to(c_ptr.dtype.element_ty), mask=row_ok[:, None] & col_ok[None, :])

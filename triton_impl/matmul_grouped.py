@@ -65,8 +65,13 @@ def matmul_grouped_kernel(
     ks = tl.arange(0, BLOCK_K)
     row_ok = rows < M
     col_ok = cols < N
-    a_ptrs = a_ptr + rows[:, None] * stride_am + ks[None, :] * stride_ak
-    b_ptrs = b_ptr + ks[:, None] * stride_bk + cols[None, :] * stride_bn
+    # Offsets in int64: ks * stride_bk and the k-step BLOCK_K * stride_bk pass 2^31 for a
+    # wide B (N > 2^31 / BLOCK_K); tl.cast, because a stride of 1 arrives as a constexpr.
+    k64 = ks.to(tl.int64)
+    a_ptrs = a_ptr + rows[:, None] * stride_am + k64[None, :] * stride_ak
+    b_ptrs = b_ptr + k64[:, None] * stride_bk + cols[None, :] * stride_bn
+    a_step = BLOCK_K * tl.cast(stride_ak, tl.int64)
+    b_step = BLOCK_K * tl.cast(stride_bk, tl.int64)
 
     acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)     # fp32 accumulation, any input
     for k0 in range(0, K, BLOCK_K):
@@ -74,8 +79,8 @@ def matmul_grouped_kernel(
         a = tl.load(a_ptrs, mask=row_ok[:, None] & k_ok[None, :], other=0.0)
         b = tl.load(b_ptrs, mask=k_ok[:, None] & col_ok[None, :], other=0.0)
         acc = tl.dot(a, b, acc, input_precision=INPUT_PRECISION)
-        a_ptrs += BLOCK_K * stride_ak
-        b_ptrs += BLOCK_K * stride_bk
+        a_ptrs += a_step
+        b_ptrs += b_step
 
     c_ptrs = c_ptr + rows[:, None] * stride_cm + cols[None, :] * stride_cn
     tl.store(c_ptrs, acc.to(c_ptr.dtype.element_ty), mask=row_ok[:, None] & col_ok[None, :])
@@ -86,7 +91,7 @@ def grouped_order_kernel(order_ptr, num_pid_m, num_pid_n, GROUP_M: tl.constexpr)
     """order[i, j] = launch index of the program that computes tile (i, j)."""
     pid = tl.program_id(0)
     pid_m, pid_n = tl.swizzle2d(pid // num_pid_n, pid % num_pid_n, num_pid_m, num_pid_n, GROUP_M)
-    tl.store(order_ptr + pid_m * num_pid_n + pid_n, pid)
+    tl.store(order_ptr + pid_m * num_pid_n + pid_n, pid)    # i32 ok: < programs < 2^31
 
 
 def grouped_order(num_pid_m: int, num_pid_n: int, group_m: int) -> list[list[int]]:

@@ -69,8 +69,8 @@ def matmul_v1_5_thread_tiling_kernel(
     tx = tl.arange(0, T)                      # threadIdx.x
     y = tl.arange(0, V)                       # the V columns of one thread
 
-    r0 = pid_m * (T * V) + ty * V                             # [T]: first row of each thread
-    c0 = pid_n * (T * V) + tx * V                             # [T]: first column
+    r0 = pid_m * (T * V) + ty * V                 # [T]: first row of each thread (i32 ok: < T V)
+    c0 = pid_n * (T * V) + tx * V                 # [T]: first column (i32 ok: < T V)
     cols = c0[:, None] + y[None, :]                           # [T, V]: a thread's columns
     cols3 = tl.broadcast_to(cols[None, :, :], (T, T, V))      # [ty, tx, y]
     # "if (r0 >= M || c0 >= N) return": a thread whose block starts outside C does nothing.

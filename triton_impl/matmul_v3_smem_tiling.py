@@ -67,8 +67,12 @@ def matmul_v3_smem_tiling_kernel(
     row_ok = rows < M
     col_ok = cols < N
 
-    a_ptrs = a_ptr + rows[:, None] * stride_am + ks[None, :] * stride_ak   # A[rows, 0:S]
-    b_ptrs = b_ptr + ks[:, None] * stride_bk + cols[None, :] * stride_bn   # B[0:S, cols]
+    # Offsets in int64: ks * stride_bk and S * stride_bk pass 2^31 for a wide B (N > 2^27).
+    k64 = ks.to(tl.int64)
+    a_ptrs = a_ptr + rows[:, None] * stride_am + k64[None, :] * stride_ak   # A[rows, 0:S]
+    b_ptrs = b_ptr + k64[:, None] * stride_bk + cols[None, :] * stride_bn   # B[0:S, cols]
+    a_step = S * tl.cast(stride_ak, tl.int64)    # tl.cast: a stride of 1 arrives as a constexpr
+    b_step = S * tl.cast(stride_bk, tl.int64)
     acc = tl.zeros((L, L), dtype=tl.float32)
     for k0 in range(0, K, S):
         k_ok = (k0 + ks) < K
@@ -77,8 +81,8 @@ def matmul_v3_smem_tiling_kernel(
         b = tl.load(b_ptrs, mask=k_ok[:, None] & col_ok[None, :], other=0.0)
         # Everything between the two __syncthreads of the CUDA twin, and the outer products:
         acc = tl.dot(a, b, acc, input_precision="ieee")
-        a_ptrs += S * stride_ak
-        b_ptrs += S * stride_bk
+        a_ptrs += a_step
+        b_ptrs += b_step
 
     c_ptrs = c_ptr + rows[:, None] * stride_cm + cols[None, :] * stride_cn
     tl.store(c_ptrs, acc, mask=row_ok[:, None] & col_ok[None, :])

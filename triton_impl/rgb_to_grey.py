@@ -10,7 +10,8 @@
             bytes; the values are converted to float32 before the weights (the guide notes
             that the interpreter rejects float * uint8); the result is rounded (v + 0.5, then
             the float -> uint8 conversion truncates), where the guide truncates and turns
-            white into 254. Offsets are int64 (pid_0 * BLOCK_H * w passes 2^31 for big images).
+            white into 254. Offsets are int64 (pid_0 * BLOCK_H * w and the planes at h w, 2 h w
+            pass 2^31 for big images: tests/test_large_offsets.py).
   traffic   reads 3 H W bytes, writes H W bytes: compulsory = model = 4 H W bytes.
   precond.  uint8, 3 x H x W (channels first, RGB), any H, W >= 0, made contiguous by the
             wrapper; W <= 65535 * 512 (grid axis 1). 16-byte accesses when W is a multiple
@@ -43,7 +44,8 @@ def rgb_to_grey_kernel(
     cols = pid_1 * BLOCK_W + tl.arange(0, BLOCK_W)
     offs = w * rows[:, None] + cols[None, :]                # ... a 2-D tile of offsets
     mask = (rows < h)[:, None] & (cols < w)[None, :]        # ... and of masks
-    plane = h * w
+    # int64: 2 h w passes 2^31 for big images (tl.cast: an h of 1 arrives as a constexpr)
+    plane = tl.cast(h, tl.int64) * w
     r = tl.load(img_ptr + offs, mask=mask).to(tl.float32)
     g = tl.load(img_ptr + plane + offs, mask=mask).to(tl.float32)
     b = tl.load(img_ptr + 2 * plane + offs, mask=mask).to(tl.float32)

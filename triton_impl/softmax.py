@@ -112,6 +112,7 @@ def softmax_row_online_kernel(
     VEC: tl.constexpr,                        # 16 // element size if rows are aligned, else 1
     ONE_CHUNK: tl.constexpr,                  # n <= BLOCK: the row is read once
     KEEP: tl.constexpr,                       # pass 1 asks L2 to keep the row for pass 2
+    WIDE: tl.constexpr,                       # n + BLOCK >= 2^31: 64-bit offsets in the row
 ):
     row = tl.program_id(0).to(tl.int64)
     x_row = x_ptr + row * n
@@ -119,8 +120,10 @@ def softmax_row_online_kernel(
     if VEC > 1:
         x_row = tl.multiple_of(x_row, 16)
         y_row = tl.multiple_of(y_row, 16)
-    n_vec = n // VEC * VEC                    # = n
+    n_vec = n // VEC * VEC                    # = n (i32 ok: <= n)
     cols = tl.arange(0, BLOCK)
+    if WIDE:                                  # start + cols would wrap past 2^31
+        cols = cols.to(tl.int64)
 
     if ONE_CHUNK:                             # the row is one chunk: keep it, as row_sram
         _row_in_registers(x_row, y_row, n_vec, BLOCK)
@@ -148,7 +151,7 @@ def softmax_row_online_kernel(
         # Pass 2, last chunk first.
         chunks = tl.cdiv(n, BLOCK)
         for back in range(0, chunks):
-            offs = (chunks - 1 - back) * BLOCK + cols
+            offs = (chunks - 1 - back) * BLOCK + cols    # i32 ok: (chunks - 1) * BLOCK < n
             mask = offs < n_vec
             if KEEP:
                 x = tl.load(x_row + offs, mask=mask, other=0.0, eviction_policy="evict_first")
@@ -182,7 +185,7 @@ def softmax_cols_sram_kernel(
     # 32-bit offsets inside the slab when they fit: a tile element's address then costs one
     # register until the load, not two (114 registers for a [4096, 4] float32 tile at 16 warps,
     # where 64-bit offsets needed 128 and spilled).
-    offs = k[:, None] * inner + i[None, :]    # [BLOCK_N, BLOCK_I]
+    offs = k[:, None] * inner + i[None, :]    # [BLOCK_N, BLOCK_I] (i32 ok: < n inner unless WIDE)
     mask = (k[:, None] < n) & (i0 + i[None, :] < inner)
     x = tl.load(x_slab + offs, mask=mask, other=-float("inf")).to(tl.float32)
     col_max = tl.max(x, axis=0)
@@ -198,11 +201,14 @@ def softmax_cols_online_kernel(
     n, inner, tiles_i,                        # sizes; tiles_i = cdiv(inner, BLOCK_I)
     BLOCK_N: tl.constexpr,                    # elements of each column per chunk
     BLOCK_I: tl.constexpr,                    # neighbour columns per program
+    WIDE: tl.constexpr,                       # n * inner >= 2^31: 64-bit offsets in the slab
 ):
     pid = tl.program_id(0).to(tl.int64)
     o = pid // tiles_i
     i = (pid % tiles_i) * BLOCK_I + tl.arange(0, BLOCK_I)
     k = tl.arange(0, BLOCK_N)
+    if WIDE:                                  # kk * inner would wrap past 2^31
+        k = k.to(tl.int64)
     base = o * n * inner
     i_ok = i[None, :] < inner
 
@@ -210,7 +216,7 @@ def softmax_cols_online_kernel(
     s = tl.zeros([BLOCK_N, BLOCK_I], tl.float32)
     for start in range(0, n, BLOCK_N):
         kk = start + k
-        offs = base + kk[:, None] * inner + i[None, :]
+        offs = base + kk[:, None] * inner + i[None, :]    # i32 ok: < n inner unless WIDE
         x = tl.load(x_ptr + offs, mask=(kk[:, None] < n) & i_ok, other=-float("inf")).to(tl.float32)
         m_new = tl.maximum(m, x)
         shift = tl.where(m_new == -float("inf"), 0.0, m_new)
@@ -222,8 +228,8 @@ def softmax_cols_online_kernel(
 
     chunks = tl.cdiv(n, BLOCK_N)
     for back in range(0, chunks):
-        kk = (chunks - 1 - back) * BLOCK_N + k
-        offs = base + kk[:, None] * inner + i[None, :]
+        kk = (chunks - 1 - back) * BLOCK_N + k    # i32 ok: (chunks - 1) * BLOCK_N < n
+        offs = base + kk[:, None] * inner + i[None, :]    # i32 ok: < n inner unless WIDE
         mask = (kk[:, None] < n) & i_ok
         x = tl.load(x_ptr + offs, mask=mask, other=0.0).to(tl.float32)
         y = tl.exp(x - col_max[None, :]) * inv[None, :]
@@ -291,7 +297,7 @@ def softmax(x: torch.Tensor, dim: int = -1, version: str = "online") -> torch.Te
             chunk, warps = ONLINE_CONFIG[x.element_size()]
             block = max(16, min(chunk, triton.next_power_of_2(n)))
             _common.launch(softmax_row_online_kernel, (outer,), x, y, n, BLOCK=block, VEC=vec,
-                           ONE_CHUNK=n <= block, KEEP=ONLINE_KEEP,
+                           ONE_CHUNK=n <= block, KEEP=ONLINE_KEEP, WIDE=n + block >= 2**31,
                            num_warps=min(warps, max(1, block // 256)))
         return y
     if version == "row_sram":
@@ -309,7 +315,7 @@ def softmax(x: torch.Tensor, dim: int = -1, version: str = "online") -> torch.Te
         block_n = 1024 // block_i  # chunks of 1024 elements, as the CUDA block's 256 threads x 4
         tiles_i = triton.cdiv(inner, block_i)
         _common.launch(softmax_cols_online_kernel, (outer * tiles_i,), x, y, n, inner, tiles_i,
-                       BLOCK_N=block_n, BLOCK_I=block_i, num_warps=8)
+                       BLOCK_N=block_n, BLOCK_I=block_i, WIDE=n * inner >= 2**31, num_warps=8)
     return y
 
 

@@ -48,7 +48,7 @@ def vector_add_kernel(
 ):
     pid = tl.program_id(0).to(tl.int64)       # int64: pid * BLOCK may pass 2^31
     offsets = pid * BLOCK + tl.arange(0, BLOCK)
-    n_body = n // VEC * VEC                   # whole vectors: a mask no vector straddles
+    n_body = n // VEC * VEC                   # whole vectors, no mask straddles one (i32 ok: <= n)
     mask = offsets < n_body
     x = tl.load(x_ptr + offsets, mask=mask)
     y = tl.load(y_ptr + offsets, mask=mask)

@@ -1,0 +1,191 @@
+"""GPU tier, slow: every CUDA and Triton kernel at a shape whose element offsets pass 2^31.
+
+A 32-bit product used as a pointer offset (`h * w`, `k * stride_bk`, `BLOCK_K * N`) wraps
+once the true offset passes 2^31 and the kernel reads or writes the wrong address, often an
+illegal one. The CPU tier finds such products in the compiled Triton code
+(tests/test_offsets_static.py); here each kernel runs where they would wrap, on the H100's
+80 GB, and its answer is compared with the float64 reference on the region past 2^31 (and
+on the start, so a kernel that wrote only the end fails too).
+
+The large-A matmul case, the element-wise ops and the long-row softmax at 2^31 + 7 elements
+are in tests/test_cuda_matmul.py, tests/test_triton_gpu.py and tests/test_memory_gpu.py;
+this file adds the cases those miss: a wide B (the k-step of B's pointers is BLOCK_K * N),
+softmax along a column (k * inner), a single row longer than 2^31 - BLOCK, row_sram rows,
+and the RGB planes (2 * h * w).
+
+A kernel may refuse a shape past a CUDA grid-dimension limit; it must then say so with the
+value and the limit (the message is checked), never crash or return garbage.
+"""
+from __future__ import annotations
+
+import gc
+import re
+
+import pytest
+
+from bench import problems, registry
+from bench.problems import matmul_error, matmul_tolerance
+
+pytestmark = [pytest.mark.gpu, pytest.mark.slow]
+
+LIMIT_MESSAGE = re.compile(r"(65535|2147483647|2\^31|limit)")
+
+
+def _needs(gib: float) -> None:
+    import torch
+
+    free, _total = torch.cuda.mem_get_info()
+    if free < gib * 2**30:
+        pytest.skip(f"needs {gib:.0f} GiB of free GPU memory, {free / 2**30:.1f} GiB free")
+
+
+def _release() -> None:
+    import torch
+
+    gc.collect()
+    torch.cuda.empty_cache()
+
+
+def _run_or_limit(fn, *args):
+    """fn(*args), or None when the kernel refuses the shape with a message naming a limit."""
+    try:
+        return fn(*args)
+    except (RuntimeError, ValueError) as exc:
+        text = str(exc)
+        if LIMIT_MESSAGE.search(text) and "illegal" not in text:
+            return None
+        raise
+
+
+MATMULS = [k for k in registry.select("@matmul") if k.backend in ("cuda", "triton")]
+
+
+def _float32_precision(kernel) -> str:
+    return "fp32" if "fp32" in kernel.precisions else "tf32"
+
+
+@pytest.mark.parametrize("kernel", MATMULS, ids=[k.name for k in MATMULS])
+def test_matmul_wide_b(kernel):
+    """B is K x N with K = 17, N = 2^27 + 2^20 + 3: row 16 of B starts at 16 N > 2^31, reached
+    by the first k-step (BLOCK_K = 16) or by k * stride_bk inside the first tile (BLOCK_K >=
+    32). 9.2 GB of float32."""
+    import torch
+
+    _needs(12)
+    M, K, N = 3, 17, 2**27 + 2**20 + 3
+    torch.manual_seed(0)
+    a = torch.randn(M, K, device="cuda")
+    b = torch.randn(K, N, device="cuda")
+    precision = _float32_precision(kernel)
+    out = _run_or_limit(kernel.runner(precision), a, b)
+    if out is not None:
+        tol = matmul_tolerance(precision, K)
+        for cols in (slice(N - 4099, N), slice(0, 4099)):
+            err = matmul_error(out[:, cols], a, b[:, cols])
+            assert err <= tol, f"{kernel.name}: error {err:.3g} > {tol:.3g} at columns {cols}"
+    del a, b, out
+    _release()
+
+
+SOFTMAX = [k for k in registry.select("*", op="softmax") if k.backend in ("cuda", "triton")]
+
+
+@pytest.mark.parametrize("kernel", SOFTMAX, ids=[k.name for k in SOFTMAX])
+def test_softmax_along_columns(kernel):
+    """dim=0 of a 32768 x 65540 float16 tensor (4.3 GB): k * inner passes 2^31 in the column
+    kernels (n = 32768 fits row_sram's limit)."""
+    import torch
+
+    _needs(12)
+    n, inner = 32768, 65540                      # n * inner = 2,147,614,720 > 2^31
+    torch.manual_seed(1)
+    x = torch.randn(n, inner, device="cuda", dtype=torch.float16)
+    y = _run_or_limit(kernel.runner("fp16"), x, 0)
+    problem = problems.get("softmax")
+    tol = problem.tolerance(problem.parse_shape(f"{n}x{inner}:dim=0"), "fp16")
+    for cols in (slice(inner - 8, inner), slice(0, 8)):
+        err = problem.error(y[:, cols].contiguous(), (x[:, cols].contiguous(), 0))
+        assert err <= tol, f"{kernel.name}: error {err:.3g} > {tol:.3g} at columns {cols}"
+    del x, y
+    _release()
+
+
+@pytest.mark.parametrize("kernel", SOFTMAX, ids=[k.name for k in SOFTMAX])
+def test_softmax_rows_past_2_to_the_31(kernel):
+    """65540 rows of 32768 float16 (4.3 GB): the last rows start past 2^31."""
+    import torch
+
+    _needs(12)
+    torch.manual_seed(2)
+    x = torch.randn(65540, 32768, device="cuda", dtype=torch.float16)
+    y = _run_or_limit(kernel.runner("fp16"), x, -1)
+    problem = problems.get("softmax")
+    tol = problem.tolerance(problem.parse_shape("65540x32768"), "fp16")
+    for rows in (slice(-3, None), slice(0, 3)):
+        err = problem.error(y[rows].contiguous(), (x[rows].contiguous(), -1))
+        assert err <= tol, f"{kernel.name}: error {err:.3g} > {tol:.3g} at rows {rows}"
+    del x, y
+    _release()
+
+
+ONLINE = [k for k in SOFTMAX if k.version == "online"]
+
+
+@pytest.mark.parametrize("kernel", ONLINE, ids=[k.name for k in ONLINE])
+def test_softmax_one_row_near_2_to_the_31(kernel):
+    """One float16 row of 2^31 - 100 elements (4.3 GB): a chunk's start + lane passes 2^31
+    in the last chunk unless the offsets are 64-bit. The reference is computed in chunks."""
+    import torch
+
+    _needs(16)
+    n = 2**31 - 100
+    torch.manual_seed(3)
+    x = torch.empty(1, n, device="cuda", dtype=torch.float16)
+    step = 2**28
+    for s in range(0, n, step):                  # randn of 2^31 elements at once needs 8 GB more
+        x[0, s:s + step] = torch.randn(min(step, n - s), device="cuda", dtype=torch.float16)
+    y = _run_or_limit(kernel.runner("fp16"), x, -1)
+    row = x[0]
+    top = float(row.max())
+    total = sum(float(torch.exp(row[s:s + step].double() - top).sum()) for s in range(0, n, step))
+    for part in (slice(n - 5000, n), slice(0, 5000)):
+        ref = torch.exp(row[part].double() - top) / total
+        got = y[0, part].double()
+        err = float(((got - ref).abs() / ref.abs().clamp_min(1e-30)).max())
+        assert err <= 2e-3, f"{kernel.name}: relative error {err:.3g} at {part}"
+    del x, y
+    _release()
+
+
+GREY = [k for k in registry.select("*", op="rgb_to_grey") if k.backend in ("cuda", "triton")]
+
+
+@pytest.mark.parametrize("kernel", GREY, ids=[k.name for k in GREY])
+def test_rgb_to_grey_past_2_to_the_31(kernel):
+    """A 3 x 32768 x 32768 uint8 image (3.2 GB): the blue plane starts at 2 h w = 2^31."""
+    import torch
+
+    _needs(8)
+    h = w = 32768
+    torch.manual_seed(4)
+    img = torch.randint(0, 256, (3, h, w), device="cuda", dtype=torch.uint8)
+    grey = _run_or_limit(kernel.runner("u8"), img)
+    problem = problems.get("rgb_to_grey")
+    tol = problem.tolerance(problem.parse_shape(f"3x{h}x{w}"), "u8")
+    for rows in (slice(h - 16, h), slice(0, 16)):
+        err = problem.error(grey[rows].contiguous(), (img[:, rows].contiguous(),))
+        assert err <= tol, f"{kernel.name}: error {err:.3g} > {tol:.3g} at rows {rows}"
+    del img, grey
+    _release()
+
+
+@pytest.mark.parametrize("kernel", GREY, ids=[k.name for k in GREY])
+def test_rgb_to_grey_grid_limit_is_named(kernel):
+    """An image wider than 65535 column blocks: a clear error naming the width and the limit."""
+    import torch
+
+    w = 65535 * 512 + 1
+    img = torch.zeros(3, 1, w, device="cuda", dtype=torch.uint8)
+    with pytest.raises((RuntimeError, ValueError), match=rf"rgb_to_grey: a 1 x {w} image needs "
+                                                         r"65536 .*65535"):
+        kernel.runner("u8")(img)

@@ -1,0 +1,74 @@
+"""CPU tier: no Triton kernel builds a pointer offset from a 32-bit product that can wrap.
+
+tests/int32_offsets.py runs every registry kernel once through the interpreter, records
+each launch's specialisation, compiles it for sm_90 with every integer argument typed i32
+(the worst case) and reads the TTIR: an `arith.muli` on i32 that flows into a `tt.addptr`
+offset is a finding, allowed only where the source line carries `i32 ok: <the bound>`.
+The same kernels run at shapes past 2^31 on the GPU in tests/test_large_offsets.py.
+"""
+from __future__ import annotations
+
+import pytest
+
+from tests import int32_offsets as io
+
+pytestmark = pytest.mark.slow   # ~30 s: interpreter runs, then ~40 compiles
+
+
+@pytest.fixture(scope="module")
+def scanned():
+    return io.scan_in_subprocess()
+
+
+def test_no_unproven_32_bit_offset(scanned):
+    _launches, rows = scanned
+    bad = [f"{r['file']}:{r['line']} ({r['kernel']}): {r['source']}" for r in rows
+           if not r["allowed"]]
+    assert not bad, ("32-bit products reach pointer offsets (use int64, or state the bound "
+                     "with 'i32 ok: ...' on the line):\n" + "\n".join(bad))
+
+
+def test_every_allowance_states_its_bound(scanned):
+    _launches, rows = scanned
+    for r in rows:
+        assert len(r["why"]) >= 3, f"{r['file']}:{r['line']}: 'i32 ok:' without a bound"
+
+
+def test_every_kernel_is_compiled_and_scanned(scanned):
+    launches, _rows = scanned
+    recorded = {l["kernel"] for l in launches if not l["skip"]}
+    wrong = {k for k in io.jit_kernels() if "_bug_" in k}    # the guide's wrong copies
+    missing = set(io.jit_kernels()) - recorded - set(io.NOT_RECORDED) - wrong
+    assert not missing, f"kernels never recorded, so never scanned: {sorted(missing)}"
+
+
+def test_the_scan_finds_a_wrapping_product():
+    """The detector itself, on TTIR of the shape Triton emits for `ptr + pid * n`, plus the
+    same product extended to int64 first (which is safe)."""
+    ttir = """
+    %pid = tt.get_program_id x : i32 loc(#loc1)
+    %off = arith.muli %pid, %n : i32 loc(#loc2)
+    %p = tt.addptr %x_ptr, %off : !tt.ptr<f32>, i32 loc(#loc2)
+    %pid64 = arith.extsi %pid : i32 to i64 loc(#loc3)
+    %off64 = arith.muli %pid64, %n64 : i64 loc(#loc3)
+    %q = tt.addptr %x_ptr, %off64 : !tt.ptr<f32>, i64 loc(#loc3)
+#loc1 = loc("k.py":10:0)
+#loc2 = loc("k.py":11:0)
+#loc3 = loc("k.py":12:0)
+"""
+    assert io.findings(ttir) == [dict(file="k.py", line=11, op="arith.muli")]
+
+
+def test_the_scan_follows_splats_and_broadcasts():
+    ttir = """
+    %r = tt.make_range {end = 16 : i32, start = 0 : i32} : tensor<16xi32> loc(#loc1)
+    %s = tt.splat %n : i32 -> tensor<16xi32> loc(#loc1)
+    %m = arith.muli %r, %s : tensor<16xi32> loc(#loc1)
+    %e = tt.expand_dims %m {axis = 1 : i32} : tensor<16xi32> -> tensor<16x1xi32> loc(#loc2)
+    %b = tt.broadcast %e : tensor<16x1xi32> -> tensor<16x16xi32> loc(#loc2)
+    %ps = tt.splat %x_ptr : !tt.ptr<f32> -> tensor<16x16x!tt.ptr<f32>> loc(#loc2)
+    %p = tt.addptr %ps, %b : tensor<16x16x!tt.ptr<f32>>, tensor<16x16xi32> loc(#loc2)
+#loc1 = loc("k.py":20:0)
+#loc2 = loc("k.py":21:0)
+"""
+    assert [f["line"] for f in io.findings(ttir)] == [20]
