@@ -16,6 +16,9 @@ JOBS ?= $(shell nproc)
 export TORCH_CUDA_ARCH_LIST ?= 9.0
 export MAX_JOBS ?= $(JOBS)
 OUT ?= results/local
+# `make report` replaces its own default folder; any other OUT holding a result set is
+# refused (bench/results.py): pass REPORT_ARGS=--force to replace it.
+REPORT_ARGS ?= $(if $(filter results/local,$(OUT)),--force,)
 PYTEST_ARGS ?=
 
 .PHONY: env build test report clean
@@ -40,7 +43,7 @@ test: build
 	$(PY) -m pytest -n $(JOBS) $(PYTEST_ARGS)
 
 report: build
-	$(PY) -m bench report --out $(OUT)
+	$(PY) -m bench report --out $(OUT) $(REPORT_ARGS)
 
 clean:
 	rm -rf build bindings/_C*.so results/local

@@ -9,16 +9,37 @@
     python -m bench report --out DIR [--quick]                    everything, plus report.md
     python -m bench readme-table                                  the README's ladder table
 
-Shapes default to each op's defaults for this machine (bench/problems.py). Kernel globs
-are comma-separated fnmatch patterns over the names `list` shows.
+Shapes default to each op's defaults for this machine (bench/problems.py); --shapes takes
+one list for every op or one per op ('matmul=1024x1024x1024;softmax=4096x32768:dim=0').
+Kernel globs are comma-separated fnmatch patterns over the names `list` shows, or groups
+(@ladder, @matmul, @memory).
+
+Every argument is checked before any work and before any file is written. A command that
+writes results refuses a folder that already holds the files it would write (--force
+replaces them, --append adds rows measured in the same environment), and never puts files
+of two environments in one folder (bench/results.py).
+
+Exit status: 0 done; 1 some kernel failed its check (or a timing, or a profiling target);
+2 bad arguments, an unusable output folder or result file, or what the command needs is
+missing here (a GPU, Nsight Compute, access to the GPU's counters).
 """
 from __future__ import annotations
 
 import argparse
+import difflib
 import math
 import sys
 
 from bench import registry
+
+
+class UsageError(Exception):
+    """A bad argument: the command stops before any work with exit status 2."""
+
+
+def _did_you_mean(word: str, choices) -> str:
+    close = difflib.get_close_matches(word, list(choices), n=3, cutoff=0.5)
+    return f"; did you mean {' or '.join(close)}?" if close else ""
 
 # The matmul check shapes on a GPU (kept for callers that import it; see bench/problems.py).
 DEFAULT_CHECK_SHAPES = "1x1x1,17x13x7,64x64x64,127x129x31,256x256x256"
@@ -33,15 +54,79 @@ def _table(headers: list[str], rows: list[list]) -> str:
 
 
 def _select(pattern, what: str):
+    """The kernels a --kernels argument selects; UsageError (with a did-you-mean for each
+    pattern that matches nothing) if it selects none or names an unknown group."""
     try:
         kernels = registry.select(pattern)
     except KeyError as e:
-        print(f"bench {what}: {e.args[0]}", file=sys.stderr)
-        return []
+        group = next((p.strip() for p in (pattern or "").split(",")
+                      if p.strip().startswith("@") and p.strip()[1:] not in registry.GROUPS), "")
+        raise UsageError(e.args[0] + _did_you_mean(group, ["@" + g for g in registry.GROUPS]))
     if not kernels:
-        print(f"bench {what}: no kernel matches {pattern!r}; `python -m bench list` shows them",
-              file=sys.stderr)
+        names = [k.name for k in registry.select("*", include_wrong=True)]
+        hints = "".join(_did_you_mean(p.strip(), names + ["@" + g for g in registry.GROUPS])
+                        for p in (pattern or "").split(",") if p.strip())
+        raise UsageError(f"no kernel matches {pattern!r}{hints or ''}"
+                         f" (`python -m bench list` shows them)")
     return kernels
+
+
+def _precisions(text: str | None, kernels) -> list[str] | None:
+    """--precision as a list (None: every precision each kernel supports), checked against
+    the precision table and against what the selected kernels support."""
+    if not text:
+        return None
+    from bench.problems import ELEMENT_BYTES
+
+    known = list(dict.fromkeys([*registry.PRECISIONS, *ELEMENT_BYTES]))
+    asked = [p.strip() for p in text.split(",") if p.strip()]
+    for p in asked:
+        if p not in known:
+            raise UsageError(f"unknown precision {p!r}; precisions: {', '.join(known)}"
+                             + _did_you_mean(p, known))
+    if not any(p in k.precisions for k in kernels for p in asked):
+        raise UsageError(f"none of the selected kernels runs at {', '.join(asked)} (they "
+                         f"support {', '.join(sorted({p for k in kernels for p in k.precisions}))})")
+    return asked
+
+
+def _shapes(text: str | None, kernels, default_attr: str):
+    """--shapes parsed and checked for every op of the selected kernels, before any work:
+    None (defaults), one text for every op, or a dict op -> text."""
+    from bench import problems
+
+    try:
+        spec = problems.parse_shapes_spec(text)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    if spec is None:
+        return None
+    ops = [op for op in dict.fromkeys(k.op for k in kernels) if problems.known(op)]
+    errors, fitting = [], []
+    for op in ops:
+        problem = problems.get(op)
+        try:
+            if problems.shapes_for(problem, spec, getattr(problem, default_attr, None)) is not None:
+                fitting.append(op)
+        except ValueError as exc:
+            errors.append(f"{op} ({problem.shape_help}): {exc}")
+    if isinstance(spec, dict):
+        unused = [op for op in spec if op not in ops]
+        if errors:
+            raise UsageError("--shapes: " + "; ".join(errors))
+        if unused:
+            raise UsageError(f"--shapes names {', '.join(unused)}, but no selected kernel is "
+                             f"of that op (selected ops: {', '.join(ops)})")
+    elif not fitting:
+        raise UsageError("--shapes fits none of the selected ops: " + "; ".join(errors))
+    return spec
+
+
+def _guard(out, kinds, env, args, command: str):
+    from bench import results
+
+    return results.guard_out(out, kinds, env, force=getattr(args, "force", False),
+                             append=getattr(args, "append", False), command=command)
 
 
 def cmd_list(args) -> int:
@@ -61,12 +146,14 @@ def cmd_check(args) -> int:
     from bench import check, device, results
     from bench import env as env_mod
 
-    dev = device.setup()
     kernels = _select(args.kernels, "check")
-    if not kernels:
-        return 2
-    precisions = args.precision.split(",") if args.precision else None
-    res = check.run(kernels, args.shapes, precisions, exact=args.exact, seed=args.seed,
+    precisions = _precisions(args.precision, kernels)
+    shapes = _shapes(args.shapes, kernels, "check_shapes")
+    dev = device.setup()
+    env = env_mod.environment(dev)
+    if args.out:
+        _guard(args.out, ["check"], env, args, "bench check")
+    res = check.run(kernels, shapes, precisions, exact=args.exact, seed=args.seed,
                     device=dev, nonfinite=args.nonfinite)
     rows = [[r.kernel, r.shape, r.precision, r.mode, _fmt_err(r.error),
              _fmt_err(r.tolerance) if r.mode != "exact" else "0", r.status, r.note]
@@ -79,8 +166,7 @@ def cmd_check(args) -> int:
     print(f"\n{len(ran) - len(failed)} passed, {len(failed)} failed, "
           f"{len(res) - len(ran)} skipped")
     if args.out:
-        results.write(args.out, "check", [r.as_dict() for r in res],
-                      env=env_mod.environment(dev))
+        results.write(args.out, "check", [r.as_dict() for r in res], env=env)
     if not ran:
         print("bench check: nothing could run here", file=sys.stderr)
         return 1
@@ -89,23 +175,18 @@ def cmd_check(args) -> int:
 
 def cmd_time(args) -> int:
     from bench import device, perf, results
+    from bench import env as env_mod
     from bench.timing import Policy
 
-    if device.setup() != "cuda":
-        print("bench time: needs a CUDA GPU. Without one, Triton runs through its "
-              "interpreter, whose timings say nothing about a GPU; use `bench check` and "
-              "`bench model` here.", file=sys.stderr)
-        return 2
     kernels = _select(args.kernels, "time")
-    if not kernels:
-        return 2
-    precisions = args.precision.split(",") if args.precision else None
+    precisions = _precisions(args.precision, kernels)
+    shapes = _shapes(args.shapes, kernels, "time_shapes")
+    if device.setup() != "cuda":
+        raise UsageError("needs a CUDA GPU. Without one, Triton runs through its interpreter, "
+                         "whose timings say nothing about a GPU; use `bench check` and "
+                         "`bench model` here.")
+    _guard(args.out, ["time"], env_mod.environment("cuda"), args, "bench time")
     policy = Policy(target_s=0.15, budget_s=2.0) if args.quick else Policy()
-    try:
-        shapes = perf.parse_shapes_arg(args.shapes)
-    except ValueError as exc:
-        print(f"bench time: {exc}", file=sys.stderr)
-        return 2
     old = results.read(args.out, "time") if args.append else None
     stored = ((old or {}).get("meta") or {}).get("ceilings") or None
     rows, env, ceilings = perf.run(kernels, shapes, precisions, policy,
@@ -134,18 +215,22 @@ def cmd_time(args) -> int:
 
 
 def cmd_model(args) -> int:
-    from bench import model_table, results
+    from bench import device, model_table, results
+    from bench import env as env_mod
 
     kernels = [k for k in _select(args.kernels, "model") if k.model is not None]
     if not kernels:
-        print("bench model: none of the selected kernels has a traffic model", file=sys.stderr)
-        return 2
-    shapes = args.shape or args.shapes
+        raise UsageError("none of the selected kernels has a traffic model")
+    if args.shape and args.shapes:
+        raise UsageError("give --shape or --shapes, not both")
+    shapes = _shapes(args.shape or args.shapes, kernels, "model_shapes")
+    if args.out:
+        env = env_mod.environment(device.setup())
+        _guard(args.out, ["model"], env, args, "bench model")
     try:
         rows = model_table.rows(kernels, shapes)
     except ValueError as exc:
-        print(f"bench model: {exc}", file=sys.stderr)
-        return 2
+        raise UsageError(str(exc)) from None
     for r in rows:
         print(f"{r['kernel']}  {r['shape']}  tile parameters: {r['params']}"
               + (f"  lecture: {r['formula']}" if r.get("formula") else ""))
@@ -163,7 +248,7 @@ def cmd_model(args) -> int:
         print(_table(["quantity", "elements", "bytes"], table))
         print()
     if args.out:
-        results.write(args.out, "model", rows)
+        results.write(args.out, "model", rows, env=env)
     return 0
 
 
@@ -171,23 +256,24 @@ def cmd_profile(args) -> int:
     from bench import device, profile, results
     from bench import env as env_mod
 
-    ncu = profile.find_ncu()
-    if ncu is None:
-        print("bench profile: Nsight Compute (ncu) is not on PATH nor in /usr/local/cuda/bin; "
-              "nothing to do (install Nsight Compute, or use `bench model` for the models)",
-              file=sys.stderr)
-        return 0
-    if device.setup() != "cuda":
-        print("bench profile: needs a CUDA GPU", file=sys.stderr)
-        return 0
     explicit = args.kernels not in (None, "*")
     kernels = [k for k in _select(args.kernels, "profile")
                if explicit or k.backend not in profile.REFERENCE_BACKENDS]
     if not kernels:
-        return 2
-    precisions = args.precision.split(",") if args.precision else None
-    old = results.read(args.out, "profile") if args.append else None
+        raise UsageError("the selection holds only reference kernels; name them explicitly "
+                         "to profile them")
+    precisions = _precisions(args.precision, kernels)
+    shapes = _shapes(args.shapes, kernels, "profile_shapes")
+    ncu = profile.find_ncu()
+    if ncu is None:
+        raise UsageError("Nsight Compute (ncu) is not on PATH nor in /usr/local/cuda/bin "
+                         "(install Nsight Compute, or use `bench model` for the models)")
+    if device.setup() != "cuda":
+        raise UsageError("needs a CUDA GPU (and Nsight Compute); `bench model` gives the "
+                         "closed-form traffic without one")
     env = env_mod.environment("cuda")
+    _guard(args.out, ["profile"], env, args, "bench profile")
+    old = results.read(args.out, "profile") if args.append else None
 
     def merged(rows, meta):
         """Earlier rows (other shapes/kernels) plus these; a re-profiled one replaces its old row."""
@@ -203,8 +289,11 @@ def cmd_profile(args) -> int:
         all_rows, all_meta = merged(rows, meta)
         results.write(args.out, "profile", all_rows, env=env, meta=all_meta)
 
-    rows, meta = profile.run(kernels, args.shapes, precisions, args.out, ncu, checkpoint=checkpoint,
-                             batch=not args.one_process_per_kernel)
+    try:
+        rows, meta = profile.run(kernels, shapes, precisions, args.out, ncu,
+                                 checkpoint=checkpoint, batch=not args.one_process_per_kernel)
+    except profile.CounterPermissionError as exc:
+        raise UsageError(str(exc)) from None
     checkpoint(rows, meta)
     all_rows, meta = merged(rows, meta)
     print(_table(["kernel", "shape", "prec", "model loads", "issued", "issued/model",
@@ -224,23 +313,33 @@ def cmd_profile(args) -> int:
 def cmd_plot(args) -> int:
     from bench import plots
 
+    from bench import results
+
+    if not results.existing_kinds(args.results):
+        raise UsageError(f"no result files in {args.results} (expected "
+                         f"{', '.join(k + '.json' for k in results.KINDS)})")
+    results.load_set(args.results)           # a corrupt or older file: one line, exit 2
+    results.check_writable(args.out)
     made = plots.all_figures(args.results, args.out)
-    if not made:
-        print(f"bench plot: no result files in {args.results}", file=sys.stderr)
-        return 2
     for name, paths in made.items():
         print(f"{name}: " + ", ".join(str(p) for p in paths))
     return 0
 
 
 def cmd_report(args) -> int:
-    from bench import plots, report
+    from bench import plots, report, results
 
     if args.replot:  # redraw figures and report.md from the files already in --out
+        if not results.existing_kinds(args.out):
+            raise UsageError(f"--replot: no result files in {args.out}")
+        results.load_set(args.out)           # a corrupt or older file: one line, exit 2
+        results.check_writable(args.out)
         figures = plots.all_figures(args.out, f"{args.out}/figures")
         print(report.write_markdown(args.out, figures))
         return 0
-    return report.run(args.out, quick=args.quick, patterns=args.kernels)
+    if args.kernels:
+        _select(args.kernels, "report")      # a selection matching nothing: exit 2 now
+    return report.run(args.out, quick=args.quick, patterns=args.kernels, force=args.force)
 
 
 def readme_table() -> str:
@@ -296,6 +395,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="also check that a NaN and an inf in the inputs reach the output")
     s.add_argument("--seed", type=int, default=0)
     s.add_argument("--out", default=None, help="also write check.csv/json to this directory")
+    s.add_argument("--force", action="store_true", help="replace a check.json already in --out")
     s.set_defaults(func=cmd_check)
 
     s = sub.add_parser("time", help="(GPU) timings, ceilings, %% cuBLAS; writes time.csv/json")
@@ -309,7 +409,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--no-ceilings", action="store_true",
                    help="skip copy/cuBLAS ceilings (with --append: reuse the stored ones)")
     s.add_argument("--append", action="store_true",
-                   help="add to the time.json already in --out instead of replacing it")
+                   help="add to the time.json already in --out (measured in the same "
+                        "environment: GPU, driver, CUDA, torch, triton, commit)")
+    s.add_argument("--force", action="store_true", help="replace a time.json already in --out")
     s.set_defaults(func=cmd_time)
 
     s = sub.add_parser("model", help="closed-form traffic of each kernel at a shape")
@@ -317,6 +419,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--shape", default=None, help="MxNxK")
     s.add_argument("--shapes", default=None, help="MxNxK[,...] (default: 1024^3 and 4096^3)")
     s.add_argument("--out", default=None, help="also write model.csv/json to this directory")
+    s.add_argument("--force", action="store_true", help="replace a model.json already in --out")
     s.set_defaults(func=cmd_model)
 
     s = sub.add_parser("profile", help="(GPU + ncu) counters per level next to the model")
@@ -328,7 +431,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="profile each kernel in its own ncu process (default: one batch, then "
                         "a process of its own for any kernel that failed in the batch)")
     s.add_argument("--append", action="store_true",
-                   help="add to the profile.json already in --out instead of replacing it")
+                   help="add to the profile.json already in --out (measured in the same "
+                        "environment)")
+    s.add_argument("--force", action="store_true",
+                   help="replace a profile.json already in --out")
     s.set_defaults(func=cmd_profile)
 
     s = sub.add_parser("plot", help="figures from a result directory")
@@ -342,6 +448,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--kernels", default=None, help="globs (default: every kernel)")
     s.add_argument("--replot", action="store_true",
                    help="only redraw figures and report.md from the files in --out")
+    s.add_argument("--force", action="store_true",
+                   help="replace the result set already in --out (the new set is written "
+                        "beside it and takes its place only when complete)")
     s.set_defaults(func=cmd_report)
 
     s = sub.add_parser("readme-table", help="print the README's ladder table (markdown)")
@@ -350,7 +459,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    from bench import results
+
+    args = build_parser().parse_args(argv)       # argparse itself exits 2 on bad syntax
     if getattr(args, "command", None) == "plot" and args.out is None:
         args.out = f"{args.results}/figures"
-    return args.func(args)
+    try:
+        return args.func(args)
+    except (UsageError, results.OutDirError, results.ResultFileError) as exc:
+        print(f"bench {args.command}: {exc}", file=sys.stderr)
+        return 2

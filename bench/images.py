@@ -105,7 +105,9 @@ def main(argv: list[str] | None = None) -> int:
         ax.set_title(title, fontsize=9)
         ax.axis("off")
     fig.tight_layout()
-    fig.savefig(args.out, dpi=120)
+    from bench.results import atomic_savefig
+
+    atomic_savefig(fig, args.out, dpi=120)
     print(f"wrote {args.out}")
     return 0
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from bench import registry
+from bench import registry, results
 from bench.results import num
 
 LEVELS = (  # (label, column of a profile row, what it is)
@@ -52,7 +52,7 @@ def _save(fig, out_dir, name: str) -> list[Path]:
     for p in paths:
         # no date in the SVG: a replot of unchanged results leaves the files unchanged
         metadata = {"Date": None} if p.suffix == ".svg" else None
-        fig.savefig(p, bbox_inches="tight", metadata=metadata)
+        results.atomic_savefig(fig, p, bbox_inches="tight", metadata=metadata)
     import matplotlib.pyplot as plt
 
     plt.close(fig)

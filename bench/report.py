@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import shutil
 import sys
 import time as _time
 from pathlib import Path
@@ -345,14 +347,18 @@ def write_markdown(out_dir, figures: dict | None = None, gpu_notes: list[str] | 
     parts.append(section_figures(figures or {}, out_dir))
     steps_file = out_dir / "steps.json"
     if timings:
-        steps_file.write_text(json.dumps({k: round(v, 1) for k, v in timings.items()}, indent=1))
+        results.atomic_write_text(steps_file, json.dumps({k: round(v, 1)
+                                                          for k, v in timings.items()}, indent=1))
     elif steps_file.exists():  # --replot: the timings of the run that made the results
-        timings = json.loads(steps_file.read_text())
+        try:
+            timings = json.loads(steps_file.read_text())
+        except (OSError, ValueError):
+            timings = None                   # the step times are a footnote: leave them out
     if timings:
         parts.append("## How long each step took\n\n" + md_table(
             ["step", "seconds"], [[k, f"{v:.1f}"] for k, v in timings.items()]))
     path = out_dir / "report.md"
-    path.write_text("\n\n".join(p for p in parts if p) + "\n")
+    results.atomic_write_text(path, "\n\n".join(p for p in parts if p) + "\n")
     return path
 
 
@@ -364,12 +370,37 @@ def _say(text: str) -> None:
     print(f"[report] {text}", file=sys.stderr, flush=True)
 
 
-def run(out_dir, quick: bool = False, patterns: str | None = None) -> int:
-    """Runs the default suite into out_dir. Returns the exit status (1 if a check failed)."""
+def holds_results(folder: Path) -> list[str]:
+    """The files of a result set already in folder (result kinds, report.md, steps.json)."""
+    if not folder.is_dir():
+        return []
+    return ([f"{k}.json" for k in results.existing_kinds(folder)]
+            + [f for f in results.OTHER_FILES if (folder / f).exists()])
+
+
+def run(out_dir, quick: bool = False, patterns: str | None = None, force: bool = False) -> int:
+    """Runs the default suite into out_dir. Returns the exit status (1 if a check failed).
+
+    A folder that already holds a result set is refused unless force; with force, the new
+    set is written into a hidden folder beside it and takes its place only once complete,
+    so an interrupted run leaves the old set whole and the two are never mixed."""
     from bench import check, device, env as env_mod, model_table, plots, registry
 
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    target = Path(out_dir)
+    if target.exists() and not target.is_dir():
+        raise results.OutDirError(f"{target}: exists and is not a folder; choose another --out")
+    old = holds_results(target)
+    if old and not force:
+        raise results.OutDirError(
+            f"{target} already holds a result set ({', '.join(old)}); `bench report` would "
+            f"replace it: add --force to replace it, use --replot to redraw it, or choose "
+            f"another --out")
+    results.check_writable(target)
+    out = target
+    if old:
+        out = target.parent / f".{target.name}.new-{os.getpid()}"
+        shutil.rmtree(out, ignore_errors=True)
+        results.check_writable(out)
     dev = device.setup()
     env = env_mod.environment(dev)
     kernels = registry.select(patterns)
@@ -409,10 +440,13 @@ def run(out_dir, quick: bool = False, patterns: str | None = None) -> int:
             def checkpoint(rows, meta):  # a cut-short run keeps what it measured
                 results.write(out, "profile", rows, env=penv, meta=meta)
 
-            prows, pmeta = profile.run(
-                [k for k in kernels if k.backend not in profile.REFERENCE_BACKENDS], None, None,
-                out, checkpoint=checkpoint)
-            results.write(out, "profile", prows, env=penv, meta=pmeta)
+            try:
+                prows, pmeta = profile.run(
+                    [k for k in kernels if k.backend not in profile.REFERENCE_BACKENDS], None,
+                    None, out, checkpoint=checkpoint)
+                results.write(out, "profile", prows, env=penv, meta=pmeta)
+            except profile.CounterPermissionError as exc:
+                notes.append(str(exc))
         else:
             notes.append("Nsight Compute (ncu) was not found: no counters, no traffic figure.")
         steps["profile"] = _time.monotonic() - t
@@ -433,6 +467,12 @@ def run(out_dir, quick: bool = False, patterns: str | None = None) -> int:
     figures = plots.all_figures(out, out / "figures")
     steps["figures"] = _time.monotonic() - t
     path = write_markdown(out, figures, notes, steps)
+    if out != target:                        # the complete new set takes the old one's place
+        retired = target.parent / f".{target.name}.old-{os.getpid()}"
+        os.replace(target, retired)
+        os.replace(out, target)
+        shutil.rmtree(retired, ignore_errors=True)
+        path = target / path.name
     _say(f"wrote {path} ({sum(steps.values()):.0f} s)")
     if failed:
         _say(f"{len(failed)} correctness check(s) failed; see the Correctness table")

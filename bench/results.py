@@ -39,7 +39,7 @@ ENV_KEYS = ("device", "gpu", "driver", "cuda_runtime", "torch", "triton", "git_s
 OTHER_FILES = ("report.md", "steps.json")
 
 
-class ResultFileError(Exception):
+class ResultFileError(ValueError):
     """A result file that cannot be read as one of this version (the message is one line)."""
 
 
@@ -133,6 +133,7 @@ def guard_out(out_dir, kinds, env: dict | None, *, force: bool = False,
     if out.exists() and not out.is_dir():
         raise OutDirError(f"{out}: exists and is not a folder; choose another --out")
     present = existing_kinds(out) if out.exists() else []
+    present.sort(key=lambda k: k not in kinds)      # its own files first: the clearer message
     for kind in present:
         payload = read(out, kind)
         stored_env = (payload or {}).get("env") or {}
@@ -185,8 +186,9 @@ def write(out_dir, kind: str, rows: list[dict], env: dict | None = None,
         w.writerow({k: "" if _clean(r.get(k)) is None else r.get(k) for k in columns})
     payload = {"schema": SCHEMA, "kind": kind, "env": _clean(env or {}),
                "meta": _clean(meta or {}), "rows": _clean(rows)}
+    body = json.dumps(payload, indent=1, sort_keys=False) + "\n"   # fails before any write
     atomic_write_text(csv_path, text.getvalue())
-    atomic_write_text(json_path, json.dumps(payload, indent=1, sort_keys=False) + "\n")
+    atomic_write_text(json_path, body)
     return csv_path, json_path
 
 

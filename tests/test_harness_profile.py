@@ -85,8 +85,43 @@ def test_profile_cli_without_ncu(monkeypatch, capsys):
     from bench import cli
 
     monkeypatch.setattr(profile, "find_ncu", lambda: None)
-    assert cli.main(["profile", "--out", "/nonexistent"]) == 0
-    assert "ncu" in capsys.readouterr().err
+    assert cli.main(["profile", "--out", "/nonexistent"]) == 2     # nothing profiled: not ok
+    err = capsys.readouterr().err
+    assert "ncu" in err and "Traceback" not in err
+
+
+def test_profile_cli_without_a_gpu(monkeypatch, capsys):
+    from bench import cli, device
+
+    monkeypatch.setattr(profile, "find_ncu", lambda: "/usr/bin/ncu")
+    monkeypatch.setattr(device, "setup", lambda: "cpu")
+    assert cli.main(["profile", "--out", "/nonexistent"]) == 2
+    assert "needs a CUDA GPU" in capsys.readouterr().err
+
+
+def test_counter_permission_error_says_what_to_ask_for(monkeypatch, tmp_path, capsys):
+    """ncu's ERR_NVGPUCTRPERM (common on shared clusters) becomes one line that says what
+    to ask an administrator for, and exit status 2."""
+    import subprocess
+
+    from bench import cli, device
+
+    log = ("==PROF== Connected to process 123\n==ERROR== ERR_NVGPUCTRPERM - The user does not "
+           "have permission to access NVIDIA GPU Performance Counters on the target device 0.")
+    fake = subprocess.CompletedProcess([], 1, stdout=log, stderr="")
+    monkeypatch.setattr(profile.subprocess, "run", lambda *a, **k: fake)
+    with pytest.raises(profile.CounterPermissionError, match="administrator"):
+        profile.run_ncu("ncu", "cuda_v1_naive", "64x64x64", "fp32", ["gpu__time_duration.sum"],
+                        tmp_path / "rep")
+    monkeypatch.setattr(profile, "find_ncu", lambda: "/usr/bin/ncu")
+    monkeypatch.setattr(device, "setup", lambda: "cuda")
+    monkeypatch.setattr(profile, "known_metrics", lambda ncu: None)
+    from bench import env as env_mod
+    monkeypatch.setattr(env_mod, "environment", lambda dev: {"device": dev})
+    assert cli.main(["profile", "--kernels", "cuda_v1_naive", "--shapes", "64x64x64",
+                     "--out", str(tmp_path / "p"), "--one-process-per-kernel"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "NVreg_RestrictProfilingToAdminUsers" in err[0]
 
 
 def test_profile_run_checkpoints_after_every_kernel(monkeypatch, tmp_path):
