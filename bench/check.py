@@ -7,7 +7,8 @@ The same functions back `python -m bench check`, the report and the pytest tiers
 Each run:
   1. makes the inputs (random, exact small integers, or with a NaN and an inf),
   2. fills the memory block the output will land in with NaN ("poisons" it), so an
-     element the kernel forgets to write is NaN and fails instead of passing by luck,
+     element the kernel forgets to write is NaN and fails instead of passing by luck
+     (on the CPU: every empty tensor made during the run starts as NaN),
   3. runs the kernel once and waits for it (errors of the launch surface here),
   4. measures the largest relative error and compares it with the bound.
 """
@@ -59,7 +60,7 @@ def check_one(kernel, problem, shape, precision: str, mode: str = "random", seed
         fn = kernel.runner(precision)
         inputs = problem.inputs(shape, precision, seed=seed, mode=mode, device=device)
         dev.poison_output_memory(problem.output_nbytes(shape, precision), device)
-        with warnings.catch_warnings():
+        with warnings.catch_warnings(), dev.poisoned_cpu_allocations():
             if mode == "nonfinite":  # the interpreter's numpy warns about the NaN we planted
                 warnings.simplefilter("ignore", RuntimeWarning)
             out = fn(*inputs)

@@ -55,7 +55,9 @@ def l2_cache_bytes(default: int = 50 * 2**20) -> int:
 def poison_output_memory(nbytes: int, device: str) -> None:
     """Fills the allocator's next block of this size with NaN, so that an output the kernel
     allocates there starts as NaN and an element it forgets to write fails the check.
-    (PyTorch's caching allocator hands a freed block of the same size straight back.)"""
+    (PyTorch's caching allocator hands a freed block of the same size straight back.)
+    On the CPU, whose allocator gives no such promise, every empty tensor is poisoned
+    instead while the checks run: see poisoned_cpu_allocations."""
     if device != "cuda" or nbytes == 0:
         return
     import torch
@@ -63,3 +65,53 @@ def poison_output_memory(nbytes: int, device: str) -> None:
     block = torch.empty(nbytes, dtype=torch.uint8, device=device)
     block.fill_(0xFF)  # 0xFFFFFFFF / 0xFFFF are NaN in fp32, fp16 and bf16
     del block
+
+
+POISON_BYTE = 0xFF   # NaN in every float dtype; 255 in uint8, -1 in signed integers
+_EMPTY_FACTORIES = ("empty", "empty_like", "empty_strided")
+_poisoning = 0
+
+
+def _poisoned_factory(original):
+    import functools
+
+    import torch
+
+    @functools.wraps(original)
+    def factory(*args, **kwargs):
+        t = original(*args, **kwargs)
+        if (type(t) is torch.Tensor and t.device.type == "cpu" and t.numel()
+                and not t.requires_grad):
+            with torch.no_grad():
+                t.untyped_storage().fill_(POISON_BYTE)
+        return t
+    factory.__wrapped_by_poison__ = True
+    return factory
+
+
+class poisoned_cpu_allocations:
+    """While active, every CPU tensor made by torch.empty / empty_like / empty_strided
+    starts filled with POISON_BYTE, so an output element a kernel (the Triton interpreter
+    writes into CPU tensors) forgets to write is NaN and fails, whatever memory the CPU
+    allocator hands back. Nests; restores torch's own functions on exit."""
+
+    def __enter__(self):
+        global _poisoning
+        import torch
+
+        if _poisoning == 0:
+            self._saved = {n: getattr(torch, n) for n in _EMPTY_FACTORIES}
+            for n, f in self._saved.items():
+                setattr(torch, n, _poisoned_factory(f))
+        _poisoning += 1
+        return self
+
+    def __exit__(self, *exc):
+        global _poisoning
+        import torch
+
+        _poisoning -= 1
+        if _poisoning == 0:
+            for n, f in self._saved.items():
+                setattr(torch, n, f)
+        return False

@@ -343,7 +343,21 @@ def _seed_softmax_shapes() -> str:
 
 
 class SoftmaxProblem(MemoryProblem):
-    """softmax(x, dim) over any dimension: inputs (x, dim)."""
+    """softmax(x, dim) over any dimension: inputs (x, dim).
+
+    Error: per element, |y - y64| / (|y64| + tiny), tiny the smallest normal number of the
+    output dtype. Every output is judged relative to itself, so a kernel that flushes the
+    small probabilities of a row to zero fails (measured against the row maximum instead,
+    a float16 kernel zeroing every output below 5e-4 of its row's maximum, 76% of the
+    elements at 64 x 1000, passed). Below tiny the output dtype has only subnormal steps,
+    and the error becomes absolute in units of tiny: rounding to a subnormal costs at most
+    half a step, 2^-25 / 2^-14 = u for float16, which stays inside the bound.
+
+    Bound: rounding the output (2u of its dtype) plus float32 arithmetic: exp of x - max
+    (its relative error grows with |x - max|, up to ~40 float32 ulps for the inputs drawn
+    here: 3 * randn) and the sum of n terms (4 sqrt(n) ulps, one rounding per term on
+    average in a tree) and the division.
+    """
 
     name = "softmax"
     shape_help = "a tensor shape with an optional reduced dim, e.g. 4096x32768 or 3000x3000:dim=0"
@@ -396,12 +410,12 @@ class SoftmaxProblem(MemoryProblem):
         if x.numel() == 0:
             return 0.0
         ref = torch.softmax(x.double(), dim)
-        top = ref.nan_to_num(nan=0.0).amax(dim=dim, keepdim=True).expand_as(ref)
-        return _nan_aware_error(out, ref, top)
+        tiny = torch.finfo(out.dtype).tiny
+        return _nan_aware_error(out, ref, ref.abs() + tiny)
 
     def tolerance(self, shape, precision):
         _outer, n, _inner = shape.around()
-        return 2 * OUTPUT_ROUNDOFF[precision] + (16 + 4 * math.sqrt(n)) * F32
+        return 2 * OUTPUT_ROUNDOFF[precision] + (80 + 4 * math.sqrt(n)) * F32
 
     def exact_possible(self, shape, precision):
         return False

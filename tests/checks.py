@@ -1,13 +1,42 @@
 """The assertions shared by the matmul test files: correctness against the float64
-reference (see bench/problems.py for the error measure and its bound), and TF32 rounding
-bit by bit (triton_impl.matmul_autotuned.round_to_tf32)."""
+reference (see bench/problems.py for the error measure and its bound), TF32 rounding
+bit by bit (triton_impl.matmul_autotuned.round_to_tf32), and poisoned runs.
+
+Poisoned runs: a test that runs several kernels (or candidates, or repeats) on the same
+inputs one after the other must not let the caching allocator hand the second run the
+first one's answer: a kernel that writes nothing would then pass. `poisoned(fn)` fills
+the block the output will land in with NaN before every call (on the GPU; the CPU tier
+poisons every empty tensor: tests/conftest.py)."""
+import functools
+
 import numpy as np
 import torch
 import triton
 import triton.language as tl
 
+from bench.device import poison_output_memory
 from bench.problems import matmul_error, matmul_tolerance
 from triton_impl.matmul_autotuned import round_to_tf32
+
+
+def matmul_output_nbytes(a, b, *args, **kwargs) -> int:
+    """Bytes of C = A @ B (C has A's dtype; batch dimensions broadcast)."""
+    batch = torch.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    return int(np.prod(batch, dtype=np.int64)) * a.shape[-2] * b.shape[-1] * a.element_size()
+
+
+def same_nbytes(x, *args, **kwargs) -> int:
+    """Bytes of an output shaped and typed like the first argument (element-wise, softmax)."""
+    return x.numel() * x.element_size()
+
+
+def poisoned(fn, nbytes=matmul_output_nbytes):
+    """fn, poisoning its output's allocator block before every call."""
+    @functools.wraps(fn)
+    def run(*args, **kwargs):
+        poison_output_memory(nbytes(*args, **kwargs), args[0].device.type)
+        return fn(*args, **kwargs)
+    return run
 
 
 def assert_correct(out, a, b, precision: str, exact: bool) -> None:

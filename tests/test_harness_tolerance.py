@@ -139,3 +139,52 @@ def test_interpreter_bf16_is_skipped_on_cpu():
                precisions=("bf16",), loader=lambda p: _good, runs_on_cpu=True)
     ok, why = device.can_run(k, "cpu", "bf16")
     assert not ok and "bf16" in why
+
+
+# --------------------------------------------------------------------------- poisoned outputs
+
+def _lazy_matmul(a, b):
+    """A wrong kernel: allocates C and writes every element but the last."""
+    import torch
+
+    out = torch.empty(a.shape[0], b.shape[1], dtype=a.dtype, device=a.device)
+    flat = (a.double() @ b.double()).to(a.dtype).flatten()
+    out.view(-1)[:-1] = flat[:-1]
+    return out
+
+
+def test_an_unwritten_element_fails_the_check(device):
+    """The last element of C is never written; a freed block holding the right answer
+    (the reference's, just computed on the same inputs) must not let it pass. On the CPU
+    every empty tensor starts as NaN (tests/conftest.py, bench/device.py); on the GPU the
+    harness poisons the allocator's block before the run."""
+    import torch
+
+    from bench import check, problems
+    from bench.registry import Kernel
+
+    kernel = Kernel(name="lazy", op="matmul", backend="triton", version="-", summary="",
+                    source="", precisions=("fp32",), loader=lambda p: _lazy_matmul,
+                    runs_on_cpu=True)
+    problem = problems.get("matmul")
+    shape = problem.parse_shape("17x13x7")
+    a, b = problem.inputs(shape, "fp32", device=device)
+    right = (a.double() @ b.double()).float()          # the right answer, then freed
+    del right
+    r = check.check_one(kernel, problem, shape, "fp32", device=device)
+    assert r.status == "FAIL" and math.isinf(r.error), r
+
+
+def test_poisoned_wrappers_fail_a_lazy_kernel(device):
+    """tests/checks.py's poisoned(): the right answer freed just before the call is not
+    what the lazy kernel's output block holds."""
+    import torch
+
+    from tests.checks import poisoned
+
+    a = torch.randn(33, 17, device=device)
+    b = torch.randn(17, 29, device=device)
+    good = (a.double() @ b.double()).float()
+    del good
+    out = poisoned(_lazy_matmul)(a, b)
+    assert torch.isnan(out.view(-1)[-1]) and not torch.isnan(out.view(-1)[:-1]).any()

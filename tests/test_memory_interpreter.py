@@ -20,7 +20,7 @@ from bench import problems_memory as pm
 pytestmark = [pytest.mark.interpreter, pytest.mark.filterwarnings("ignore::RuntimeWarning")]
 
 TRITON = [k for k in registry.select("triton_*") if pm.is_memory_op(k.op)]
-BUGS = registry.select("*_bug_*")
+BUGS = registry.select("*_copy_bug_*")
 
 
 @pytest.mark.parametrize("kernel", TRITON, ids=lambda k: k.name)
@@ -38,7 +38,7 @@ def test_harness_catches_the_wrong_copies(kernel):
     failed = [r for r in results if r.status == "FAIL"]
     assert failed, results
     for r in failed:
-        assert r.error == 1.0  # unwritten elements read 0: relative error exactly 1
+        assert r.error == 1.0  # the guide's zeros_like output: unwritten elements read 0
     # and only where n exceeds one program's block (the guide needed BLOCK = 2 to see them)
     from triton_impl.copy import BUG_BLOCK
 
@@ -51,6 +51,26 @@ def test_cli_check_exits_1_on_the_wrong_copies(capsys):
     assert cli.main(["check", "--kernels", "*_bug_*", "--shapes", "4099"]) == 1
     out = capsys.readouterr().out
     assert out.count("FAIL") >= 2
+
+
+@pytest.mark.parametrize("precision", ["fp32", "fp16"])
+def test_harness_catches_the_softmax_that_flushes_small_outputs(precision):
+    """Zeroing every output below 5e-4 of the row maximum (76% of them at 64 x 1000 in
+    float16) must FAIL: the error is relative to each output, not to the row maximum."""
+    from bench import problems, registry
+    from triton_impl import softmax
+
+    kernel = registry.get("triton_softmax_bug_flush_small")
+    problem = problems.get("softmax")
+    shape = problem.parse_shape("64x1000")
+    r = check.check_one(kernel, problem, shape, precision, device="cpu")
+    assert r.status == "FAIL" and r.error > 0.5, r
+    x, _dim = problem.inputs(shape, precision)
+    y = softmax.softmax_bug_flush_small(x)
+    if precision == "fp16":
+        assert float((y == 0).float().mean()) > 0.7              # the issue's 76%
+    good = registry.get("triton_softmax_online")
+    assert check.check_one(good, problem, shape, precision, device="cpu").status == "ok"
 
 
 def test_wrong_copies_write_only_the_first_block():

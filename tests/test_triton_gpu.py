@@ -11,6 +11,7 @@ import pytest
 from bench import check, problems, registry
 from bench.models import MatmulShape
 from bench.problems import matmul_error, matmul_tolerance
+from tests.checks import poisoned
 from tests.shapes import EMPTY_SHAPES, GPU_SWEEP
 
 pytestmark = pytest.mark.gpu
@@ -67,7 +68,7 @@ def test_every_autotune_candidate(precision, shape):
 
     for config in tiles.AUTOTUNE_CONFIGS[precision]:
         a, b = problems.MatmulCase(shape, precision, seed=3).inputs("cuda")
-        out = matmul_autotuned.matmul(a, b, precision, config=config)
+        out = poisoned(matmul_autotuned.matmul)(a, b, precision, config=config)
         torch.cuda.synchronize()
         err = matmul_error(out, a, b)
         assert err <= matmul_tolerance(precision, shape.K), (config, shape, err)

@@ -23,7 +23,7 @@ import torch
 from bench.catalog import matmul_triton
 from bench.models import MatmulShape
 from bench.problems import MatmulCase
-from tests.checks import TF32_TIES, assert_correct
+from tests.checks import TF32_TIES, assert_correct, poisoned
 from tests.shapes import EMPTY_SHAPES, GPU_SWEEP
 
 HOPPER = {k.name: k for k in matmul_triton.records() if k.name == "triton_persistent"}
@@ -298,6 +298,7 @@ def test_gpu_register_operand_paths_repeat_bit_for_bit(path):
         bm, bn = map(int, path.split()[1].split("x"))
         cfg = th.persistent_cfg(bm, bn, 32, 8, 3, split=2, flatten=False)
         run = lambda a, b: mp.matmul(a, b, "tf32", config=cfg)  # noqa: E731
+    run = poisoned(run)            # each repeat's output block starts as NaN
     a, b = MatmulCase(MatmulShape(2048, 2048, 2048), "tf32", seed=9).inputs("cuda")
     first = run(a, b)
     assert_correct(first, a, b, "tf32", False)
@@ -318,8 +319,8 @@ def test_gpu_every_persistent_candidate(precision, shape):
              else [(precision, False), (precision, True)])
     for key, col in lists:
         a, b = MatmulCase(shape, precision, seed=3, transposed=(False, col)).inputs("cuda")
-        for config in mp.CONFIGS[key]:
-            out = mp.matmul(a, b, precision, config=config)
+        for config in mp.CONFIGS[key]:      # same inputs: the last answer's block is poisoned
+            out = poisoned(mp.matmul)(a, b, precision, config=config)
             torch.cuda.synchronize()
             assert_correct(out, a, b, precision, False)
 

@@ -7,11 +7,12 @@ notebook). Each has a CUDA kernel (cuda/<op>.cu, a `cvt` torch op) and its Trito
 online, any length). The references are PyTorch eager (the first "torch" record of an op:
 the one "% of reference" divides by) and torch.compile of the same expression.
 
-Deliberately wrong kernels: the guide's two failed copies (triton_impl/copy.py), kept so
-the harness can show it catches them. Their names contain "_bug_", their version is
-"bug1"/"bug2", their summary starts with "DELIBERATELY WRONG"; registry.select leaves them
-out unless a pattern names a bug ("*_bug_*"), so `check`, `time`, `profile` and `report`
-never pick them by default.
+Deliberately wrong kernels: the guide's two failed copies (triton_impl/copy.py) and a
+softmax that flushes small probabilities to zero (triton_impl/softmax.py), kept so the
+harness can show it catches them. Their names contain "_bug_", their version is
+"bug1"/"bug2"/"bug-flush", their summary starts with "DELIBERATELY WRONG";
+registry.select leaves them out unless a pattern names a bug ("*_bug_*"), so `check`,
+`time`, `profile` and `report` never pick them by default.
 """
 from __future__ import annotations
 
@@ -238,6 +239,13 @@ def records() -> list[Kernel]:
                _params(threads=1024, one_pass_n=16384, one_pass_n_unaligned=4096),
                _online_triton_params,
                suffix="_online"),
+        Kernel(name="triton_softmax_bug_flush_small", op="softmax", backend="triton",
+               version="bug-flush", summary="DELIBERATELY WRONG: the online softmax with every "
+               "output below 5e-4 of its row's maximum flushed to zero",
+               source="triton_impl/softmax.py", precisions=FLOATS,
+               loader=_triton_function("softmax", "softmax_bug_flush_small"),
+               model=mm.softmax_online, runs_on_cpu=True, formula="reads 2N, writes N",
+               twin_note="deliberately wrong: kept to show that the check catches it"),
         *_references("softmax", "torch.softmax(x, dim)"),
 
         *_pair("rgb_to_grey", "grey",
