@@ -10,8 +10,15 @@
 SHELL := /bin/bash
 SYSTEM_PYTHON ?= python3
 VENV := .venv
-HAVE_SYSTEM_TORCH := $(shell $(SYSTEM_PYTHON) -c "import torch, triton, pytest, matplotlib" >/dev/null 2>&1 && echo yes)
+# The system Python is used when it has everything; on a machine without a GPU it also
+# needs numpy < 2.4 (the Triton interpreter, the CPU tier's only test of the Triton kernels).
+HAVE_SYSTEM_TORCH := $(shell $(SYSTEM_PYTHON) -c "import torch, triton, pytest, matplotlib, \
+  numpy, sys; old = tuple(map(int, numpy.__version__.split('.')[:2])) < (2, 4); \
+  sys.exit(not (torch.cuda.is_available() or old))" >/dev/null 2>&1 && echo yes)
 PY := $(if $(HAVE_SYSTEM_TORCH),$(SYSTEM_PYTHON),$(VENV)/bin/python)
+$(info make: using $(PY) ($(if $(HAVE_SYSTEM_TORCH),the system Python has torch and triton,\
+  a .venv from requirements-cpu.txt: the system Python lacks torch/triton/pytest/matplotlib, \
+  or has numpy >= 2.4 without a GPU)))
 JOBS ?= $(shell nproc)
 export TORCH_CUDA_ARCH_LIST ?= 9.0
 export MAX_JOBS ?= $(JOBS)

@@ -1,24 +1,74 @@
 """Fake (meta) kernels: shapes and dtypes of each op's output, for torch.compile tracing.
 
-They check what the real op checks that shapes alone can tell (rank, inner dimensions),
-so a traced program fails early with the same message as an eager one.
+Each checks everything the real op checks (bindings/matmul_ops.cpp): rank, dtype, device,
+inner dimensions, sizes below 2^31, and whether CUDA's grid can cover the output with the
+kernel's tile mapping, with the same messages, so a traced program fails at trace time with
+the message an eager call gives, not later when the compiled graph runs.
 """
 from __future__ import annotations
+
+import re
+from functools import lru_cache
+from pathlib import Path
 
 import torch
 
 from . import MATMUL_OPS, NAMESPACE
 
 _registered = False
+MAX_DIM = 2**31 - 1        # the kernels take int sizes
+MAX_GRID_Y = 65535         # CUDA's limit on gridDim.y
+CONFIG = Path(__file__).resolve().parent.parent / "cuda" / "matmul_config.h"
+
+
+@lru_cache(maxsize=None)
+def _tiles() -> dict[str, int]:
+    """The #define values of cuda/matmul_config.h (the kernels' tile parameters)."""
+    return {m.group(1): int(m.group(2))
+            for m in re.finditer(r"#define\s+(CVT_\w+)\s+(\d+)", CONFIG.read_text())}
+
+
+def grid_y_dimension(op: str) -> tuple[str, int]:
+    """Which dimension of C each ladder op puts on gridDim.y, and its rows or columns per
+    block (the launchers in cuda/matmul_*.cu)."""
+    t = _tiles()
+    return {
+        "matmul_v1_naive": ("N", t["CVT_V1_BLOCK"]),
+        "matmul_v1_coalesced": ("M", t["CVT_V1_BLOCK"]),
+        "matmul_v1_5_thread_tiling": ("M", t["CVT_V15_T"] * t["CVT_V15_V"]),
+        "matmul_v2_register_tiling": ("M", t["CVT_V2_T"] * t["CVT_V2_V"]),
+        "matmul_v3_smem_tiling": ("M", t["CVT_V3_L"]),
+    }[op]
+
+
+def check_cuda_tensors(op: str, what: str, *tensors: torch.Tensor) -> None:
+    devices = [t.device for t in tensors]
+    torch._check(all(d.type == "cuda" for d in devices),
+                 lambda: f"{op}: {what} must be CUDA tensors, got "
+                         f"{' and '.join(str(d) for d in devices)}")
+    torch._check(all(d == devices[0] for d in devices),
+                 lambda: f"{op}: {what} must be on the same device, got "
+                         f"{' and '.join(str(d) for d in devices)}")
 
 
 def _matmul_fake(op: str):
     def fake(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
         torch._check(a.dim() == 2 and b.dim() == 2,
                      lambda: f"{op}: A and B must be 2-D matrices, got {a.dim()}-D and {b.dim()}-D tensors")
+        torch._check(a.dtype == torch.float32 and b.dtype == torch.float32,
+                     lambda: f"{op}: A and B must be float32, got {a.dtype} and {b.dtype}")
+        check_cuda_tensors(op, "A and B", a, b)
         torch._check(a.shape[1] == b.shape[0],
                      lambda: f"{op}: inner dimensions must agree, got A {tuple(a.shape)} and B {tuple(b.shape)}")
-        return a.new_empty((a.shape[0], b.shape[1]))
+        M, K, N = a.shape[0], a.shape[1], b.shape[1]
+        torch._check(M <= MAX_DIM and K <= MAX_DIM and N <= MAX_DIM,
+                     lambda: f"{op}: every dimension must be below 2^31, got M = {M}, K = {K}, N = {N}")
+        dim, per_block = grid_y_dimension(op)
+        blocks = -(-(M if dim == "M" else N) // per_block)
+        torch._check(M == 0 or N == 0 or blocks <= MAX_GRID_Y,
+                     lambda: f"{op}: output of {M} x {N} needs more blocks than CUDA's grid "
+                             f"allows ({MAX_GRID_Y} along y); this kernel's tile mapping cannot cover it")
+        return a.new_empty((M, N))
 
     return fake
 

@@ -12,6 +12,8 @@ from . import NAMESPACE
 
 FLOAT_DTYPES = (torch.float32, torch.float16, torch.bfloat16)
 SOFTMAX_SRAM_MAX_N = 32768  # cuda/memory_launchers.h: kSoftmaxSramMaxN
+GREY_COLUMNS_PER_BLOCK = 512  # cuda/memory_launchers.h: kGreyColumnsPerBlock
+MAX_GRID_Y = 65535
 
 _registered = False
 
@@ -19,12 +21,15 @@ _registered = False
 def _float(op: str, x: torch.Tensor) -> None:
     torch._check(x.dtype in FLOAT_DTYPES,
                  lambda: f"{op}: x must be float32, float16 or bfloat16, got {x.dtype}")
+    torch._check(x.device.type == "cuda", lambda: f"{op}: x must be a CUDA tensor, got {x.device}")
 
 
 def _vector_add(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     torch._check(x.dtype == y.dtype,
                  lambda: f"vector_add: x and y must have the same dtype, got {x.dtype} and {y.dtype}")
     _float("vector_add", x)
+    torch._check(x.device == y.device, lambda: "vector_add: x and y must be on the same device, "
+                 f"got {x.device} and {y.device}")
     torch._check(x.shape == y.shape, lambda: "vector_add: x and y must have the same shape "
                  f"(no broadcasting), got {tuple(x.shape)} and {tuple(y.shape)}")
     return torch.empty_like(x, memory_format=torch.contiguous_format)
@@ -38,6 +43,7 @@ def _copy(x: torch.Tensor) -> torch.Tensor:
 def _relu_dropout(x: torch.Tensor, p: float, seed: int) -> torch.Tensor:
     _float("relu_dropout", x)
     torch._check(0.0 <= p < 1.0, lambda: f"relu_dropout: p must be in [0, 1), got {p}")
+    torch._check(seed >= 0, lambda: f"relu_dropout: seed must be >= 0, got {seed}")
     return torch.empty_like(x, memory_format=torch.contiguous_format)
 
 
@@ -49,7 +55,9 @@ def _softmax(op: str, sram: bool):
                      f"[{-x.dim()}, {x.dim() - 1}] for a {x.dim()}-D tensor, got {dim}")
         if sram:
             torch._check(x.shape[dim] <= SOFTMAX_SRAM_MAX_N, lambda: f"{op}: a row of "
-                         f"{x.shape[dim]} elements does not fit in SRAM: at most {SOFTMAX_SRAM_MAX_N}")
+                         f"{x.shape[dim]} elements (dim {dim} of {list(x.shape)}) does not fit in "
+                         f"SRAM: at most {SOFTMAX_SRAM_MAX_N}; softmax_online takes rows of any "
+                         f"length")
         return torch.empty_like(x, memory_format=torch.contiguous_format)
 
     return fake
@@ -59,7 +67,14 @@ def _rgb_to_grey(img: torch.Tensor) -> torch.Tensor:
     torch._check(img.dtype == torch.uint8, lambda: f"rgb_to_grey: the image must be uint8, got {img.dtype}")
     torch._check(img.dim() == 3 and img.shape[0] == 3, lambda: "rgb_to_grey: the image must be "
                  f"3 x H x W (channels first, RGB), got shape {tuple(img.shape)}")
-    return img.new_empty((img.shape[1], img.shape[2]))
+    torch._check(img.device.type == "cuda",
+                 lambda: f"rgb_to_grey: the image must be a CUDA tensor, got {img.device}")
+    h, w = img.shape[1], img.shape[2]
+    blocks = -(-w // GREY_COLUMNS_PER_BLOCK)
+    torch._check(blocks <= MAX_GRID_Y, lambda: f"rgb_to_grey: a {h} x {w} image needs {blocks} "
+                 f"blocks along grid y (one per {GREY_COLUMNS_PER_BLOCK} columns), more than the "
+                 f"{MAX_GRID_Y} CUDA allows: W must be <= {MAX_GRID_Y * GREY_COLUMNS_PER_BLOCK}")
+    return img.new_empty((h, w))
 
 
 FAKES = {

@@ -64,3 +64,33 @@ def use_safe_cxx() -> None:
         print(note)
     if cxx:
         os.environ["CXX"] = cxx
+
+
+@lru_cache(maxsize=None)
+def cuda_home() -> str | None:
+    """The CUDA toolkit's root, found the way torch does (CUDA_HOME, CUDA_PATH, torch's own
+    detection) and then through the nvcc on PATH, which may be a wrapper script that execs
+    the real one (as on the machines we build on): `nvcc --dryrun` prints the real
+    toolkit's root as TOP. None if there is no toolkit with cuda_runtime.h."""
+    def has_headers(root) -> bool:
+        return bool(root) and (Path(root) / "include" / "cuda_runtime.h").exists()
+
+    candidates = [os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH")]
+    try:
+        from torch.utils import cpp_extension
+
+        candidates.append(cpp_extension.CUDA_HOME)
+    except ImportError:
+        pass
+    nvcc = shutil.which("nvcc")
+    if nvcc:
+        candidates.append(str(Path(nvcc).resolve().parent.parent))
+        with tempfile.TemporaryDirectory() as tmp:
+            probe = Path(tmp, "probe.cu")
+            probe.write_text("")
+            dry = subprocess.run([nvcc, "--dryrun", "-c", str(probe)], capture_output=True,
+                                 text=True)
+        for line in (dry.stdout + dry.stderr).splitlines():
+            if line.startswith("#$ TOP="):
+                candidates.append(str(Path(line.split("=", 1)[1].strip()).resolve()))
+    return next((str(Path(c)) for c in candidates if has_headers(c)), None)

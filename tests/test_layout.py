@@ -99,3 +99,16 @@ def test_toolchain_probe_accepts_the_system_compiler():
     assert shares_cxx_runtime("g++")
     cxx, note = choose_cxx()
     assert cxx is not None
+
+
+def test_cpu_tier_refuses_numpy_that_breaks_the_interpreter(monkeypatch):
+    """Without a GPU, numpy >= 2.4 would skip every interpreter test: stop with the reason."""
+    from tests import conftest
+
+    monkeypatch.setattr(conftest, "HAS_GPU", False)
+    monkeypatch.setattr(conftest, "_numpy_too_new", lambda: True)
+    monkeypatch.delenv("CVT_SKIP_INTERPRETER", raising=False)
+    with pytest.raises(pytest.UsageError, match="numpy < 2.4"):
+        conftest.pytest_configure(None)
+    monkeypatch.setenv("CVT_SKIP_INTERPRETER", "1")
+    conftest.pytest_configure(None)                  # skipping on purpose is allowed

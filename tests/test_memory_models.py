@@ -301,23 +301,75 @@ def test_wrong_copies_are_flagged_and_left_out_of_default_selections():
 
 # --------------------------------------------------------------------------- fake kernels
 
-def test_fake_kernels_give_shapes_and_the_ops_messages():
+@pytest.fixture
+def fake_cuda():
+    """Fake CUDA tensors on a CPU-only machine (what torch.compile traces with)."""
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    with FakeTensorMode():
+        yield lambda *shape, dtype=torch.float32: torch.empty(*shape, dtype=dtype, device="cuda")
+
+
+def test_fake_kernels_give_shapes_and_the_ops_messages(fake_cuda):
+    """Every check the real op makes (bindings/memory_ops.cpp), made at trace time."""
     from bindings import _fake_memory as fm
 
-    x = torch.empty(4, 5, device="meta")
+    x = fake_cuda(4, 5)
     assert fm.FAKES["vector_add"](x, x).shape == (4, 5)
     assert fm.FAKES["relu_dropout"](x.half(), 0.5, 1).dtype == torch.float16
     assert fm.FAKES["softmax_online"](x, 0).shape == (4, 5)
-    img = torch.empty(3, 7, 9, dtype=torch.uint8, device="meta")
+    img = fake_cuda(3, 7, 9, dtype=torch.uint8)
     assert fm.FAKES["rgb_to_grey"](img).shape == (7, 9)
-    with pytest.raises(Exception, match="vector_add: x and y must have the same shape"):
-        fm.FAKES["vector_add"](x, torch.empty(5, 4, device="meta"))
-    with pytest.raises(Exception, match="softmax_row_sram: a row of 40000"):
-        fm.FAKES["softmax_row_sram"](torch.empty(2, 40000, device="meta"), -1)
-    with pytest.raises(Exception, match=r"relu_dropout: p must be in \[0, 1\)"):
-        fm.FAKES["relu_dropout"](x, 1.0, 0)
-    with pytest.raises(Exception, match="must be uint8"):
-        fm.FAKES["rgb_to_grey"](img.float())
+    bad = [
+        ("vector_add: x and y must have the same shape", "vector_add", (x, fake_cuda(5, 4))),
+        ("vector_add: x and y must have the same dtype", "vector_add", (x, x.half())),
+        ("softmax_row_sram: a row of 40000 elements", "softmax_row_sram", (fake_cuda(2, 40000), -1)),
+        (r"softmax_online: dim must be in \[-2, 1\]", "softmax_online", (x, 2)),
+        (r"relu_dropout: p must be in \[0, 1\)", "relu_dropout", (x, 1.0, 0)),
+        ("relu_dropout: seed must be >= 0, got -1", "relu_dropout", (x, 0.5, -1)),
+        ("copy: x must be float32, float16 or bfloat16", "copy", (x.int(),)),
+        ("rgb_to_grey: the image must be uint8", "rgb_to_grey", (img.float(),)),
+        ("rgb_to_grey: a 1 x 33553921 image needs 65536 blocks", "rgb_to_grey",
+         (fake_cuda(3, 1, 65535 * 512 + 1, dtype=torch.uint8),)),
+    ]
+    for message, op, args in bad:
+        with pytest.raises(Exception, match=message):
+            fm.FAKES[op](*args)
+
+
+def test_fake_kernels_reject_cpu_tensors():
+    from bindings import _fake_memory as fm
+
+    with pytest.raises(Exception, match="copy: x must be a CUDA tensor, got cpu"):
+        fm.FAKES["copy"](torch.empty(3))
+    with pytest.raises(Exception, match="rgb_to_grey: the image must be a CUDA tensor"):
+        fm.FAKES["rgb_to_grey"](torch.empty(3, 2, 2, dtype=torch.uint8))
+
+
+def test_matmul_fake_kernels_check_what_the_ops_check(fake_cuda):
+    """bindings/matmul_ops.cpp's checks, and each launcher's grid limit (65535 blocks along
+    y) from cuda/matmul_config.h's tiles, at trace time."""
+    from bindings import MATMUL_OPS
+    from bindings import _fake as fk
+
+    a, b = fake_cuda(5, 7), fake_cuda(7, 3)
+    for op in MATMUL_OPS:
+        fake = fk._matmul_fake(op)
+        assert fake(a, b).shape == (5, 3)
+        with pytest.raises(Exception, match=f"{op}: A and B must be float32"):
+            fake(a.half(), b.half())
+        with pytest.raises(Exception, match=f"{op}: inner dimensions must agree"):
+            fake(a, fake_cuda(6, 3))
+        with pytest.raises(Exception, match=f"{op}: A and B must be 2-D"):
+            fake(fake_cuda(2, 5, 7), b)
+        dim, per_block = fk.grid_y_dimension(op)
+        big = 65535 * per_block + 1
+        tall = (fake_cuda(big, 1), fake_cuda(1, 1)) if dim == "M" else (fake_cuda(1, 1),
+                                                                          fake_cuda(1, big))
+        with pytest.raises(Exception, match=f"{op}: output of .* needs more blocks .*65535"):
+            fake(*tall)
+    with pytest.raises(Exception, match="must be CUDA tensors, got cpu"):
+        fk._matmul_fake(MATMUL_OPS[0])(torch.empty(2, 2), torch.empty(2, 2))
 
 
 def test_fake_kernels_cover_every_schema():
