@@ -29,7 +29,7 @@ from bench import ceilings as ceil_mod
 from bench import device as dev
 from bench import env as env_mod
 from bench import problems
-from bench.timing import L2Flusher, Policy, time_launches
+from bench.timing import L2Flusher, Policy, clock_note, time_launches, verify_after_timing
 
 REFERENCE_BACKENDS = ("cublas", "torch")  # what "% of reference" divides by, per op
 
@@ -202,10 +202,22 @@ def run(kernels, shapes_text: str | None = None, precisions: list[str] | None = 
             inputs = problem.inputs(shape, p, seed=0, device="cuda")
             fn(*inputs)  # setup: build/JIT/autotune happen here, never in the timed loop
             torch.cuda.synchronize()
-            t = time_launches(lambda: fn(*inputs), flush, policy)
-            row = _row(k, problem, shape, p, t, clock=env_mod.sm_clock_mhz())
+            last = {}
+
+            def launch():
+                last["out"] = fn(*inputs)
+
+            clock_before = env_mod.sm_clock_mhz()
+            t = time_launches(launch, flush, policy)
+            clock_after = env_mod.sm_clock_mhz()
+            wrong = verify_after_timing(last.pop("out"), lambda: _poisoned_run(fn, inputs,
+                                        problem, shape, p), _judge(problem, shape, p, inputs))
+            note = "; ".join(n for n in (wrong, clock_note(clock_before, clock_after)) if n)
+            row = _row(k, problem, shape, p, t, status="FAIL" if wrong else "ok", note=note,
+                       clock=clock_after)
+            row["sm_clock_mhz_before"] = clock_before
             text = f"{k.name:<28} {str(shape):>16} {p:<5} {t.median_ms:9.4f} ms " \
-                   f"(IQR {t.iqr_ms:.4f}, {t.reps} reps)"
+                   f"(IQR {t.iqr_ms:.4f}, {t.reps} reps)" + (f"  {note}" if note else "")
         except Exception as exc:  # one failing kernel must not lose the whole sweep
             first = (str(exc).splitlines() or [""])[0][:160]
             row = _row(k, problem, shape, p, status="ERROR", note=f"{type(exc).__name__}: {first}")
@@ -223,6 +235,29 @@ def run(kernels, shapes_text: str | None = None, precisions: list[str] | None = 
     env_mod.finish(env)
     env["sweep_seconds"] = round(_time.monotonic() - t0, 1)
     return rows, env, ceilings
+
+
+def _poisoned_run(fn, inputs, problem, shape, precision):
+    """One more launch, its output block filled with NaN first (bench/device.py)."""
+    import torch
+
+    dev.poison_output_memory(problem.output_nbytes(shape, precision), "cuda")
+    out = fn(*inputs)
+    torch.cuda.synchronize()
+    return out
+
+
+def _judge(problem, shape, precision, inputs):
+    """out -> '' if it passes the problem's check (the one `bench check` makes), else why.
+    Eager dropout draws a fresh mask per call (no seed): only the rate is judged for it,
+    which is what its Problem checks too."""
+    tol = problem.tolerance(shape, precision)
+
+    def judge(out) -> str:
+        err = problem.error(out, inputs)
+        return "" if err <= tol else f"error {err:.3g} > bound {tol:.3g}"
+
+    return judge
 
 
 def fmt(x, digits: int = 1) -> str:

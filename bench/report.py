@@ -134,7 +134,7 @@ def section_time(time_payload: dict) -> str:
     # matmul rows (memory-bound ops have their own section: bench/report_memory.py)
     mm = [r for r in time_payload["rows"] if r.get("op", "matmul") == "matmul"]
     rows = [r for r in mm if r.get("status") == "ok"]
-    errors = [r for r in time_payload["rows"] if r.get("status") == "ERROR"]
+    errors = [r for r in time_payload["rows"] if r.get("status") in ("ERROR", "FAIL")]
     if not rows:
         return ""
     shapes = sorted(dict.fromkeys(r["shape"] for r in rows), key=lambda s: num(
@@ -430,6 +430,7 @@ def run(out_dir, quick: bool = False, patterns: str | None = None, force: bool =
         shapes_t = perf.quick_shapes(kernels) if quick else None
         trows, tenv, ceilings = perf.run(kernels, shapes_t, policy=policy)
         results.write(out, "time", trows, env=tenv, meta={"ceilings": ceilings})
+        failed += [r for r in trows if r.get("status") == "FAIL"]   # wrong after timing
         steps["time"] = _time.monotonic() - t
 
         t = _time.monotonic()
@@ -475,6 +476,7 @@ def run(out_dir, quick: bool = False, patterns: str | None = None, force: bool =
         path = target / path.name
     _say(f"wrote {path} ({sum(steps.values()):.0f} s)")
     if failed:
-        _say(f"{len(failed)} correctness check(s) failed; see the Correctness table")
+        _say(f"{len(failed)} correctness check(s) failed; see the Correctness table (and "
+             f"the Throughput section's errors for answers wrong after timing)")
         return 1
     return 0

@@ -28,6 +28,14 @@ The recipe (and why):
   300 for a microsecond kernel (each repetition also pays a flush and a spin), and a
   kernel that takes a second per launch (v1 naive at 4096^3) gets a few repetitions only,
   or the default suite would not fit its 10-minute budget.
+- The answer is checked again after the timing loop (`verify_after_timing`): the output of
+  the last timed launch, then that of one more launch into a poisoned output block. A
+  kernel that is right once and wrong when repeated, or that depends on what an earlier
+  launch left behind (a buffer, a counter, the output block itself), fails the timing step
+  instead of lending its speed to a wrong answer.
+- The SM clock is read before and after each kernel's timed launches; a drop of more than
+  CLOCK_DROP (throttling: power, temperature) is flagged in the row's note
+  (`clock_note`), so a slow number can be told from a slow kernel.
 """
 from __future__ import annotations
 
@@ -93,6 +101,32 @@ class L2Flusher:
 
     def __call__(self) -> None:
         self.buffer.zero_()
+
+
+CLOCK_DROP = 0.05   # a fall of the SM clock by more than 5% during a kernel's timing: flagged
+
+
+def clock_note(before_mhz, after_mhz, drop: float = CLOCK_DROP) -> str:
+    """A note for a row whose SM clock fell during its timing ('' if it did not, or if the
+    clock could not be read)."""
+    if not before_mhz or not after_mhz or after_mhz >= before_mhz * (1 - drop):
+        return ""
+    return (f"throttled: SM clock {before_mhz} -> {after_mhz} MHz during the timing "
+            f"({100 * (1 - after_mhz / before_mhz):.0f}% lower)")
+
+
+def verify_after_timing(last_output, rerun, judge) -> str:
+    """'' if the kernel's answers after timing are right, else why not.
+
+    last_output: the output of the last timed launch; rerun(): one more launch whose output
+    block was poisoned first (returns the output); judge(out) -> '' or a reason."""
+    why = judge(last_output)
+    if why:
+        return f"wrong after timing (last timed launch): {why}"
+    why = judge(rerun())
+    if why:
+        return f"wrong after timing (a launch into a poisoned output): {why}"
+    return ""
 
 
 CYCLES_PER_SECOND = 2.0e9  # torch.cuda._sleep counts SM clock cycles (~1.98 GHz on the H100)
