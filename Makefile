@@ -47,7 +47,7 @@ build: env
 	fi
 
 test: build
-	$(PY) -m pytest -n $(JOBS) $(PYTEST_ARGS)
+	$(PY) -m pytest -n $(JOBS) --dist loadgroup $(PYTEST_ARGS)
 
 report: build
 	$(PY) -m bench report --out $(OUT) $(REPORT_ARGS)

@@ -85,6 +85,15 @@ results-profile)
     --out "$OUT/h100" --append > "$OUT/profile4096_naive.log" 2>&1
   echo "profile 4096 naive rc=$?"; tail -4 "$OUT/profile4096_naive.log"
   ;;
+tiers)
+  # The README's test command with every tier (slow included), then a summary of the
+  # tests that matter most for the GPU: offsets past 2^31, sanitizer, fuzz, timing.
+  (time make build) > "$OUT/build.log" 2>&1 || { tail -30 "$OUT/build.log"; exit 1; }
+  timeout 560 make test PYTEST_ARGS="-q -p no:cacheprovider -rfEs --durations=25 --junitxml=$OUT/junit.xml" \
+    > "$OUT/pytest.log" 2>&1; echo "make test rc=$?"
+  grep -E "passed|failed" "$OUT/pytest.log" | tail -3
+  grep -E "^(FAILED|ERROR)" "$OUT/pytest.log" | head -40
+  ;;
 full)
   make test PYTEST_ARGS="-q -p no:cacheprovider" 2>&1 | tee "$OUT/pytest.log" | tail -30
   make report OUT="$OUT/report" 2>&1 | tee "$OUT/report.log" | tail -40

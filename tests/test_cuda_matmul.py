@@ -129,6 +129,7 @@ def test_grid_limit_is_reported_not_truncated(ops):
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group("large-memory")
 @pytest.mark.parametrize("kernel", CUDA_KERNELS, ids=KERNEL_IDS)
 def test_offsets_past_2_to_the_31(kernel):
     """A holds more than 2^31 elements: row * K overflows 32 bits unless offsets are 64-bit."""

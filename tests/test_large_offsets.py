@@ -26,7 +26,8 @@ import pytest
 from bench import problems, registry
 from bench.problems import matmul_error, matmul_tolerance
 
-pytestmark = [pytest.mark.gpu, pytest.mark.slow]
+# tens of GB each: one worker runs them all, one after the other (Makefile: --dist loadgroup)
+pytestmark = [pytest.mark.gpu, pytest.mark.slow, pytest.mark.xdist_group("large-memory")]
 
 LIMIT_MESSAGE = re.compile(r"(65535|2147483647|2\^31|limit)")
 

@@ -356,6 +356,7 @@ def test_opcheck(ops):
 # --------------------------------------------------------------------------- 64-bit offsets
 
 @pytest.mark.slow
+@pytest.mark.xdist_group("large-memory")
 def test_offsets_past_2_to_the_31(ops, tops):
     """4 GiB tensors of float16: element offsets pass 2^31 (and 4 x 2^31 bytes)."""
     import torch

@@ -152,6 +152,7 @@ def test_grouped_launch_order_on_the_gpu():
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group("large-memory")
 @pytest.mark.parametrize("kernel", TRITON, ids=[k.name for k in TRITON])
 def test_offsets_past_2_to_the_31(kernel):
     """A holds more than 2^31 elements: row * stride overflows 32 bits unless it is int64."""
