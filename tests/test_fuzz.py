@@ -35,7 +35,7 @@ DEVICE = "cuda" if HAS_GPU else "cpu"
 
 settings.register_profile("cpu", max_examples=10, deadline=None, derandomize=True,
                           suppress_health_check=list(HealthCheck), database=None)
-settings.register_profile("gpu", max_examples=40, deadline=None, derandomize=True,
+settings.register_profile("gpu", max_examples=20, deadline=None, derandomize=True,
                           suppress_health_check=list(HealthCheck), database=None)
 PROFILE = "gpu" if HAS_GPU else "cpu"
 MAX_DIM = 300 if HAS_GPU else 40      # the interpreter runs one program at a time

@@ -70,14 +70,16 @@ def test_force_replaces_the_kind(tmp_path, capsys):
 
 
 def test_report_force_swaps_the_whole_set_when_complete(sample_set, tmp_path):
-    """On this CPU machine the new set has no time.json: the old one must not stay beside
-    the new check.json (a report whose environment says CPU above the H100's ceilings)."""
-    assert (sample_set / "time.json").exists()
+    """No file of the old set stays beside the new one (on a CPU machine the new set has no
+    time.json: the old one would put an H100's ceilings under a CPU's environment)."""
+    assert results.read(sample_set, "time")["env"]["git_sha"] == "testdata"
     assert cli.main(["report", "--out", str(sample_set), "--quick", "--force",
                      "--kernels", "triton_v1_naive"]) == 0
-    assert not (sample_set / "time.json").exists()
-    assert results.read(sample_set, "check")["env"]["device"] == "cpu"
-    assert {r["kernel"] for r in results.read(sample_set, "check")["rows"]} == {"triton_v1_naive"}
+    new = results.load_set(sample_set)
+    assert {p["env"].get("git_sha") for p in new.values()} != {"testdata"}
+    assert all(p["env"].get("git_sha") != "testdata" for p in new.values()), \
+        {k: p["env"].get("git_sha") for k, p in new.items()}
+    assert {r["kernel"] for r in new["check"]["rows"]} == {"triton_v1_naive"}
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".set.")]   # no leftovers
 
 

@@ -127,7 +127,10 @@ def compile_for_sm90(fn, signature: dict, constexprs: dict, num_warps: int,
         with open(ptx, "w") as f:
             f.write(compiled.asm["ptx"])
         r = subprocess.run([os.path.join(bindir, "ptxas"), "-arch=sm_90a", "-v", ptx,
-                            "-o", cubin], capture_output=True, text=True, check=True)
+                            "-o", cubin], capture_output=True, text=True)
+        if r.returncode != 0:
+            raise RuntimeError(f"ptxas exit {r.returncode} on {fn.__name__}:\n"
+                               f"{(r.stdout + r.stderr)[-2000:]}")
         warnings = [line for line in (r.stdout + r.stderr).splitlines() if "C75" in line]
         with open(cubin, "wb") as f:       # the cubin Triton made (same ptxas, same PTX)
             f.write(compiled.asm["cubin"])
