@@ -267,3 +267,20 @@ def test_rgb_to_grey_on_the_test_image():
         assert int(grey[r, c]) == level, name
     p = problems.get("rgb_to_grey")
     assert p.error(grey, (img,)) <= p.tolerance(p.parse_shape("3x150x225"), "u8")
+
+
+def test_online_softmax_64_bit_paths():
+    """The WIDE variants (64-bit offsets and an int64 loop counter, chosen by the wrapper for
+    rows or columns near 2^31) compute the same softmax; forced here on small tensors."""
+    from triton_impl import _common
+    from triton_impl import softmax as s
+
+    x = torch.randn(3, 300)
+    y = torch.empty_like(x)
+    _common.launch(s.softmax_row_online_kernel, (3,), x, y, 300, BLOCK=64, VEC=1,
+                   ONE_CHUNK=False, KEEP=False, WIDE=True, num_warps=1)
+    torch.testing.assert_close(y, torch.softmax(x, -1))
+    y = torch.empty_like(x)
+    _common.launch(s.softmax_cols_online_kernel, (300,), x, y, 3, 300, 300, BLOCK_N=2,
+                   BLOCK_I=1, WIDE=True, num_warps=1)
+    torch.testing.assert_close(y, torch.softmax(x, 0))

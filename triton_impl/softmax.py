@@ -122,8 +122,10 @@ def softmax_row_online_kernel(
         y_row = tl.multiple_of(y_row, 16)
     n_vec = n // VEC * VEC                    # = n (i32 ok: <= n)
     cols = tl.arange(0, BLOCK)
-    if WIDE:                                  # start + cols would wrap past 2^31
-        cols = cols.to(tl.int64)
+    stop = n
+    if WIDE:                                  # start + cols would wrap past 2^31, and so
+        cols = cols.to(tl.int64)              # would the loop counter's last step: an
+        stop = tl.cast(n, tl.int64)           # int64 bound gives an int64 counter
 
     if ONE_CHUNK:                             # the row is one chunk: keep it, as row_sram
         _row_in_registers(x_row, y_row, n_vec, BLOCK)
@@ -131,7 +133,7 @@ def softmax_row_online_kernel(
         # Pass 1: per lane, the running max m and the running sum s of exp(x - m).
         m = tl.full([BLOCK], -float("inf"), tl.float32)
         s = tl.zeros([BLOCK], tl.float32)
-        for start in range(0, n, BLOCK):
+        for start in range(0, stop, BLOCK):
             offs = start + cols
             if KEEP:
                 x = tl.load(x_row + offs, mask=offs < n_vec, other=-float("inf"),
@@ -207,14 +209,16 @@ def softmax_cols_online_kernel(
     o = pid // tiles_i
     i = (pid % tiles_i) * BLOCK_I + tl.arange(0, BLOCK_I)
     k = tl.arange(0, BLOCK_N)
-    if WIDE:                                  # kk * inner would wrap past 2^31
-        k = k.to(tl.int64)
+    stop = n
+    if WIDE:                                  # kk * inner would wrap past 2^31 (and the
+        k = k.to(tl.int64)                    # loop counter, for a column near 2^31)
+        stop = tl.cast(n, tl.int64)
     base = o * n * inner
     i_ok = i[None, :] < inner
 
     m = tl.full([BLOCK_N, BLOCK_I], -float("inf"), tl.float32)
     s = tl.zeros([BLOCK_N, BLOCK_I], tl.float32)
-    for start in range(0, n, BLOCK_N):
+    for start in range(0, stop, BLOCK_N):
         kk = start + k
         offs = base + kk[:, None] * inner + i[None, :]    # i32 ok: < n inner unless WIDE
         x = tl.load(x_ptr + offs, mask=(kk[:, None] < n) & i_ok, other=-float("inf")).to(tl.float32)
