@@ -151,7 +151,7 @@ def softmax_row_online_kernel(
         inv = 1.0 / row_sum
 
         # Pass 2, last chunk first.
-        chunks = tl.cdiv(n, BLOCK)
+        chunks = tl.cdiv(stop, BLOCK)         # int64 on the WIDE path: n + BLOCK - 1 wraps
         for back in range(0, chunks):
             offs = (chunks - 1 - back) * BLOCK + cols    # i32 ok: (chunks - 1) * BLOCK < n
             mask = offs < n_vec
@@ -230,7 +230,7 @@ def softmax_cols_online_kernel(
     shift = tl.where(col_max == -float("inf"), 0.0, col_max)
     inv = 1.0 / tl.sum(s * tl.exp(m - shift[None, :]), axis=0)
 
-    chunks = tl.cdiv(n, BLOCK_N)
+    chunks = tl.cdiv(stop, BLOCK_N)           # int64 on the WIDE path
     for back in range(0, chunks):
         kk = (chunks - 1 - back) * BLOCK_N + k    # i32 ok: (chunks - 1) * BLOCK_N < n
         offs = base + kk[:, None] * inner + i[None, :]    # i32 ok: < n inner unless WIDE
