@@ -16,9 +16,9 @@ HAVE_SYSTEM_TORCH := $(shell $(SYSTEM_PYTHON) -c "import torch, triton, pytest, 
   numpy, sys; old = tuple(map(int, numpy.__version__.split('.')[:2])) < (2, 4); \
   sys.exit(not (torch.cuda.is_available() or old))" >/dev/null 2>&1 && echo yes)
 PY := $(if $(HAVE_SYSTEM_TORCH),$(SYSTEM_PYTHON),$(VENV)/bin/python)
-$(info make: using $(PY) ($(if $(HAVE_SYSTEM_TORCH),the system Python has torch and triton,\
-  a .venv from requirements-cpu.txt: the system Python lacks torch/triton/pytest/matplotlib, \
-  or has numpy >= 2.4 without a GPU)))
+WHY_SYSTEM := the system Python has torch, triton, pytest and matplotlib
+WHY_VENV := a .venv from requirements-cpu.txt: the system Python lacks torch, triton, pytest or matplotlib, or has numpy >= 2.4 without a GPU
+$(info make: using $(PY) ($(if $(HAVE_SYSTEM_TORCH),$(WHY_SYSTEM),$(WHY_VENV))))
 JOBS ?= $(shell nproc)
 export TORCH_CUDA_ARCH_LIST ?= 9.0
 export MAX_JOBS ?= $(JOBS)
