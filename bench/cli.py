@@ -53,7 +53,7 @@ def _table(headers: list[str], rows: list[list]) -> str:
     return "\n".join([line(headers), line(["-" * w for w in widths])] + [line(r) for r in text])
 
 
-def _select(pattern, what: str):
+def _select(pattern):
     """The kernels a --kernels argument selects; UsageError (with a did-you-mean for each
     pattern that matches nothing) if it selects none or names an unknown group."""
     try:
@@ -146,7 +146,7 @@ def cmd_check(args) -> int:
     from bench import check, device, results
     from bench import env as env_mod
 
-    kernels = _select(args.kernels, "check")
+    kernels = _select(args.kernels)
     precisions = _precisions(args.precision, kernels)
     shapes = _shapes(args.shapes, kernels, "check_shapes")
     dev = device.setup()
@@ -178,7 +178,7 @@ def cmd_time(args) -> int:
     from bench import env as env_mod
     from bench.timing import Policy
 
-    kernels = _select(args.kernels, "time")
+    kernels = _select(args.kernels)
     precisions = _precisions(args.precision, kernels)
     shapes = _shapes(args.shapes, kernels, "time_shapes")
     if device.setup() != "cuda":
@@ -218,7 +218,7 @@ def cmd_model(args) -> int:
     from bench import device, model_table, results
     from bench import env as env_mod
 
-    kernels = [k for k in _select(args.kernels, "model") if k.model is not None]
+    kernels = [k for k in _select(args.kernels) if k.model is not None]
     if not kernels:
         raise UsageError("none of the selected kernels has a traffic model")
     if args.shape and args.shapes:
@@ -257,7 +257,7 @@ def cmd_profile(args) -> int:
     from bench import env as env_mod
 
     explicit = args.kernels not in (None, "*")
-    kernels = [k for k in _select(args.kernels, "profile")
+    kernels = [k for k in _select(args.kernels)
                if explicit or k.backend not in profile.REFERENCE_BACKENDS]
     if not kernels:
         raise UsageError("the selection holds only reference kernels; name them explicitly "
@@ -338,7 +338,7 @@ def cmd_report(args) -> int:
         print(report.write_markdown(args.out, figures))
         return 0
     if args.kernels:
-        _select(args.kernels, "report")      # a selection matching nothing: exit 2 now
+        _select(args.kernels)      # a selection matching nothing: exit 2 now
     return report.run(args.out, quick=args.quick, patterns=args.kernels, force=args.force)
 
 

@@ -85,7 +85,6 @@ def _poisoned_factory(original):
             with torch.no_grad():
                 t.untyped_storage().fill_(POISON_BYTE)
         return t
-    factory.__wrapped_by_poison__ = True
     return factory
 
 

@@ -108,9 +108,6 @@ def quick_shapes(kernels) -> dict[str, str]:
     return out
 
 
-parse_shapes_arg = problems.parse_shapes_spec   # one parser for every subcommand
-
-
 def _shapes(problem, shapes_text):
     """The shapes to time for this problem: shapes_text is one text for every op, a dict
     op -> text (ops it does not name are not timed), or None (the op's GPU defaults).
@@ -166,7 +163,7 @@ def run(kernels, shapes_text: str | None = None, precisions: list[str] | None = 
     """Times kernels x shapes x precisions on the GPU. Returns (rows, env, ceilings).
 
     shapes_text: comma-separated shapes for every op, a dict op -> shapes (see
-    parse_shapes_arg), or None (each op's GPU defaults).
+    bench.problems.parse_shapes_spec), or None (each op's GPU defaults).
     all_kernels: where to look for the reference kernels (default: the registry).
     ceilings: when measure_ceilings is False, the ceilings to derive the rows with (those
     of an earlier run, for `bench time --append --no-ceilings`).

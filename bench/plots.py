@@ -529,8 +529,6 @@ def lecture(time_payload, profile_payload, out_dir, shape: str | None = None) ->
 
 def all_figures(result_dir, out_dir) -> dict[str, list[Path]]:
     """Every figure the result set has data for; returns figure name -> files."""
-    from bench import results
-
     s = results.load_set(result_dir)
     made: dict[str, list[Path]] = {}
     if "time" in s and any(r.get("op", "matmul") == "matmul" for r in s["time"]["rows"]):

@@ -94,15 +94,20 @@ TOLERANCE = 0.02     # the model of thread-issued global loads must be within 2%
 # ncu discovery and the CSV it prints
 # ---------------------------------------------------------------------------------------
 
-def find_ncu() -> str | None:
-    """ncu on PATH, else in the usual CUDA install folders, else None."""
-    found = shutil.which("ncu")
+def find_cuda_tool(name: str) -> str | None:
+    """A CUDA toolkit program (ncu, compute-sanitizer) on PATH, else in the usual CUDA
+    install folders, else None."""
+    found = shutil.which(name)
     if found:
         return found
     for root in (os.environ.get("CUDA_HOME"), "/usr/local/cuda"):
-        if root and os.path.exists(os.path.join(root, "bin", "ncu")):
-            return os.path.join(root, "bin", "ncu")
+        if root and os.path.exists(os.path.join(root, "bin", name)):
+            return os.path.join(root, "bin", name)
     return None
+
+
+def find_ncu() -> str | None:
+    return find_cuda_tool("ncu")
 
 
 def known_metrics(ncu: str) -> set[str] | None:

@@ -9,11 +9,11 @@ from __future__ import annotations
 import torch
 
 from . import NAMESPACE
+from ._fake import MAX_GRID_Y
 
 FLOAT_DTYPES = (torch.float32, torch.float16, torch.bfloat16)
 SOFTMAX_SRAM_MAX_N = 32768  # cuda/memory_launchers.h: kSoftmaxSramMaxN
 GREY_COLUMNS_PER_BLOCK = 512  # cuda/memory_launchers.h: kGreyColumnsPerBlock
-MAX_GRID_Y = 65535
 
 _registered = False
 

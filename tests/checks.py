@@ -19,6 +19,12 @@ from bench.problems import matmul_error, matmul_tolerance
 from triton_impl.matmul_autotuned import round_to_tf32
 
 
+def float32_precision(kernel) -> str:
+    """A precision with float32 inputs: fp32, or tf32 for kernels without fp32
+    (triton_persistent: TMA + wgmma has no FFMA path)."""
+    return "fp32" if "fp32" in kernel.precisions else "tf32"
+
+
 def matmul_output_nbytes(a, b, *args, **kwargs) -> int:
     """Bytes of C = A @ B (C has A's dtype; batch dimensions broadcast)."""
     batch = torch.broadcast_shapes(a.shape[:-2], b.shape[:-2])

@@ -25,6 +25,7 @@ import pytest
 
 from bench import problems, registry
 from bench.problems import matmul_error, matmul_tolerance
+from tests.checks import float32_precision
 
 # tens of GB each: one worker runs them all, one after the other (Makefile: --dist loadgroup)
 pytestmark = [pytest.mark.gpu, pytest.mark.slow, pytest.mark.xdist_group("large-memory")]
@@ -61,10 +62,6 @@ def _run_or_limit(fn, *args):
 MATMULS = [k for k in registry.select("@matmul") if k.backend in ("cuda", "triton")]
 
 
-def _float32_precision(kernel) -> str:
-    return "fp32" if "fp32" in kernel.precisions else "tf32"
-
-
 @pytest.mark.parametrize("kernel", MATMULS, ids=[k.name for k in MATMULS])
 def test_matmul_wide_b(kernel):
     """B is K x N with K = 17, N = 2^27 + 2^20 + 3: row 16 of B starts at 16 N > 2^31, reached
@@ -77,7 +74,7 @@ def test_matmul_wide_b(kernel):
     torch.manual_seed(0)
     a = torch.randn(M, K, device="cuda")
     b = torch.randn(K, N, device="cuda")
-    precision = _float32_precision(kernel)
+    precision = float32_precision(kernel)
     out = _run_or_limit(kernel.runner(precision), a, b)
     if out is not None:
         tol = matmul_tolerance(precision, K)

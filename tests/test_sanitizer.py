@@ -10,26 +10,16 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from bench.profile import find_cuda_tool
+
 ROOT = Path(__file__).resolve().parents[1]
 TOOLS = ("memcheck", "racecheck", "initcheck")
-
-
-def _sanitizer() -> str | None:
-    found = shutil.which("compute-sanitizer")
-    if found:
-        return found
-    for root in (os.environ.get("CUDA_HOME"), "/usr/local/cuda"):
-        path = os.path.join(root or "", "bin", "compute-sanitizer")
-        if root and os.path.exists(path):
-            return path
-    return None
 
 
 def errors_by_kernel(log: str) -> dict[str, int]:
@@ -50,7 +40,7 @@ def errors_by_kernel(log: str) -> dict[str, int]:
 @pytest.mark.slow
 @pytest.mark.parametrize("tool", TOOLS)
 def test_compute_sanitizer_over_every_kernel(tool):
-    sanitizer = _sanitizer()
+    sanitizer = find_cuda_tool("compute-sanitizer")
     if sanitizer is None:
         pytest.skip("compute-sanitizer not found")
     env = dict(os.environ, PYTHONUNBUFFERED="1", TRITON_INTERPRET="0")

@@ -11,7 +11,7 @@ import pytest
 from bench import check, problems, registry
 from bench.models import MatmulShape
 from bench.problems import matmul_error, matmul_tolerance
-from tests.checks import poisoned
+from tests.checks import float32_precision, poisoned
 from tests.shapes import EMPTY_SHAPES, GPU_SWEEP
 
 pytestmark = pytest.mark.gpu
@@ -105,7 +105,7 @@ def test_empty_dimensions(kernel, precision, shape):
 def test_bad_inputs_raise_clear_errors(kernel):
     import torch
 
-    run = kernel.runner(_float32_precision(kernel))
+    run = kernel.runner(float32_precision(kernel))
     f32 = dict(device="cuda", dtype=torch.float32)
     cases = [
         (TypeError, "must be float32", torch.randn(4, 4, **f32).half(), torch.randn(4, 4, **f32)),
@@ -163,15 +163,9 @@ def test_offsets_past_2_to_the_31(kernel):
     a[:-4].fill_(0.5)
     a[-4:] = torch.randn(4, K, device="cuda")
     b = torch.randn(K, N, device="cuda")
-    precision = _float32_precision(kernel)
+    precision = float32_precision(kernel)
     out = kernel.runner(precision)(a, b)
     assert matmul_error(out[-4:], a[-4:], b) <= matmul_tolerance(precision, K)
-
-
-def _float32_precision(kernel) -> str:
-    """A precision with float32 inputs: fp32, or tf32 for kernels without fp32
-    (triton_persistent: TMA + wgmma has no FFMA path)."""
-    return "fp32" if "fp32" in kernel.precisions else "tf32"
 
 
 def _op_and_args(kernel, precision):
@@ -204,7 +198,7 @@ def test_torch_compile_fullgraph(kernel):
 def test_opcheck(kernel):
     import torch
 
-    op, extra = _op_and_args(kernel, _float32_precision(kernel))
+    op, extra = _op_and_args(kernel, float32_precision(kernel))
     a = torch.randn(33, 17, device="cuda")
     b = torch.randn(17, 29, device="cuda")
     torch.library.opcheck(op.default, (a, b, *extra), test_utils=(
