@@ -11,9 +11,14 @@ finds every such multiply in every kernel the suite launches:
    num_warps) — the exact specialisations the wrappers produce, autotune candidates too;
 2. compile: each recorded launch is compiled for sm_90 (no GPU needed) with every integer
    argument typed i32, the worst case;
-3. scan the TTIR: an `arith.muli` whose result is i32 (scalar or tensor) and which flows,
-   through additions, splats, broadcasts and reshapes, into the offset of a `tt.addptr` is
-   a finding, reported with its source line.
+3. scan the TTIR for three shapes of the same wrap, each reported with its source line:
+   - offset: an `arith.muli` whose result is i32 (scalar or tensor) and which flows,
+     through additions, splats, broadcasts and reshapes, into the offset of a `tt.addptr`;
+   - counter: an i32 `scf.for` whose step is a constant above 1 and whose bound is not a
+     constant: `for k0 in range(0, K, BLOCK_K)` steps past 2^31 (and loops forever) when
+     K is within BLOCK_K of it;
+   - size: an i32 kernel argument plus a constant, `M + BLOCK_M - 1` inside `tl.cdiv(M,
+     BLOCK_M)`: negative when M is within BLOCK_M of 2^31 (_common.tile_count cannot wrap).
 
 A finding is allowed only where the source line says why it cannot overflow, with a
 comment `i32 ok: <the bound>` on that line (the kernels keep 32-bit arithmetic where a
@@ -44,6 +49,7 @@ NOT_RECORDED = {
     "matmul_swap_gluon_kernel": "a Gluon kernel (no interpreter): TMA descriptors address A "
                                 "and B; its only pointer offsets are the epilogue's, int64",
 }
+RULES = {"arith.muli": "offset", "scf.for": "counter", "arith.addi": "size"}
 _LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg", "grid", "warmup")
 
 
@@ -162,29 +168,97 @@ _PASS = {"arith.addi", "arith.subi", "arith.muli", "arith.extsi", "arith.extui",
          "arith.select", "arith.remsi", "arith.divsi"}
 
 
-def _locations(text: str) -> dict[str, tuple[str, int]]:
-    """#locN -> (file, line), following fused/named/callsite locations to a file line."""
+def _locations(text: str) -> dict[str, list[tuple[str, int]]]:
+    """#locN -> its frames [(file, line)], innermost first: a callsite location (code
+    inlined from a @triton.jit function such as tl.cdiv) gives the callee's line, then
+    the caller's. Fused and named locations are followed to their file lines."""
     raw = {}
     for line in text.splitlines():
         m = _LOC_DEF.match(line.strip())
         if m:
             raw[m.group(1)] = m.group(2)
 
-    def resolve(body: str, depth=0):
+    def resolve(body: str, depth=0) -> list[tuple[str, int]]:
+        if depth > 40:
+            return []
+        call = re.fullmatch(r"\s*callsite\((#loc\d*) at (#loc\d*)\)\s*", body)
+        if call:
+            return (resolve(raw.get(call.group(1), ""), depth + 1)
+                    + resolve(raw.get(call.group(2), ""), depth + 1))
         m = re.search(r'"([^"]+\.py)":(\d+)', body)
         if m:
-            return m.group(1), int(m.group(2))
+            return [(m.group(1), int(m.group(2)))]
         ref = re.search(r"(#loc\d*)", body)
-        if ref and depth < 20 and ref.group(1) in raw:
+        if ref and ref.group(1) in raw:
             return resolve(raw[ref.group(1)], depth + 1)
-        return None
+        return []
 
     return {k: r for k, v in raw.items() if (r := resolve(v))}
 
 
+def _is_library(path: str) -> bool:
+    return "site-packages" in path or "/triton/language/" in path
+
+
+def _where(frames: list[tuple[str, int]], own_code: bool) -> tuple[str, int]:
+    """The innermost frame, or with own_code the innermost one outside Triton's library
+    (a wrap inside tl.cdiv is the caller's line)."""
+    if own_code:
+        frames = [f for f in frames if not _is_library(f[0])] or frames
+    return frames[0] if frames else ("?", 0)
+
+
+_FUNC_ARG = re.compile(r"(%[\w#]+): i32\b")
+_FOR = re.compile(r"^(\s*)(?:%[\w#:]+\s*=\s*)?scf\.for %[\w#]+ = (%[\w#]+) to (%[\w#]+) "
+                  r"step (%[\w#]+) .*: i32 \{\s*$")
+_CONST = re.compile(r"%c(-?\d+)_i32\b")
+_CONST_DEF = re.compile(r"^\s*(%[\w#]+) = arith\.constant (-?\d+) : i32\b")
+
+
 def findings(text: str) -> list[dict]:
-    """i32 multiplies that reach a pointer offset: [{file, line, op}]."""
+    """The three wraps of the module docstring: [{file, line, op}], op naming the rule's
+    operation (arith.muli: offset, scf.for: counter, arith.addi: size)."""
     locs = _locations(text)
+    lines = text.splitlines()
+    found = []
+    scalar_args, constants = set(), {}
+    for line in lines:
+        if "tt.func" in line:
+            scalar_args.update(_FUNC_ARG.findall(line))
+        c = _CONST_DEF.match(line)
+        if c:
+            constants[c.group(1)] = int(c.group(2))
+
+    def constant(name: str):
+        c = _CONST.fullmatch(name)
+        return int(c.group(1)) if c else constants.get(name)
+    for i, line in enumerate(lines):
+        # counter: the loop's location is printed on its closing brace
+        m = _FOR.match(line)
+        if m:
+            indent, _lb, ub, step = m.groups()
+            if (constant(step) or 0) > 1 and constant(ub) is None:
+                close = next((l for l in lines[i + 1:] if l.startswith(indent + "}")), "")
+                ref = _LOC_REF.search(close)
+                file, n = _where(locs.get(ref.group(1) if ref else "", []), own_code=True)
+                found.append(dict(file=file, line=n, op="scf.for"))
+            continue
+        # size: an i32 kernel argument plus a positive constant
+        d = _DEF.match(line)
+        if d and d.group(2) == "arith.addi":
+            body = d.group(3).split(" loc(")[0]
+            operands = _USES.findall(body.split(":")[0])
+            if (body.rsplit(":", 1)[-1].strip() == "i32"
+                    and any(o in scalar_args for o in operands)
+                    and any((constant(o) or 0) > 0 for o in operands)):
+                ref = _LOC_REF.search(line)
+                file, n = _where(locs.get(ref.group(1) if ref else "", []), own_code=True)
+                found.append(dict(file=file, line=n, op="arith.addi"))
+    return found + _offset_findings(text, locs)
+
+
+def _offset_findings(text: str, locs) -> list[dict]:
+    """offset: i32 multiplies that reach a pointer offset."""
     defs: dict[str, tuple[str, list[str], str, str]] = {}
     addptr_offsets: list[str] = []
     for line in text.splitlines():
@@ -210,7 +284,7 @@ def findings(text: str) -> list[dict]:
             continue
         result_type = type_text.split("->")[-1]
         if op == "arith.muli" and re.search(r"\bi32\b|xi32>", result_type):
-            where = locs.get(loc, ("?", 0))
+            where = _where(locs.get(loc, []), own_code=False)
             found.append(dict(file=where[0], line=where[1], op=op))
         stack.extend(operands)
     return found
@@ -246,11 +320,11 @@ def scan(launches: list[dict]) -> list[dict]:
             continue
         for f in findings(ttir(launch)):
             text = source_line(f["file"], f["line"])
-            key = (launch["kernel"], f["file"], f["line"])
-            library = next((why for lib, why in LIBRARY_OK.items() if f["file"].endswith(lib)),
-                           None)
+            key = (launch["kernel"], f["file"], f["line"], f["op"])
+            library = next((why for lib, why in LIBRARY_OK.items()
+                            if f["op"] == "arith.muli" and f["file"].endswith(lib)), None)
             rows[key] = dict(kernel=launch["kernel"], file=os.path.relpath(f["file"], ROOT),
-                             line=f["line"], source=text.strip(),
+                             line=f["line"], rule=RULES[f["op"]], source=text.strip(),
                              allowed=bool(library) or ALLOW in text.partition("#")[2],
                              why=library or text.partition(ALLOW)[2].strip())
     return sorted(rows.values(), key=lambda r: (r["file"], r["line"]))
@@ -283,5 +357,5 @@ if __name__ == "__main__":
           f"{sum(1 for l in launches if l['skip'])} not compiled "
           f"({'; '.join(sorted({l['kernel'] + ': ' + l['skip'] for l in launches if l['skip']}))})")
     for r in rows:
-        print(f"{'ok ' if r['allowed'] else 'BAD'} {r['file']}:{r['line']} {r['kernel']}: "
+        print(f"{'ok ' if r['allowed'] else 'BAD'} {r['rule']:7s} {r['file']}:{r['line']} {r['kernel']}: "
               f"{r['source']}")

@@ -10,6 +10,7 @@ on the start, so a kernel that wrote only the end fails too).
 The large-A matmul case, the element-wise ops and the long-row softmax at 2^31 + 7 elements
 are in tests/test_cuda_matmul.py, tests/test_triton_gpu.py and tests/test_memory_gpu.py;
 this file adds the cases those miss: a wide B (the k-step of B's pointers is BLOCK_K * N),
+M and K within a tile of 2^31 (tile counts and loop counters that wrap in 32 bits),
 softmax along a column (k * inner), a single row longer than 2^31 - BLOCK, row_sram rows,
 and the RGB planes (2 * h * w).
 
@@ -81,6 +82,56 @@ def test_matmul_wide_b(kernel):
         for cols in (slice(N - 4099, N), slice(0, 4099)):
             err = matmul_error(out[:, cols], a, b[:, cols])
             assert err <= tol, f"{kernel.name}: error {err:.3g} > {tol:.3g} at columns {cols}"
+    del a, b, out
+    _release()
+
+
+@pytest.mark.parametrize("kernel", MATMULS, ids=[k.name for k in MATMULS])
+def test_matmul_tall_a_near_2_to_the_31(kernel):
+    """M = 2^31 - 1: a tile count computed as tl.cdiv(M, BLOCK_M) = (M + BLOCK_M - 1) //
+    BLOCK_M wraps negative in 32 bits, and rows computed as off_m + arange pass 2^31 in the
+    last tile. fp16 where the kernel has it (K = N = 1: 8.6 GB), else fp32 (17 GB); the
+    persistent kernel's TMA needs 16-byte rows, so it gets K = N = 8 (69 GB)."""
+    import torch
+
+    precision = "fp16" if "fp16" in kernel.precisions else "fp32"
+    dtype = getattr(torch, {"fp16": "float16", "fp32": "float32"}[precision])
+    K = N = 8 if kernel.name == "triton_persistent" else 1
+    M = 2**31 - 1
+    _needs(2 * M * K * torch.finfo(dtype).bits / 8 / 2**30 + 2)
+    torch.manual_seed(5)
+    a = torch.randn(M, K, device="cuda", dtype=dtype)
+    b = torch.randn(K, N, device="cuda", dtype=dtype)
+    out = _run_or_limit(kernel.runner(precision), a, b)
+    if out is not None:
+        tol = matmul_tolerance(precision, K)
+        for rows in (slice(M - 4099, M), slice(0, 4099)):
+            err = matmul_error(out[rows], a[rows], b)
+            assert err <= tol, f"{kernel.name}: error {err:.3g} > {tol:.3g} at rows {rows}"
+    del a, b, out
+    _release()
+
+
+GROUPED = [k for k in MATMULS if k.name == "triton_grouped"]
+
+
+@pytest.mark.parametrize("kernel", GROUPED, ids=[k.name for k in GROUPED])
+def test_matmul_k_near_2_to_the_31(kernel):
+    """K = 2^31 - 1 (fp16, 1 x K times K x 1: 8.6 GB): a loop `for k0 in range(0, K,
+    BLOCK_K)` steps its 32-bit counter past 2^31 after the last tile and never ends. The
+    kernels count tiles instead; one program walks all 2^31 / BLOCK_K of them (seconds),
+    so this runs one kernel: the CPU tier's scan (tests/test_offsets_static.py) finds the
+    stepping counter in every other."""
+    import torch
+
+    K = 2**31 - 1
+    _needs(10)
+    a = torch.ones(1, K, device="cuda", dtype=torch.float16)
+    b = torch.zeros(K, 1, device="cuda", dtype=torch.float16)
+    b[0, 0], b[K // 2, 0], b[K - 1, 0] = 1, 2, 4     # the first, a middle and the last tile
+    out = kernel.runner("fp16")(a, b)
+    assert float(out[0, 0]) == 7.0, (f"{kernel.name}: A (ones) @ B (1, 2, 4 at k = 0, K/2, "
+                                     f"K-1) gave {float(out[0, 0])}, expected 7 exactly")
     del a, b, out
     _release()
 

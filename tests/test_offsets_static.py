@@ -3,7 +3,10 @@
 tests/int32_offsets.py runs every registry kernel once through the interpreter, records
 each launch's specialisation, compiles it for sm_90 with every integer argument typed i32
 (the worst case) and reads the TTIR: an `arith.muli` on i32 that flows into a `tt.addptr`
-offset is a finding, allowed only where the source line carries `i32 ok: <the bound>`.
+offset is a finding, and so are an i32 loop counter stepping by more than one towards a
+size (`range(0, K, BLOCK_K)`) and an i32 size plus a constant (`tl.cdiv(M, BLOCK_M)`), which
+wrap when the size is within a block of 2^31. A finding is allowed only where the source
+line carries `i32 ok: <the bound>`.
 The same kernels run at shapes past 2^31 on the GPU in tests/test_large_offsets.py.
 """
 from __future__ import annotations
@@ -72,3 +75,45 @@ def test_the_scan_follows_splats_and_broadcasts():
 #loc2 = loc("k.py":21:0)
 """
     assert [f["line"] for f in io.findings(ttir)] == [20]
+
+
+def test_the_scan_finds_a_loop_counter_that_steps_past_2_to_the_31():
+    """`for k0 in range(0, K, 32)`: the last k0 + 32 wraps when K > 2^31 - 32, and the loop
+    never ends. A counter of unit step (`range(tiles)`) cannot pass its bound."""
+    ttir = """
+  tt.func public @k(%x_ptr: !tt.ptr<f32> loc("x_ptr"(#loc)), %K: i32 loc("K"(#loc))) {
+    %c32_i32 = arith.constant 32 : i32 loc(#loc1)
+    %c1_i32 = arith.constant 1 : i32 loc(#loc1)
+    %c0_i32 = arith.constant 0 : i32 loc(#loc1)
+    %acc = scf.for %k0 = %c0_i32 to %K step %c32_i32 iter_args(%a = %x) -> (f32)  : i32 {
+      scf.yield %a : f32 loc(#loc2)
+    } loc(#loc2)
+    %t = scf.for %kt = %c0_i32 to %K step %c1_i32 iter_args(%a = %x) -> (f32)  : i32 {
+      scf.yield %a : f32 loc(#loc3)
+    } loc(#loc3)
+    tt.return loc(#loc1)
+  } loc(#loc)
+#loc = loc("k.py":1:0)
+#loc1 = loc("k.py":2:0)
+#loc2 = loc("k.py":30:0)
+#loc3 = loc("k.py":31:0)
+"""
+    assert io.findings(ttir) == [dict(file="k.py", line=30, op="scf.for")]
+
+
+def test_the_scan_finds_a_tile_count_that_wraps_at_the_callers_line():
+    """tl.cdiv(M, 64) is inlined as M + 63: reported at the kernel's line, not Triton's."""
+    ttir = """
+  tt.func public @k(%x_ptr: !tt.ptr<f32> loc("x_ptr"(#loc)), %M: i32 loc("M"(#loc))) {
+    %num = arith.constant 63 : i32 loc(#loc1)
+    %t = arith.addi %M, %num : i32 loc(#loc4)
+    %u = arith.addi %t, %num : i32 loc(#loc4)
+    tt.return loc(#loc1)
+  } loc(#loc)
+#loc = loc("k.py":1:0)
+#loc1 = loc("k.py":2:0)
+#loc2 = loc("/site-packages/triton/language/standard.py":40:0)
+#loc3 = loc("k.py":41:0)
+#loc4 = loc(callsite(#loc2 at #loc3))
+"""
+    assert io.findings(ttir) == [dict(file="k.py", line=41, op="arith.addi")]

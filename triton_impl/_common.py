@@ -24,6 +24,8 @@ import os
 import threading
 
 import torch
+import triton
+import triton.language as tl
 
 NAMESPACE = "cvt_triton"
 
@@ -41,6 +43,15 @@ DTYPES = {
 DOT_INPUT_PRECISION = {"fp32": "ieee", "tf32": "tf32", "fp16": "tf32", "bf16": "tf32"}
 
 MAX_GRID_YZ = 65535  # CUDA limit on gridDim.y and gridDim.z (gridDim.x allows 2^31 - 1)
+
+
+@triton.jit
+def tile_count(size, BLOCK: tl.constexpr):
+    """cdiv(size, BLOCK) that cannot wrap. tl.cdiv computes (size + BLOCK - 1) // BLOCK, and
+    for a 32-bit size within BLOCK of 2^31 the sum wraps negative. Loops over k count tiles
+    with it, `for kt in range(tile_count(K, BLOCK_K))`, since `range(0, K, BLOCK_K)` has the
+    same wrap in its counter's last step (an endless loop)."""
+    return size // BLOCK + (size % BLOCK != 0).to(size.dtype)
 
 
 def interpreting() -> bool:

@@ -122,9 +122,11 @@ def matmul_persistent_kernel(
     NATIVE_TF32_ROUND: tl.constexpr,      # SWAP_AB: round_to_tf32 by cvt.rn.tf32.f32 (sm_90+)
 ):
     start = tl.program_id(0)
-    num_pid_m = tl.cdiv(M, BLOCK_M)
-    num_pid_n = tl.cdiv(N, BLOCK_N)
-    k_tiles = tl.cdiv(K, BLOCK_K)
+    num_pid_m = _common.tile_count(M, BLOCK_M)
+    num_pid_n = _common.tile_count(N, BLOCK_N)
+    k_tiles = _common.tile_count(K, BLOCK_K)
+    # At most M N / (BLOCK_M BLOCK_N) + M / BLOCK_M + N / BLOCK_N + 1 tiles: below 2^27 for
+    # any C that fits in a GPU's memory, so the loop counter below stays far from 2^31.
     num_tiles = num_pid_m * num_pid_n
 
     # Descriptors: built once per program (in global scratch, see _allocator), used by
@@ -145,7 +147,7 @@ def matmul_persistent_kernel(
     # store), so the store must not read the tile index the load stage has moved on.
     tile_c = start - NUM_PROGRAMS
     for tile_id in tl.range(start, num_tiles, NUM_PROGRAMS, flatten=FLATTEN,
-                            warp_specialize=WARP_SPECIALIZE):
+                            warp_specialize=WARP_SPECIALIZE):  # i32 ok: tiles < 2^27
         pid_m, pid_n = _tile_coords(tile_id, num_pid_m, num_pid_n, GROUP_M)
         off_m = pid_m * BLOCK_M
         off_n = pid_n * BLOCK_N
@@ -187,9 +189,9 @@ def matmul_persistent_kernel(
             else:
                 c_desc.store([off_m, off_n], acc.to(c_ptr.dtype.element_ty))
         else:
-            rows = off_m + tl.arange(0, BLOCK_M)
-            cols = off_n + tl.arange(0, BLOCK_N)
-            c_ptrs = c_ptr + rows[:, None].to(tl.int64) * stride_cm + cols[None, :]
+            rows = off_m.to(tl.int64) + tl.arange(0, BLOCK_M)    # int64: off_m + BLOCK_M can
+            cols = off_n.to(tl.int64) + tl.arange(0, BLOCK_N)    # pass 2^31 for M near it
+            c_ptrs = c_ptr + rows[:, None] * stride_cm + cols[None, :]
             tl.store(c_ptrs, acc.to(c_ptr.dtype.element_ty),
                      mask=(rows[:, None] < M) & (cols[None, :] < N))
 
@@ -205,7 +207,7 @@ def transpose_kernel(
     the compiler moves the tile through shared memory to change which index is
     contiguous per thread (the tl.trans)."""
     pid = tl.program_id(0)
-    tiles_c = tl.cdiv(C, BLOCK)
+    tiles_c = _common.tile_count(C, BLOCK)
     rows = (pid // tiles_c).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
     cols = (pid % tiles_c).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
     mask = (rows[:, None] < R) & (cols[None, :] < C)

@@ -74,8 +74,8 @@ def matmul_v3_smem_tiling_kernel(
     a_step = S * tl.cast(stride_ak, tl.int64)    # tl.cast: a stride of 1 arrives as a constexpr
     b_step = S * tl.cast(stride_bk, tl.int64)
     acc = tl.zeros((L, L), dtype=tl.float32)
-    for k0 in range(0, K, S):
-        k_ok = (k0 + ks) < K
+    for kt in range(0, _common.tile_count(K, S)):   # counts tiles: k + S could wrap
+        k_ok = ks < K - kt * S                      # i32 ok: kt * S < K
         # The fetch: zero outside the matrix, as the CUDA twin fills its shared tiles.
         a = tl.load(a_ptrs, mask=row_ok[:, None] & k_ok[None, :], other=0.0)
         b = tl.load(b_ptrs, mask=k_ok[:, None] & col_ok[None, :], other=0.0)

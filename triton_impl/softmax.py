@@ -133,7 +133,7 @@ def softmax_row_online_kernel(
         # Pass 1: per lane, the running max m and the running sum s of exp(x - m).
         m = tl.full([BLOCK], -float("inf"), tl.float32)
         s = tl.zeros([BLOCK], tl.float32)
-        for start in range(0, stop, BLOCK):
+        for start in range(0, stop, BLOCK):   # i32 ok: n + BLOCK < 2^31 unless WIDE
             offs = start + cols
             if KEEP:
                 x = tl.load(x_row + offs, mask=offs < n_vec, other=-float("inf"),
@@ -151,7 +151,7 @@ def softmax_row_online_kernel(
         inv = 1.0 / row_sum
 
         # Pass 2, last chunk first.
-        chunks = tl.cdiv(stop, BLOCK)         # int64 on the WIDE path: n + BLOCK - 1 wraps
+        chunks = tl.cdiv(stop, BLOCK)         # i32 ok: n + BLOCK < 2^31 unless WIDE (int64)
         for back in range(0, chunks):
             offs = (chunks - 1 - back) * BLOCK + cols    # i32 ok: (chunks - 1) * BLOCK < n
             mask = offs < n_vec
@@ -218,7 +218,7 @@ def softmax_cols_online_kernel(
 
     m = tl.full([BLOCK_N, BLOCK_I], -float("inf"), tl.float32)
     s = tl.zeros([BLOCK_N, BLOCK_I], tl.float32)
-    for start in range(0, stop, BLOCK_N):
+    for start in range(0, stop, BLOCK_N):     # i32 ok: n < 2^30 (inner >= 2) unless WIDE
         kk = start + k
         offs = base + kk[:, None] * inner + i[None, :]    # i32 ok: < n inner unless WIDE
         x = tl.load(x_ptr + offs, mask=(kk[:, None] < n) & i_ok, other=-float("inf")).to(tl.float32)
@@ -230,7 +230,7 @@ def softmax_cols_online_kernel(
     shift = tl.where(col_max == -float("inf"), 0.0, col_max)
     inv = 1.0 / tl.sum(s * tl.exp(m - shift[None, :]), axis=0)
 
-    chunks = tl.cdiv(stop, BLOCK_N)           # int64 on the WIDE path
+    chunks = tl.cdiv(stop, BLOCK_N)           # i32 ok: n < 2^30 (inner >= 2) unless WIDE
     for back in range(0, chunks):
         kk = (chunks - 1 - back) * BLOCK_N + k    # i32 ok: (chunks - 1) * BLOCK_N < n
         offs = base + kk[:, None] * inner + i[None, :]    # i32 ok: < n inner unless WIDE
