@@ -10,7 +10,8 @@ finds every such multiply in every kernel the suite launches:
    (TRITON_INTERPRET=1); each launch is recorded as (kernel, argument types, constexprs,
    num_warps) — the exact specialisations the wrappers produce, autotune candidates too;
 2. compile: each recorded launch is compiled for sm_90 (no GPU needed) with every integer
-   argument typed i32, the worst case;
+   argument typed i32, the worst case, except that an argument equal to 1 is a constant,
+   as Triton specialises it on the GPU (so the kernel must compile both ways);
 3. scan the TTIR for three shapes of the same wrap, each reported with its source line:
    - offset: an `arith.muli` whose result is i32 (scalar or tensor) and which flows,
      through additions, splats, broadcasts and reshapes, into the offset of a `tt.addptr`;
@@ -95,6 +96,10 @@ def record_launches() -> list[dict]:
             value = bound.get(name, p.default)
             if name in constexpr:
                 consts[name] = value
+                sig[name] = "constexpr"
+                continue
+            if type(value) is int and value == 1:      # Triton specialises 1 as a constant
+                consts[name] = 1
                 sig[name] = "constexpr"
                 continue
             t = _arg_type(value)

@@ -95,9 +95,12 @@ def hgmma_count(sass: str) -> int:
     return sum("HGMMA" in t for _, t in _instructions(sass))
 
 
-def _tools():
-    import triton
-    return os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin")
+def _tool(name: str) -> str:
+    """The ptxas or cuobjdump Triton compiles with: its own copy, or the one named by
+    TRITON_PTXAS_PATH / TRITON_CUOBJDUMP_PATH (a newer toolkit's ptxas makes newer PTX,
+    which an older ptxas refuses)."""
+    from triton import knobs
+    return getattr(knobs.nvidia, name).path
 
 
 def compile_for_sm90(fn, signature: dict, constexprs: dict, num_warps: int,
@@ -120,13 +123,12 @@ def compile_for_sm90(fn, signature: dict, constexprs: dict, num_warps: int,
         src = ASTSource(fn=fn, signature=signature, constexprs=constexprs, attrs=attrs)
         options = dict(num_warps=num_warps, num_stages=num_stages)
     compiled = triton.compile(src, target=GPUTarget("cuda", 90, 32), options=options)
-    bindir = _tools()
     with tempfile.TemporaryDirectory() as d:
         ptx = os.path.join(d, "k.ptx")
         cubin = os.path.join(d, "k.cubin")
         with open(ptx, "w") as f:
             f.write(compiled.asm["ptx"])
-        r = subprocess.run([os.path.join(bindir, "ptxas"), "-arch=sm_90a", "-v", ptx,
+        r = subprocess.run([_tool("ptxas"), "-arch=sm_90a", "-v", ptx,
                             "-o", cubin], capture_output=True, text=True)
         if r.returncode != 0:
             raise RuntimeError(f"ptxas exit {r.returncode} on {fn.__name__}:\n"
@@ -134,7 +136,7 @@ def compile_for_sm90(fn, signature: dict, constexprs: dict, num_warps: int,
         warnings = [line for line in (r.stdout + r.stderr).splitlines() if "C75" in line]
         with open(cubin, "wb") as f:       # the cubin Triton made (same ptxas, same PTX)
             f.write(compiled.asm["cubin"])
-        sass = subprocess.run([os.path.join(bindir, "cuobjdump"), "-sass", cubin],
+        sass = subprocess.run([_tool("cuobjdump"), "-sass", cubin],
                               capture_output=True, text=True, check=True).stdout
     return sass, warnings
 

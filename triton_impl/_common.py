@@ -51,7 +51,7 @@ def tile_count(size, BLOCK: tl.constexpr):
     for a 32-bit size within BLOCK of 2^31 the sum wraps negative. Loops over k count tiles
     with it, `for kt in range(tile_count(K, BLOCK_K))`, since `range(0, K, BLOCK_K)` has the
     same wrap in its counter's last step (an endless loop)."""
-    return size // BLOCK + (size % BLOCK != 0).to(size.dtype)
+    return size // BLOCK + (size % BLOCK + BLOCK - 1) // BLOCK    # the remainder's tile: 0 or 1
 
 
 def interpreting() -> bool:

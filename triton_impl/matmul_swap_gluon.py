@@ -115,8 +115,8 @@ def matmul_swap_gluon_kernel(
     NUM_WARPS: gl.constexpr = gl.num_warps()
     pid = gl.program_id(0)
     # Tile counts as _common.tile_count: gl.cdiv's M + BLOCK_M - 1 wraps for M near 2^31.
-    num_pid_m = M // BLOCK_M + (M % BLOCK_M != 0).to(M.dtype)
-    num_pid_n = N // BLOCK_N + (N % BLOCK_N != 0).to(N.dtype)
+    num_pid_m = M // BLOCK_M + (M % BLOCK_M + BLOCK_M - 1) // BLOCK_M
+    num_pid_n = N // BLOCK_N + (N % BLOCK_N + BLOCK_N - 1) // BLOCK_N
     per_group = GROUP_M * num_pid_n                      # the grouped order of matmul_grouped
     first_m = (pid // per_group) * GROUP_M
     group_rows = gl.minimum(num_pid_m - first_m, GROUP_M)
@@ -135,7 +135,7 @@ def matmul_swap_gluon_kernel(
     ready = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
     for st in gl.static_range(STAGES):
         mbarrier.init(ready.index(st), count=1)
-    k_tiles = K // BLOCK_K + (K % BLOCK_K != 0).to(K.dtype)
+    k_tiles = K // BLOCK_K + (K % BLOCK_K + BLOCK_K - 1) // BLOCK_K
     for st in gl.static_range(STAGES - 1):               # prologue: the first tiles
         if st < k_tiles:
             mbarrier.expect(ready.index(st),
