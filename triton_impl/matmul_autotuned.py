@@ -68,6 +68,7 @@ import triton
 import triton.language as tl
 
 from triton_impl import _common, tiles
+from triton_impl._common import tile_count    # by name: torch.compile copies it
 
 NAME = "triton_autotuned"
 PRECISIONS = ("fp32", "tf32", "fp16", "bf16")
@@ -124,8 +125,8 @@ def matmul_autotuned_kernel(
     NATIVE_TF32_ROUND: tl.constexpr,          # round_to_tf32 by cvt.rn.tf32.f32 (sm_90+)
 ):
     pid = tl.program_id(0)
-    num_pid_m = _common.tile_count(M, BLOCK_M)
-    num_pid_n = _common.tile_count(N, BLOCK_N)
+    num_pid_m = tile_count(M, BLOCK_M)
+    num_pid_n = tile_count(N, BLOCK_N)
     pid_m, pid_n = tl.swizzle2d(pid // num_pid_n, pid % num_pid_n, num_pid_m, num_pid_n, GROUP_M)
 
     # Rows and columns wrap around instead of being masked: every load stays inside A and
@@ -145,7 +146,7 @@ def matmul_autotuned_kernel(
         acc = tl.zeros((BLOCK_N, BLOCK_M), dtype=tl.float32)    # the transposed tile
     else:
         acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
-    for kt in range(0, _common.tile_count(K, BLOCK_K)):  # counts tiles: k + BLOCK_K could wrap
+    for kt in range(0, tile_count(K, BLOCK_K)):  # counts tiles: k + BLOCK_K could wrap
         k_ok = ks < K - kt * BLOCK_K                        # i32 ok: kt * BLOCK_K < K
         a = tl.load(a_ptrs, mask=k_ok[None, :], other=0.0)
         b = tl.load(b_ptrs, mask=k_ok[:, None], other=0.0)

@@ -37,6 +37,7 @@ import triton
 import triton.language as tl
 
 from triton_impl import _common, tiles
+from triton_impl._common import tile_count    # by name: torch.compile copies it
 
 NAME = "triton_batched"
 PRECISIONS = ("fp32", "tf32", "fp16", "bf16")
@@ -56,8 +57,8 @@ def matmul_batched_kernel(
     INPUT_PRECISION: tl.constexpr,            # "ieee" (FFMA) or "tf32"; ignored for 16-bit
 ):
     pid = tl.program_id(0)
-    num_pid_m = _common.tile_count(M, BLOCK_M)
-    num_pid_n = _common.tile_count(N, BLOCK_N)
+    num_pid_m = tile_count(M, BLOCK_M)
+    num_pid_n = tile_count(N, BLOCK_N)
     tiles = num_pid_m * num_pid_n             # i32 ok: below the grid size (< 2^31)
     batch = pid // tiles                       # which matrix product of the stack
     tile = pid % tiles                         # which tile of it, in grouped order
@@ -86,7 +87,7 @@ def matmul_batched_kernel(
     b_step = BLOCK_K * tl.cast(stride_bk, tl.int64)
 
     acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
-    for kt in range(0, _common.tile_count(K, BLOCK_K)):  # counts tiles: k + BLOCK_K could wrap
+    for kt in range(0, tile_count(K, BLOCK_K)):  # counts tiles: k + BLOCK_K could wrap
         k_ok = ks < K - kt * BLOCK_K                        # i32 ok: kt * BLOCK_K < K
         a = tl.load(a_ptrs, mask=row_ok[:, None] & k_ok[None, :], other=0.0)
         b = tl.load(b_ptrs, mask=k_ok[:, None] & col_ok[None, :], other=0.0)

@@ -40,6 +40,7 @@ import triton
 import triton.language as tl
 
 from triton_impl import _common, tiles
+from triton_impl._common import tile_count    # by name: torch.compile copies it
 
 NAME = "triton_grouped"
 PRECISIONS = ("fp32", "tf32", "fp16", "bf16")
@@ -56,8 +57,8 @@ def matmul_grouped_kernel(
 ):
     # A 1-D grid: the program id IS the launch order. Row-major (i, j) first, then grouped.
     pid = tl.program_id(0)
-    num_pid_m = _common.tile_count(M, BLOCK_M)
-    num_pid_n = _common.tile_count(N, BLOCK_N)
+    num_pid_m = tile_count(M, BLOCK_M)
+    num_pid_n = tile_count(N, BLOCK_N)
     pid_m, pid_n = tl.swizzle2d(pid // num_pid_n, pid % num_pid_n, num_pid_m, num_pid_n, GROUP_M)
 
     rows = pid_m.to(tl.int64) * BLOCK_M + tl.arange(0, BLOCK_M)     # int64: rows*stride may
@@ -74,7 +75,7 @@ def matmul_grouped_kernel(
     b_step = BLOCK_K * tl.cast(stride_bk, tl.int64)
 
     acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)     # fp32 accumulation, any input
-    for kt in range(0, _common.tile_count(K, BLOCK_K)):  # counts tiles: k + BLOCK_K could wrap
+    for kt in range(0, tile_count(K, BLOCK_K)):  # counts tiles: k + BLOCK_K could wrap
         k_ok = ks < K - kt * BLOCK_K                        # i32 ok: kt * BLOCK_K < K
         a = tl.load(a_ptrs, mask=row_ok[:, None] & k_ok[None, :], other=0.0)
         b = tl.load(b_ptrs, mask=k_ok[:, None] & col_ok[None, :], other=0.0)

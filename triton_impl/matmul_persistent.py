@@ -85,6 +85,7 @@ import triton
 import triton.language as tl
 
 from triton_impl import _common, matmul_swap_gluon, tiles_hopper
+from triton_impl._common import tile_count    # by name: torch.compile copies it
 from triton_impl.matmul_autotuned import round_to_tf32, wait_for_dot
 
 NAME = "triton_persistent"
@@ -122,9 +123,9 @@ def matmul_persistent_kernel(
     NATIVE_TF32_ROUND: tl.constexpr,      # SWAP_AB: round_to_tf32 by cvt.rn.tf32.f32 (sm_90+)
 ):
     start = tl.program_id(0)
-    num_pid_m = _common.tile_count(M, BLOCK_M)
-    num_pid_n = _common.tile_count(N, BLOCK_N)
-    k_tiles = _common.tile_count(K, BLOCK_K)
+    num_pid_m = tile_count(M, BLOCK_M)
+    num_pid_n = tile_count(N, BLOCK_N)
+    k_tiles = tile_count(K, BLOCK_K)
     # At most M N / (BLOCK_M BLOCK_N) + M / BLOCK_M + N / BLOCK_N + 1 tiles: below 2^27 for
     # any C that fits in a GPU's memory, so the loop counter below stays far from 2^31.
     num_tiles = num_pid_m * num_pid_n
@@ -207,7 +208,7 @@ def transpose_kernel(
     the compiler moves the tile through shared memory to change which index is
     contiguous per thread (the tl.trans)."""
     pid = tl.program_id(0)
-    tiles_c = _common.tile_count(C, BLOCK)
+    tiles_c = tile_count(C, BLOCK)
     rows = (pid // tiles_c).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
     cols = (pid % tiles_c).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
     mask = (rows[:, None] < R) & (cols[None, :] < C)

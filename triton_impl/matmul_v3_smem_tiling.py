@@ -47,6 +47,7 @@ import triton
 import triton.language as tl
 
 from triton_impl import _common, tiles
+from triton_impl._common import tile_count    # by name: torch.compile copies it
 
 NAME = "triton_v3_smem_tiling"
 
@@ -74,7 +75,7 @@ def matmul_v3_smem_tiling_kernel(
     a_step = S * tl.cast(stride_ak, tl.int64)    # tl.cast: a stride of 1 arrives as a constexpr
     b_step = S * tl.cast(stride_bk, tl.int64)
     acc = tl.zeros((L, L), dtype=tl.float32)
-    for kt in range(0, _common.tile_count(K, S)):   # counts tiles: k + S could wrap
+    for kt in range(0, tile_count(K, S)):   # counts tiles: k + S could wrap
         k_ok = ks < K - kt * S                      # i32 ok: kt * S < K
         # The fetch: zero outside the matrix, as the CUDA twin fills its shared tiles.
         a = tl.load(a_ptrs, mask=row_ok[:, None] & k_ok[None, :], other=0.0)
