@@ -11,7 +11,8 @@ finds every such multiply in every kernel the suite launches:
    num_warps) — the exact specialisations the wrappers produce, autotune candidates too;
 2. compile: each recorded launch is compiled for sm_90 (no GPU needed) with every integer
    argument typed i32, the worst case, except that an argument equal to 1 is a constant,
-   as Triton specialises it on the GPU (so the kernel must compile both ways);
+   as Triton specialises it on the GPU (so the kernel must compile both ways), and each
+   64-bit switch of a kernel (WIDE_FLAGS, for sizes near 2^31) is compiled on and off;
 3. scan the TTIR for three shapes of the same wrap, each reported with its source line:
    - offset: an `arith.muli` whose result is i32 (scalar or tensor) and which flows,
      through additions, splats, broadcasts and reshapes, into the offset of a `tt.addptr`;
@@ -134,7 +135,21 @@ def record_launches() -> list[dict]:
         matmul_persistent.transpose(torch.ones(37, 45))         # B^T for the tf32 paths
     finally:
         InterpretedFunction.run = original
-    return list(launches.values())
+    return list(launches.values()) + _wide_variants(launches.values())
+
+
+# Constexpr flags that switch a kernel to 64-bit counting for sizes near 2^31: the small
+# CPU shapes never set them, so the scan also compiles each launch with the flag on.
+WIDE_FLAGS = ("WIDE", "K_WIDE")
+
+
+def _wide_variants(launches) -> list[dict]:
+    out = []
+    for launch in launches:
+        for flag in WIDE_FLAGS:
+            if launch["constexprs"].get(flag) is False:
+                out.append(dict(launch, constexprs=dict(launch["constexprs"], **{flag: True})))
+    return out
 
 
 # --------------------------------------------------------------------------- 2. compile

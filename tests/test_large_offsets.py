@@ -121,9 +121,10 @@ GROUPED = [k for k in MATMULS if k.name == "triton_grouped"]
 def test_matmul_k_near_2_to_the_31(kernel):
     """K = 2^31 - 1 (fp16, 1 x K times K x 1: 8.6 GB): a loop `for k0 in range(0, K,
     BLOCK_K)` steps its 32-bit counter past 2^31 after the last tile and never ends. The
-    kernels count tiles instead; one program walks all 2^31 / BLOCK_K of them (seconds),
-    so this runs one kernel: the CPU tier's scan (tests/test_offsets_static.py) finds the
-    stepping counter in every other."""
+    kernels count in int64 there (K_WIDE, _common.near_int32_limit). One program walks all
+    2^31 / BLOCK_K tiles (a minute), so this runs one kernel: the CPU tier's scan
+    (tests/test_offsets_static.py) compiles every kernel's K_WIDE path and finds any
+    32-bit counter that steps towards a size."""
     import torch
 
     K = 2**31 - 1

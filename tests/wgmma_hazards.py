@@ -186,7 +186,7 @@ def register_operand_kernels() -> dict[str, tuple[str, list[str]]]:
         if not c["B_FROM_REGISTERS"]:
             continue
         consts = {k: v for k, v in c.items() if k not in launch}
-        consts.update(INPUT_PRECISION="tf32", NATIVE_TF32_ROUND=True)
+        consts.update(INPUT_PRECISION="tf32", NATIVE_TF32_ROUND=True, K_WIDE=False)
         name = "matmul_autotuned swap {BLOCK_M}x{BLOCK_N}x{BLOCK_K} w{num_warps} s{num_stages}"
         out[name.format(**c)] = compile_for_sm90(
             ma.matmul_autotuned_kernel, _pointer_signature(ma.matmul_autotuned_kernel, consts),

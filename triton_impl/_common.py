@@ -48,10 +48,21 @@ MAX_GRID_YZ = 65535  # CUDA limit on gridDim.y and gridDim.z (gridDim.x allows 2
 @triton.jit
 def tile_count(size, BLOCK: tl.constexpr):
     """cdiv(size, BLOCK) that cannot wrap. tl.cdiv computes (size + BLOCK - 1) // BLOCK, and
-    for a 32-bit size within BLOCK of 2^31 the sum wraps negative. Loops over k count tiles
-    with it, `for kt in range(tile_count(K, BLOCK_K))`, since `range(0, K, BLOCK_K)` has the
-    same wrap in its counter's last step (an endless loop)."""
+    for a 32-bit size within BLOCK of 2^31 the sum wraps negative."""
     return size // BLOCK + (size % BLOCK + BLOCK - 1) // BLOCK    # the remainder's tile: 0 or 1
+
+
+# A loop `for k0 in range(0, K, BLOCK_K)` counts in 32 bits when K does, and its last step
+# k0 + BLOCK_K wraps negative (the loop never ends) when K is within BLOCK_K of 2^31. The
+# matmul kernels take K_WIDE = near_int32_limit(K) as a constexpr and then count in int64;
+# the common path keeps the 32-bit counter, which the compiler pipelines best (counting
+# tiles instead, `range(tile_count(K, BLOCK_K))`, cost triton_grouped 14% in fp16).
+STEP_BOUND = 1024   # more than any BLOCK_K or chunk of the kernels here
+
+
+def near_int32_limit(stop: int) -> bool:
+    """True when a 32-bit loop counter stepping towards `stop` could pass 2^31 - 1."""
+    return stop > 2**31 - 1 - STEP_BOUND
 
 
 def interpreting() -> bool:
@@ -129,12 +140,16 @@ def check_grid(op: str, grid: tuple, what: str) -> None:
                              f"than the {MAX_GRID_YZ} CUDA allows")
 
 
-def ladder_matmul(op: str, kernel, a: torch.Tensor, b: torch.Tensor, grid, **meta):
+def ladder_matmul(op: str, kernel, a: torch.Tensor, b: torch.Tensor, grid, *,
+                  k_steps: bool = False, **meta):
     """The ladder twins' wrapper, after their own tile choice: check, the trivial answer,
     row-major inputs (the CUDA op's contract), C, launch. ``grid(M, N)`` gives the grid;
     its axis 1 must hold ``M`` programs' worth of rows, or ``N``'s for v1 (named in the
-    error). ``meta`` is the kernel's constexprs and num_warps; num_stages is 1."""
+    error). ``meta`` is the kernel's constexprs and num_warps; num_stages is 1. A kernel
+    whose k loop steps by a tile (``k_steps``) also gets K_WIDE (near_int32_limit)."""
     M, N, K = check_matmul_2d(op, a, b)
+    if k_steps:
+        meta["K_WIDE"] = near_int32_limit(K)
     trivial = trivial_result(a, M, N, K)
     if trivial is not None:
         return trivial

@@ -122,6 +122,7 @@ def matmul_autotuned_kernel(
     GROUP_M: tl.constexpr,                    # rows of tiles per group of the launch order
     B_FROM_REGISTERS: tl.constexpr,           # tf32 only: compute C^T = B^T A^T (header)
     INPUT_PRECISION: tl.constexpr,            # "ieee" (FFMA) or "tf32"; ignored for 16-bit
+    K_WIDE: tl.constexpr,                     # near_int32_limit(K): an int64 k loop
     NATIVE_TF32_ROUND: tl.constexpr,          # round_to_tf32 by cvt.rn.tf32.f32 (sm_90+)
 ):
     pid = tl.program_id(0)
@@ -146,8 +147,11 @@ def matmul_autotuned_kernel(
         acc = tl.zeros((BLOCK_N, BLOCK_M), dtype=tl.float32)    # the transposed tile
     else:
         acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
-    for kt in range(0, tile_count(K, BLOCK_K)):  # counts tiles: k + BLOCK_K could wrap
-        k_ok = ks < K - kt * BLOCK_K                        # i32 ok: kt * BLOCK_K < K
+    stop = K
+    if K_WIDE:                                # K within a tile of 2^31: an int64 bound
+        stop = tl.cast(K, tl.int64)           # gives the loop an int64 counter
+    for k0 in range(0, stop, BLOCK_K):        # i32 ok: K + BLOCK_K < 2^31 unless K_WIDE
+        k_ok = (k0 + ks) < K
         a = tl.load(a_ptrs, mask=k_ok[None, :], other=0.0)
         b = tl.load(b_ptrs, mask=k_ok[:, None], other=0.0)
         if B_FROM_REGISTERS:
@@ -222,7 +226,8 @@ def matmul(a: torch.Tensor, b: torch.Tensor, precision: str = "fp32", *,
     args = (a, b, c, M, N, K,
             a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0), c.stride(1))
     flags = dict(INPUT_PRECISION=_common.DOT_INPUT_PRECISION[precision],
-                 NATIVE_TF32_ROUND=_common.native_tf32_round(a.device))
+                 NATIVE_TF32_ROUND=_common.native_tf32_round(a.device),
+                 K_WIDE=_common.near_int32_limit(K))
     if config is not None:
         grid = (triton.cdiv(M, config["BLOCK_M"]) * triton.cdiv(N, config["BLOCK_N"]),)
         _common.launch(matmul_autotuned_kernel, grid, *args, **flags, **config)

@@ -55,6 +55,7 @@ def matmul_batched_kernel(
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
     GROUP_M: tl.constexpr,
     INPUT_PRECISION: tl.constexpr,            # "ieee" (FFMA) or "tf32"; ignored for 16-bit
+    K_WIDE: tl.constexpr,                     # near_int32_limit(K): an int64 k loop
 ):
     pid = tl.program_id(0)
     num_pid_m = tile_count(M, BLOCK_M)
@@ -87,8 +88,11 @@ def matmul_batched_kernel(
     b_step = BLOCK_K * tl.cast(stride_bk, tl.int64)
 
     acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
-    for kt in range(0, tile_count(K, BLOCK_K)):  # counts tiles: k + BLOCK_K could wrap
-        k_ok = ks < K - kt * BLOCK_K                        # i32 ok: kt * BLOCK_K < K
+    stop = K
+    if K_WIDE:                                # K within a tile of 2^31: an int64 bound
+        stop = tl.cast(K, tl.int64)           # gives the loop an int64 counter
+    for k0 in range(0, stop, BLOCK_K):        # i32 ok: K + BLOCK_K < 2^31 unless K_WIDE
+        k_ok = (k0 + ks) < K
         a = tl.load(a_ptrs, mask=row_ok[:, None] & k_ok[None, :], other=0.0)
         b = tl.load(b_ptrs, mask=k_ok[:, None] & col_ok[None, :], other=0.0)
         acc = tl.dot(a, b, acc, input_precision=INPUT_PRECISION)
@@ -175,6 +179,7 @@ def matmul(a: torch.Tensor, b: torch.Tensor, precision: str = "fp32", *,
                        BLOCK_M=p["BLOCK_M"], BLOCK_N=p["BLOCK_N"], BLOCK_K=p["BLOCK_K"],
                        GROUP_M=p["GROUP_M"],
                        INPUT_PRECISION=_common.DOT_INPUT_PRECISION[precision],
+                       K_WIDE=_common.near_int32_limit(K),
                        num_warps=p.get("num_warps", 4), num_stages=p.get("num_stages", 3))
     return c
 

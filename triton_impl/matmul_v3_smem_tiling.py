@@ -47,7 +47,6 @@ import triton
 import triton.language as tl
 
 from triton_impl import _common, tiles
-from triton_impl._common import tile_count    # by name: torch.compile copies it
 
 NAME = "triton_v3_smem_tiling"
 
@@ -59,6 +58,7 @@ def matmul_v3_smem_tiling_kernel(
     stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,  # strides, in elements
     L: tl.constexpr,                          # the program's tile of C is L x L
     S: tl.constexpr,                          # k step: tiles of A are L x S, of B S x L
+    K_WIDE: tl.constexpr,                     # near_int32_limit(K): an int64 k loop
 ):
     pid_n = tl.program_id(0).to(tl.int64)     # blockIdx.x: column block (as the CUDA twin)
     pid_m = tl.program_id(1).to(tl.int64)     # blockIdx.y: row block
@@ -75,8 +75,11 @@ def matmul_v3_smem_tiling_kernel(
     a_step = S * tl.cast(stride_ak, tl.int64)    # tl.cast: a stride of 1 arrives as a constexpr
     b_step = S * tl.cast(stride_bk, tl.int64)
     acc = tl.zeros((L, L), dtype=tl.float32)
-    for kt in range(0, tile_count(K, S)):   # counts tiles: k + S could wrap
-        k_ok = ks < K - kt * S                      # i32 ok: kt * S < K
+    stop = K
+    if K_WIDE:                                # K within a tile of 2^31: an int64 bound
+        stop = tl.cast(K, tl.int64)           # gives the loop an int64 counter
+    for k0 in range(0, stop, S):              # i32 ok: K + S < 2^31 unless K_WIDE
+        k_ok = (k0 + ks) < K
         # The fetch: zero outside the matrix, as the CUDA twin fills its shared tiles.
         a = tl.load(a_ptrs, mask=row_ok[:, None] & k_ok[None, :], other=0.0)
         b = tl.load(b_ptrs, mask=k_ok[:, None] & col_ok[None, :], other=0.0)
@@ -100,7 +103,7 @@ def matmul(a: torch.Tensor, b: torch.Tensor, *, tile: dict | None = None) -> tor
     return _common.ladder_matmul(
         NAME, matmul_v3_smem_tiling_kernel, a, b,
         lambda M, N: ((triton.cdiv(N, p["L"]), triton.cdiv(M, p["L"])), f"M = {M}"),
-        L=p["L"], S=p["S"], num_warps=p.get("num_warps", 4))
+        L=p["L"], S=p["S"], k_steps=True, num_warps=p.get("num_warps", 4))
 
 
 def _op_impl(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
