@@ -7,37 +7,25 @@ the message an eager call gives, not later when the compiled graph runs.
 """
 from __future__ import annotations
 
-import re
-from functools import lru_cache
-from pathlib import Path
-
 import torch
 
-from . import MATMUL_OPS, NAMESPACE
+from . import MATMUL_OPS, NAMESPACE, config
 
 _registered = False
 MAX_DIM = 2**31 - 1        # the kernels take int sizes
 MAX_GRID_Y = 65535         # CUDA's limit on gridDim.y
-CONFIG = Path(__file__).resolve().parent.parent / "cuda" / "matmul_config.h"
-
-
-@lru_cache(maxsize=None)
-def _tiles() -> dict[str, int]:
-    """The #define values of cuda/matmul_config.h (the kernels' tile parameters)."""
-    return {m.group(1): int(m.group(2))
-            for m in re.finditer(r"#define\s+(CVT_\w+)\s+(\d+)", CONFIG.read_text())}
 
 
 def grid_y_dimension(op: str) -> tuple[str, int]:
     """Which dimension of C each ladder op puts on gridDim.y, and its rows or columns per
     block (the launchers in cuda/matmul_*.cu)."""
-    t = _tiles()
+    t = config.params()
     return {
-        "matmul_v1_naive": ("N", t["CVT_V1_BLOCK"]),
-        "matmul_v1_coalesced": ("M", t["CVT_V1_BLOCK"]),
-        "matmul_v1_5_thread_tiling": ("M", t["CVT_V15_T"] * t["CVT_V15_V"]),
-        "matmul_v2_register_tiling": ("M", t["CVT_V2_T"] * t["CVT_V2_V"]),
-        "matmul_v3_smem_tiling": ("M", t["CVT_V3_L"]),
+        "matmul_v1_naive": ("N", t["V1_BLOCK"]),
+        "matmul_v1_coalesced": ("M", t["V1_BLOCK"]),
+        "matmul_v1_5_thread_tiling": ("M", t["V15_T"] * t["V15_V"]),
+        "matmul_v2_register_tiling": ("M", t["V2_T"] * t["V2_V"]),
+        "matmul_v3_smem_tiling": ("M", t["V3_L"]),
     }[op]
 
 

@@ -45,9 +45,9 @@ def test_registry_records_are_complete():
 
 
 def test_cuda_tile_params_come_from_the_header():
-    from bench.catalog.matmul_cuda import header_params
+    from bindings import config
 
-    p = header_params()
+    p = config.params()
     assert registry.get("cuda_v3_smem_tiling").params() == {
         "L": p["V3_L"], "S": p["V3_S"], "V": p["V3_V"]}
     assert p["V3_L"] % p["V3_V"] == 0

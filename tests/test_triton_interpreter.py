@@ -79,9 +79,9 @@ def test_twin_transposed_inputs(version, transposed):
 
 
 def test_twin_params_follow_the_cuda_header():
-    from bench.catalog.matmul_cuda import header_params
+    from bindings import config
 
-    h = header_params()
+    h = config.params()
     assert matmul_v1_naive.params()["BLOCK"] == h["V1_BLOCK"]
     assert matmul_v1_naive.params()["num_warps"] == h["V1_BLOCK"] ** 2 // 32
     assert (matmul_v1_5_thread_tiling.params()["V"], matmul_v1_5_thread_tiling.params()["T"]) \

@@ -56,7 +56,7 @@ per precision (fp32-ieee, tf32, fp16, bf16), and a fix for the tutorial's slow T
             one small configuration per precision and nothing is timed.
   precond.  fp32/tf32: float32; fp16/bf16: float16/bfloat16 (output the same dtype);
             any M, N, K >= 0, any strides (no copies); tensors on the current CUDA device.
-  run       python -m triton_impl.tune_report --out results/local   (GPU: vs cuBLAS)
+  run       python docs/research/fast_matmul/tune_report.py --out results/local   (GPU: vs cuBLAS)
             python -m bench check --kernels triton_autotuned --shapes 4096x4096x4096
 """
 from __future__ import annotations

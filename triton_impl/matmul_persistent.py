@@ -54,8 +54,8 @@ the transposing copy.
   traffic   global loads as the blocked kernels: A M*K*ceil(N/BN), B N*K*ceil(M/BM)
             elements (TMA fetches nothing outside the tensor, as masked loads request
             nothing); stores M*N. The transpose path adds K*N loads and K*N stores (B^T).
-  measured  H100, 4096^3, against cuBLAS at the same precision (2026-11-22 probe; the
-            final numbers: python -m triton_impl.tune_report): tf32 with a column-major B
+  measured  H100, 4096^3, against cuBLAS at the same precision (2026-11-22 probe; final
+            numbers: docs/research/fast_matmul/tune_report.py): tf32 with a column-major B
             0.946x (128x256x32, split epilogue); tf32 with a row-major B by gluon 0.98x,
             by swap 0.65x (0.82x before wait_for_dot, racing), by transpose (one extra
             pass) ~0.69x, direct 0.20x (PERFLOG.md). fp16/bf16: see the report.
@@ -73,7 +73,7 @@ the transposing copy.
             buffer and the op copies it into the contiguous result. At aligned row- or
             column-major inputs there is no copy. Tensors on the current CUDA device
             (or the CPU under TRITON_INTERPRET=1: the interpreter emulates descriptors).
-  run       python -m triton_impl.tune_probe --out results/probe   (GPU: every variant)
+  run       python docs/research/fast_matmul/tune_probe.py --out DIR   (GPU: every variant)
             python -m pytest tests/test_triton_hopper.py                (CPU: interpreter)
 """
 from __future__ import annotations

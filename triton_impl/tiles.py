@@ -6,7 +6,7 @@ depending on TRITON_INTERPRET *when it is defined*, so importing a kernel module
 makes it. The registry and the traffic models read tiles from here instead.
 
 The twins' tiles are never written here: they are read from cuda/matmul_config.h (through
-bench.catalog.matmul_cuda.header_params), so a retuned CUDA kernel moves its twin with it.
+bindings/config.py, its one reader), so a retuned CUDA kernel moves its twin with it.
 """
 from __future__ import annotations
 
@@ -14,9 +14,9 @@ MIN_DOT_K = 16  # tl.dot's smallest K on NVIDIA GPUs (triton/backends/nvidia: mi
 
 
 def _header() -> dict[str, int]:
-    from bench.catalog.matmul_cuda import header_params
+    from bindings import config
 
-    return header_params()
+    return config.params()
 
 
 def _warps(threads: int) -> int:
@@ -76,7 +76,7 @@ def _cfg(bm, bn, bk, warps, stages, group=8, b_regs=False):
 
 # matmul_autotuned: the candidates per precision; the first is what problems too small to
 # tune run. Shared memory per candidate = stages * (BM + BN) * BK * bytes, all <= 227 KB.
-# Chosen from the H100 probe of 2026-11-22 at 4096^3 (triton_impl/NOTES_fast_matmul.md):
+# Chosen from the H100 probe of 2026-11-22 at 4096^3 (docs/research/fast_matmul/NOTES.md):
 #  fp32 (ieee) runs tl.dot as FFMA from shared memory; its result layout gives a thread
 #    BM*BN/(4*threads) rows of 4 contiguous columns. The best six measured: 64x128x32 w4
 #    (0.86x cuBLAS) down to 128x128x32 w8 (0.83x); 16-deep k steps and 128-accumulator

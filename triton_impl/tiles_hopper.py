@@ -43,7 +43,7 @@ def persistent_smem_bytes(cfg: dict, elem_bytes: int) -> int:
 
 
 # matmul_persistent: autotune candidates per layout (first = what small problems run).
-# From the H100 probe of 2026-11-22 (triton_impl/NOTES_fast_matmul.md has the numbers).
+# From the H100 probe of 2026-11-22 (docs/research/fast_matmul/NOTES.md has the numbers).
 #  fp16/bf16: the 128x256x64 tile with 8 warps (2 consumer warpgroups, 64 KB epilogue
 #    staging), its GROUP_M=16 order, and the warp-specialised 4-warp schedules.
 #  tf32 (K-major B: column-major B given, or after the transpose): the flattened loop with

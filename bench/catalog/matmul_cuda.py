@@ -1,27 +1,14 @@
 """The CUDA matmul ladder (cuda/matmul_*.cu), exposed as torch ops by bindings/."""
 from __future__ import annotations
 
-import re
-from functools import lru_cache
-from pathlib import Path
-
 from bench import models
 from bench.registry import Kernel
-
-CONFIG = Path(__file__).resolve().parents[2] / "cuda" / "matmul_config.h"
-
-
-@lru_cache(maxsize=None)
-def header_params() -> dict[str, int]:
-    """Every `#define CVT_<NAME> <int>` of cuda/matmul_config.h: the kernels' tile parameters."""
-    text = CONFIG.read_text()
-    return {m.group(1): int(m.group(2))
-            for m in re.finditer(r"^#define\s+CVT_(\w+)\s+(\d+)\s*$", text, re.M)}
-
+from bindings import config
 
 def _params(**names: str):
-    """Maps model parameter names (V, L, S, ...) to header names (V3_L, ...), read lazily."""
-    return lambda: {k: header_params()[v] for k, v in names.items()}
+    """Maps model parameter names (V, L, S, ...) to header names (V3_L, ...), read lazily
+    from cuda/matmul_config.h (bindings/config.py)."""
+    return lambda: {k: config.params()[v] for k, v in names.items()}
 
 
 def _op(op_name: str):

@@ -1,4 +1,4 @@
-"""`python -m triton_impl.tune_report --out DIR`: the fast Triton matmuls against cuBLAS.
+"""`python docs/research/fast_matmul/tune_report.py --out DIR`: the fast Triton matmuls against cuBLAS.
 
 The issue's targets, at N x N x N (4096 by default), each kernel against cuBLAS at the same
 precision, measured in one run:
@@ -30,6 +30,12 @@ Writes DIR/tune_report.json and DIR/tune_report.txt. Needs a CUDA GPU; most of a
 compiling the candidates (fast when the Triton cache is warm, e.g. after tune_probe).
 """
 from __future__ import annotations
+
+import sys as _sys
+from pathlib import Path as _Path
+
+# Research code outside the packages: run as a script from anywhere in the repository.
+_sys.path.insert(0, str(_Path(__file__).resolve().parents[3]))
 
 import argparse
 import json
@@ -316,7 +322,7 @@ def _environment() -> dict:
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="python -m triton_impl.tune_report", description=__doc__,
+    p = argparse.ArgumentParser(prog="python docs/research/fast_matmul/tune_report.py", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--out", required=True, help="directory for tune_report.json / .txt")
     p.add_argument("--n", type=int, default=4096, help="M = N = K (default 4096)")

@@ -1,4 +1,4 @@
-"""`python -m triton_impl.tune_probe --out DIR`: every fast-matmul variant against cuBLAS.
+"""`python docs/research/fast_matmul/tune_probe.py --out DIR`: every fast-matmul variant against cuBLAS.
 
 One GPU run that compares, at N x N x N (4096 by default) and for fp32-ieee, tf32, fp16
 and bf16, fixed configurations of:
@@ -25,13 +25,13 @@ Phases:
      so a run cut short keeps what it measured), DIR/probe_workers.log the worker logs.
 
 Needs a CUDA GPU (sm_90 for TMA and wgmma). Budget: about 3 minutes on an H100.
-    python -m triton_impl.tune_probe --out results/probe
-    python -m triton_impl.tune_probe --list                  # the variants, no GPU needed
-    python -m triton_impl.tune_probe --out DIR --only 'fp16/'   # a subset (regex)
-    python -m triton_impl.tune_probe --out DIR --round 2 --timing-check   # round 2 only
+    python docs/research/fast_matmul/tune_probe.py --out results/probe
+    python docs/research/fast_matmul/tune_probe.py --list                  # the variants, no GPU needed
+    python docs/research/fast_matmul/tune_probe.py --out DIR --only 'fp16/'   # a subset (regex)
+    python docs/research/fast_matmul/tune_probe.py --out DIR --round 2 --timing-check   # round 2 only
 
 Rounds: round 1 (2026-11-22) swept everything, including a Gluon FFMA kernel for fp32
-that did no better than tl.dot(ieee) and was dropped (NOTES_fast_matmul.md). Round 2 is
+that did no better than tl.dot(ieee) and was dropped (NOTES.md). Round 2 is
 the registered kernels' candidate lists (so its worker phase also fills the Triton cache
 that tune_report's autotuning then reads) plus the last ideas: clusters through a
 triton.Config (num_ctas=2), GROUP_M variants, more fp32 shapes. --timing-check times
@@ -40,6 +40,12 @@ the same fp16 and bf16 kernels interleaved, with GPU sleeps of 50 us (the harnes
 as the sleep grows, the wrapper's host cost was leaking into the events.
 """
 from __future__ import annotations
+
+import sys as _sys
+from pathlib import Path as _Path
+
+# Research code outside the packages: run as a script from anywhere in the repository.
+_sys.path.insert(0, str(_Path(__file__).resolve().parents[3]))
 
 import argparse
 import json
@@ -543,7 +549,7 @@ def run_workers(names: list[str], n: int, seed: int, workers: int, log_path: Pat
         serial[0] += 1
         path = log_dir / f"worker_{serial[0]}.log"
         f = open(path, "w")
-        cmd = [sys.executable, "-m", "triton_impl.tune_probe", "--worker",
+        cmd = [sys.executable, str(Path(__file__).resolve()), "--worker",
                "--names", "\n".join(chunk), "--n", str(n), "--seed", str(seed)]
         if DEVICE == "cpu":
             cmd.append("--dry-run-cpu")
@@ -611,7 +617,7 @@ def _tflops(n, ms):
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="python -m triton_impl.tune_probe", description=__doc__,
+    p = argparse.ArgumentParser(prog="python docs/research/fast_matmul/tune_probe.py", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--out", help="directory for probe.json, probe_table.txt, probe_workers.log")
     p.add_argument("--n", type=int, default=4096, help="M = N = K (default 4096)")
