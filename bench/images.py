@@ -86,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--kernel", default="triton_rgb_to_grey")
     args = p.parse_args(argv)
 
-    from bench import device, plots, registry
+    from bench import device, plot_style, registry
 
     dev = device.setup()
     kernel = registry.get(args.kernel)
@@ -96,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     img = test_image(args.height, args.width, dev)
     grey = kernel.runner("u8")(img)
-    plt = plots._plt()
+    plt = plot_style.pyplot()
     fig, (a, b) = plt.subplots(1, 2, figsize=(8, 3.2))
     a.imshow(img.permute(1, 2, 0).cpu().numpy())
     b.imshow(grey.cpu().numpy(), cmap="gray", vmin=0, vmax=255)

@@ -18,6 +18,7 @@ import math
 from pathlib import Path
 
 from bench import registry, results
+from bench.plot_style import bytes_fmt, env_line, log_y, pyplot, save
 from bench.results import num
 
 LEVELS = (  # (label, column of a profile row, what it is)
@@ -30,33 +31,6 @@ LEVELS = (  # (label, column of a profile row, what it is)
 )
 LANG_STYLE = {"cuda": "-", "triton": "--"}
 PRECISION_COLOURS = {"fp32": "#222222", "tf32": "#1b9e77", "fp16": "#d95f02", "bf16": "#7570b3"}
-
-
-def _plt():
-    import matplotlib
-
-    matplotlib.use("Agg")  # files only, no display
-    import matplotlib.pyplot as plt
-
-    plt.rcParams.update({"font.size": 10, "axes.titlesize": 11, "axes.grid": True,
-                         "grid.alpha": 0.3, "savefig.dpi": 150, "svg.fonttype": "none",
-                         # the same data give the same SVG bytes (no random ids)
-                         "svg.hashsalt": "cuda-vs-triton"})
-    return plt
-
-
-def _save(fig, out_dir, name: str) -> list[Path]:
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    paths = [out / f"{name}.png", out / f"{name}.svg"]
-    for p in paths:
-        # no date in the SVG: a replot of unchanged results leaves the files unchanged
-        metadata = {"Date": None} if p.suffix == ".svg" else None
-        results.atomic_savefig(fig, p, bbox_inches="tight", metadata=metadata)
-    import matplotlib.pyplot as plt
-
-    plt.close(fig)
-    return paths
 
 
 def _ok(rows):
@@ -108,31 +82,6 @@ def _size_ticks(ax, sizes):
     ax.minorticks_off()
 
 
-def _plain(x, _pos=None) -> str:
-    """0.1, 2, 50, 700 instead of 10^-1 ...: tick labels a student reads at a glance."""
-    if x <= 0:
-        return ""
-    return f"{x:g}" if x >= 0.01 else f"{x:.0e}"
-
-
-def _log_y(ax, bytes_axis: bool = False) -> None:
-    """Log y axis with ticks at 1, 2, 5 x 10^k and plain labels (or kB/MB/GB)."""
-    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
-
-    ax.set_yscale("log")
-    ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0,) if bytes_axis else (1.0, 2.0, 5.0)))
-    ax.yaxis.set_major_formatter(FuncFormatter(_bytes_fmt if bytes_axis else _plain))
-    ax.yaxis.set_minor_formatter(NullFormatter())
-
-
-def _bytes_fmt(x, _pos=None) -> str:
-    for unit, scale in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
-        if x >= scale:
-            v = x / scale
-            return f"{v:.0f} {unit}" if v >= 10 else f"{v:.3g} {unit}"
-    return f"{x:.0f} B"
-
-
 # ---------------------------------------------------------------------------------------
 # Throughput versus size
 # ---------------------------------------------------------------------------------------
@@ -163,7 +112,7 @@ def _throughput_panel(ax, rows, ceilings, legend=True):
     if nominal:
         ax.axhline(nominal, color="grey", linestyle="-.", linewidth=1.0,
                    label=f"nominal FP32 peak (SMs x 128 x 2 x clock) = {nominal:.1f}")
-    _log_y(ax)
+    log_y(ax)
     if sizes:
         _size_ticks(ax, sizes)
     ax.set_xlabel("N  (square N x N x N product)")
@@ -184,7 +133,7 @@ def _tensor_panel(ax, rows, ceilings):
                 linestyle="-" if backend == "cublas" else "--",
                 marker="^" if backend == "cublas" else "s", markersize=4,
                 label=f"{name} ({prec})")
-    _log_y(ax)
+    log_y(ax)
     if sizes:
         _size_ticks(ax, sizes)
     ax.set_xlabel("N  (square N x N x N product)")
@@ -194,7 +143,7 @@ def _tensor_panel(ax, rows, ceilings):
 
 
 def throughput(time_payload, out_dir) -> list[Path]:
-    plt = _plt()
+    plt = pyplot()
     rows = [r for r in time_payload["rows"] if r.get("op", "matmul") == "matmul"]
     ceilings = time_payload.get("meta", {}).get("ceilings", {})
     has_tc = any(r["precision"] != "fp32" and r.get("tflops") for r in _ok(rows))
@@ -205,18 +154,9 @@ def throughput(time_payload, out_dir) -> list[Path]:
     else:
         fig, a = plt.subplots(figsize=(10, 5))
         _throughput_panel(a, rows, ceilings)
-    fig.suptitle(_env_line(time_payload), fontsize=8, y=0.995, color="dimgrey")
+    fig.suptitle(env_line(time_payload), fontsize=8, y=0.995, color="dimgrey")
     fig.tight_layout()
-    return _save(fig, out_dir, "throughput")
-
-
-def _env_line(payload) -> str:
-    e = payload.get("env", {}) or {}
-    bits = [e.get("gpu") or "no GPU", f"torch {e.get('torch')}", f"triton {e.get('triton')}",
-            f"CUDA {e.get('cuda_runtime')}", f"driver {e.get('driver')}",
-            f"git {e.get('git_sha')}", e.get("date_utc", "")]
-    note = (payload.get("meta") or {}).get("note")
-    return "  |  ".join(str(b) for b in bits if b) + (f"\n{note}" if note else "")
+    return save(fig, out_dir, "throughput")
 
 
 # ---------------------------------------------------------------------------------------
@@ -248,7 +188,7 @@ def _traffic_axes(ax, by_lang: dict, colour: str, title: str, ymin: float, ymax:
                 continue
             ax.bar(x, v, width=width * 0.95, color=colour if lang == "cuda" else "white",
                    edgecolor=colour, hatch=None if lang == "cuda" else "///", linewidth=1.2)
-    _log_y(ax, bytes_axis=True)
+    log_y(ax, bytes_axis=True)
     ax.set_ylim(ymin, ymax)
     ax.set_xticks(range(len(labels)))
     ax.set_xticklabels(labels, fontsize=8, rotation=40, ha="right", rotation_mode="anchor")
@@ -287,7 +227,7 @@ def _value_range(groups) -> tuple[float, float]:
 
 
 def traffic(profile_payload, out_dir, shape: str | None = None) -> list[Path]:
-    plt = _plt()
+    plt = pyplot()
     rows = [r for r in profile_payload["rows"] if r.get("op", "matmul") == "matmul"]
     shape = _pick_shape(_ok(rows), shape)
     versions, groups, colours = _traffic_groups(rows, shape)
@@ -312,8 +252,8 @@ def traffic(profile_payload, out_dir, shape: str | None = None) -> list[Path]:
                  f"moved; shared = shared-memory loads", fontsize=10)
     fig.tight_layout(rect=(0, 0.06, 1, 1))
     fig.legend(handles=handles, loc="lower right", ncol=2, frameon=False, fontsize=8)
-    fig.text(0.01, 0.01, _env_line(profile_payload), fontsize=7, color="dimgrey")
-    return _save(fig, out_dir, "traffic")
+    fig.text(0.01, 0.01, env_line(profile_payload), fontsize=7, color="dimgrey")
+    return save(fig, out_dir, "traffic")
 
 
 # ---------------------------------------------------------------------------------------
@@ -323,7 +263,7 @@ def traffic(profile_payload, out_dir, shape: str | None = None) -> list[Path]:
 def model(model_payload, out_dir) -> list[Path]:
     """Per version, the model's global loads, shared loads and the compulsory bytes, at
     each modelled size, with the lecture formula's count marked."""
-    plt = _plt()
+    plt = pyplot()
     rows = [r for r in model_payload["rows"] if r.get("op", "matmul") == "matmul"
             and r.get("backend") == "cuda"]
     if not rows:
@@ -349,7 +289,7 @@ def model(model_payload, out_dir) -> list[Path]:
             ax.bar(xs, ys, width=w * 0.95, color=colour, label=label)
             if col == "global_load_bytes":
                 for x, y in zip(xs, ys):
-                    ax.annotate(_bytes_fmt(y), (x, y), textcoords="offset points",
+                    ax.annotate(bytes_fmt(y), (x, y), textcoords="offset points",
                                 xytext=(0, 12), ha="center", fontsize=7)
         lows = [num(r.get("compulsory_bytes")) for r in at.values()]
         highs = [num(r.get("global_load_bytes")) for r in at.values()]
@@ -364,7 +304,7 @@ def model(model_payload, out_dir) -> list[Path]:
                 if f:
                     ax.annotate(f, (i - w, lec * eb), textcoords="offset points",
                                 xytext=(0, 22), ha="center", fontsize=7, style="italic")
-        _log_y(ax, bytes_axis=True)
+        log_y(ax, bytes_axis=True)
         ax.set_xticks(range(len(order)))
         ax.set_xticklabels(order)
         ax.set_xlabel("ladder version (CUDA)")
@@ -375,7 +315,7 @@ def model(model_payload, out_dir) -> list[Path]:
     fig.suptitle("Traffic the models predict for the CUDA ladder (closed form, no GPU needed); "
                  "black tick = the lecture's formula", fontsize=11)
     fig.tight_layout()
-    return _save(fig, out_dir, "model_traffic")
+    return save(fig, out_dir, "model_traffic")
 
 
 # ---------------------------------------------------------------------------------------
@@ -402,7 +342,7 @@ def roofline(time_payload, out_dir, profile_payload=None, shape: str | None = No
              ladder_only: bool = False, fig_name: str = "roofline") -> list[Path]:
     """One point per kernel at one profiled shape (the most profiled one unless ``shape``);
     ``ladder_only`` keeps the lecture's versions and their twins."""
-    plt = _plt()
+    plt = pyplot()
     trows = [r for r in _ok(time_payload["rows"]) if r.get("op", "matmul") == "matmul"
              and r.get("tflops")]
     c = time_payload.get("meta", {}).get("ceilings", {}) or {}
@@ -463,7 +403,7 @@ def roofline(time_payload, out_dir, profile_payload=None, shape: str | None = No
         ax.annotate(f"{name} ({prec})", (x, y * 10 ** dy), textcoords="offset points",
                     xytext=(6, -3), fontsize=6.5)
     ax.set_xscale("log")
-    _log_y(ax)
+    log_y(ax)
     ax.set_xlabel("arithmetic intensity (FLOP per DRAM byte)")
     ax.set_ylabel("TFLOP/s")
     shapes = sorted({p[5] for p in points})
@@ -472,7 +412,7 @@ def roofline(time_payload, out_dir, profile_payload=None, shape: str | None = No
                  f"{', '.join(shapes)}\n({basis})", fontsize=10)
     ax.legend(fontsize=7.5, loc="upper left")
     fig.tight_layout()
-    return _save(fig, out_dir, fig_name)
+    return save(fig, out_dir, fig_name)
 
 
 def _largest_profiled_matmul(profile_payload) -> str | None:
@@ -490,7 +430,7 @@ def _largest_profiled_matmul(profile_payload) -> str | None:
 def lecture(time_payload, profile_payload, out_dir, shape: str | None = None) -> list[Path]:
     """Left: the CUDA ladder's traffic per level (model to DRAM), per version; right:
     throughput of the ladder and its Triton twins."""
-    plt = _plt()
+    plt = pyplot()
     prows = [r for r in _ok(profile_payload["rows"]) if r.get("op", "matmul") == "matmul"]
     shape = _pick_shape(prows, shape)
     versions, groups, colours = _traffic_groups(prows, shape)
@@ -510,7 +450,7 @@ def lecture(time_payload, profile_payload, out_dir, shape: str | None = None) ->
                 xs.append(i + (j - (len(levels) - 1) / 2) * w)
                 ys.append(y)
         left.bar(xs, ys, width=w * 0.95, color=lc, label=label)
-    _log_y(left, bytes_axis=True)
+    log_y(left, bytes_axis=True)
     left.set_xticks(range(len(cuda_versions)))
     left.set_xticklabels([f"{v}\n{_short(groups[v])}" for v in cuda_versions], fontsize=8)
     left.set_ylabel(f"bytes per launch at {shape} (log)")
@@ -524,7 +464,7 @@ def lecture(time_payload, profile_payload, out_dir, shape: str | None = None) ->
     fig.suptitle("GPU matmul v1-v3: fewer bytes asked for, more FLOP/s delivered  "
                  "(solid = CUDA, dashed = Triton twin, colour = version)", fontsize=11)
     fig.tight_layout()
-    return _save(fig, out_dir, "lecture")
+    return save(fig, out_dir, "lecture")
 
 
 def all_figures(result_dir, out_dir) -> dict[str, list[Path]]:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+from bench import plot_style
 from bench.results import num
 
 VERSION_COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#8c564b")
@@ -55,12 +56,11 @@ def _panels(rows, op: str) -> list[tuple[str, str | None]]:
 
 
 def bandwidth(time_payload, out_dir, op: str) -> list[Path]:
-    from bench import plots
 
     rows = [r for r in _ok(time_payload["rows"]) if r.get("op") == op]
     if not rows:
         return []
-    plt = plots._plt()
+    plt = plot_style.pyplot()
     ceilings = (time_payload.get("meta") or {}).get("ceilings") or {}
     copy = ceilings.get("copy_gbps")
     versions = list(dict.fromkeys(r["version"] for r in rows if r["backend"] in ("cuda", "triton")))
@@ -87,22 +87,21 @@ def bandwidth(time_payload, out_dir, op: str) -> list[Path]:
                            label=f"target at the largest shape: {target:.0%} of copy")
         ax.set_xscale("log", base=2)
         ax.xaxis.set_major_formatter(_formatter())
-        plots._log_y(ax)
+        plot_style.log_y(ax)
         ax.set_xlabel("compulsory bytes per launch (inputs read once + output written once)")
         ax.set_ylabel("GB/s  (compulsory bytes / median time)")
         ax.set_title(f"{op}, {precision}" + (f", {lay}" if lay else ""))
         ax.legend(fontsize=7, loc="lower right", frameon=False)
-    fig.suptitle(plots._env_line(time_payload), fontsize=8, y=0.995, color="dimgrey")
+    fig.suptitle(plot_style.env_line(time_payload), fontsize=8, y=0.995, color="dimgrey")
     fig.tight_layout()
-    return plots._save(fig, out_dir, f"bandwidth_{op}")
+    return plot_style.save(fig, out_dir, f"bandwidth_{op}")
 
 
 def _formatter():
     from matplotlib.ticker import FuncFormatter
 
-    from bench import plots
 
-    return FuncFormatter(plots._bytes_fmt)
+    return FuncFormatter(plot_style.bytes_fmt)
 
 
 def _target_fraction(op: str) -> float | None:
@@ -116,7 +115,7 @@ def _target_fraction(op: str) -> float | None:
 
 def targets(time_payload, out_dir) -> list[Path]:
     """% of the copy bandwidth of every kernel at each op's target shape (float32)."""
-    from bench import plots, problems
+    from bench import problems
 
     rows = _ok(time_payload["rows"])
     groups = []
@@ -128,7 +127,7 @@ def targets(time_payload, out_dir) -> list[Path]:
                 groups.append((op, shape, at))
     if not groups:
         return []
-    plt = plots._plt()
+    plt = plot_style.pyplot()
     width = max(8.0, 1.9 * sum(len(g[2]) for g in groups) / 2)
     fig, ax = plt.subplots(figsize=(width, 4.8))
     x, ticks, labels = 0.0, [], []
@@ -156,7 +155,7 @@ def targets(time_payload, out_dir) -> list[Path]:
     ax.set_ylim(0, 115)
     ax.set_title("Memory-bound ops at their target shapes (float32): red dashes = the target")
     fig.tight_layout()
-    return plots._save(fig, out_dir, "memory_targets")
+    return plot_style.save(fig, out_dir, "memory_targets")
 
 
 def all_figures(time_payload, out_dir) -> dict[str, list[Path]]:

@@ -35,14 +35,15 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from bench import problems_memory
 from bench.models import MatmulShape
+from bench.problem_base import MODES, Problem  # noqa: F401 (problems.Problem, problems.MODES)
 
 UNIT_ROUNDOFF = {"fp32": 2.0**-24, "tf32": 2.0**-11, "fp16": 2.0**-11, "bf16": 2.0**-8}
 OUTPUT_ROUNDOFF = {"fp32": 2.0**-24, "tf32": 2.0**-24, "fp16": 2.0**-11, "bf16": 2.0**-8}
 ACCUMULATOR_ROUNDOFF = 2.0**-24
 EXACT_RANGE = 3  # exact mode draws integers in [-3, 3]
-ELEMENT_BYTES = {"fp32": 4, "tf32": 4, "fp16": 2, "bf16": 2}
-MODES = ("random", "exact", "nonfinite")
+ELEMENT_BYTES = {"fp32": 4, "tf32": 4, "fp16": 2, "bf16": 2, "u8": 1}
 
 
 def input_dtype(precision: str):
@@ -123,70 +124,6 @@ def matmul_error(out, a, b) -> float:
     if err.numel() == 0:
         return 0.0
     return float(err.max())
-
-
-# ---------------------------------------------------------------------------------------
-# The op abstraction
-# ---------------------------------------------------------------------------------------
-
-class Problem:
-    """One op of the suite, as the harness sees it. Subclasses fill in every method.
-
-    A *shape* is whatever object :meth:`parse_shape` returns; ``str(shape)`` must give the
-    text back (results files store shapes as text). Inputs are a tuple of tensors that
-    the kernel's runner takes positionally: ``runner(*inputs) -> output``.
-    """
-
-    name = ""
-    shape_help = ""
-    # Default shapes, as text, per device ("cpu" runs Triton through the interpreter:
-    # keep those tiny). "time" shapes are the x axis of the throughput figure; "model"
-    # shapes are where the report tabulates the traffic models; "profile" where the
-    # report runs Nsight Compute (one size keeps the GPU report inside its budget).
-    check_shapes = {"cpu": "", "cuda": ""}
-    time_shapes = {"cpu": "", "cuda": ""}
-    model_shapes = ""
-    profile_shapes = ""
-
-    # -- shapes
-    def parse_shape(self, text: str):
-        raise NotImplementedError
-
-    def parse_shapes(self, text: str) -> list:
-        return [self.parse_shape(t.strip()) for t in text.split(",") if t.strip()]
-
-    def size(self, shape) -> float:
-        """One number for the x axis of a throughput plot."""
-        raise NotImplementedError
-
-    # -- inputs and outputs
-    def inputs(self, shape, precision: str, seed: int = 0, mode: str = "random",
-               device: str = "cpu") -> tuple:
-        raise NotImplementedError
-
-    def output_nbytes(self, shape, precision: str) -> int:
-        """Bytes of the output, so the harness can poison the block the kernel will get."""
-        raise NotImplementedError
-
-    # -- correctness
-    def error(self, out, inputs, mode: str = "random") -> float:
-        """Largest relative error of `out` (inf for a wrong shape, a NaN, or a missing
-        non-finite value in "nonfinite" mode)."""
-        raise NotImplementedError
-
-    def tolerance(self, shape, precision: str) -> float:
-        raise NotImplementedError
-
-    def exact_possible(self, shape, precision: str) -> bool:
-        return True
-
-    # -- work and traffic
-    def useful_flops(self, shape) -> int:
-        raise NotImplementedError
-
-    def compulsory_bytes(self, shape, precision: str) -> int:
-        """Each input read once plus the output written once: the DRAM floor."""
-        raise NotImplementedError
 
 
 class MatmulProblem(Problem):
@@ -278,10 +215,10 @@ class MatmulProblem(Problem):
         return (s.M * s.K + s.K * s.N + s.M * s.N) * e
 
 
-# Keyed by Kernel.op. A new op adds its Problem here (and nothing else in the harness).
-PROBLEMS: dict[str, Problem] = {p.name: p for p in (MatmulProblem(),)}
-# The memory-bound ops (vector add, copy, ReLU + dropout, softmax, RGB -> grey) add themselves:
-import bench.problems_memory  # noqa: E402,F401
+# Keyed by Kernel.op. A new op adds its Problem here (and nothing else in the harness): the
+# matmul, then the memory-bound ops (vector add, copy, ReLU + dropout, softmax, RGB -> grey).
+PROBLEMS: dict[str, Problem] = {p.name: p for p in (MatmulProblem(),
+                                                    *problems_memory.MEMORY_PROBLEMS)}
 
 
 def get(op: str) -> Problem:

@@ -1,8 +1,8 @@
 """The memory-bound ops as harness Problems: vector add, copy, ReLU + dropout, softmax, RGB -> grey.
 
-Each is a :class:`bench.problems.Problem` (inputs, a float64 reference, an error that can
-fail, compulsory bytes), registered under its op name by :func:`register_into`, which
-bench/problems.py calls once. Shapes are tensor shapes, "4096x32768" (softmax may add
+Each is a :class:`bench.problem_base.Problem` (inputs, a float64 reference, an error that can
+fail, compulsory bytes), listed in :data:`MEMORY_PROBLEMS`, which bench/problems.py adds to
+its registry under each op name. Shapes are tensor shapes, "4096x32768" (softmax may add
 ":dim=0"); see bench/models_memory.TensorShape.
 
 What "correct" means, per op (err must be <= the tolerance; a NaN where the reference is
@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import math
 
-from bench import problems
+from bench import problem_base
 from bench.models_memory import ELEM_BYTES, TensorShape
 
 MEMORY_PRECISIONS = ("fp32", "fp16", "bf16")
@@ -94,7 +94,7 @@ def _nan_aware_error(out, ref, scale) -> float:
     return float(err.max())
 
 
-class MemoryProblem(problems.Problem):
+class MemoryProblem(problem_base.Problem):
     """What the five memory-bound ops share: tensor shapes, float dtypes, device-side inputs."""
 
     precisions = MEMORY_PRECISIONS
@@ -152,8 +152,8 @@ class MemoryProblem(problems.Problem):
         return t.to(dtype)
 
     def inputs(self, shape, precision, seed=0, mode="random", device="cpu"):
-        if mode not in problems.MODES:
-            raise ValueError(f"{self.name}: mode must be one of {problems.MODES}, got {mode!r}")
+        if mode not in problem_base.MODES:
+            raise ValueError(f"{self.name}: mode must be one of {problem_base.MODES}, got {mode!r}")
         g = _generator(device, seed)
         return tuple(self._tensor(shape, precision, mode, device, g)
                      for _ in range(self.inputs_count))
@@ -376,8 +376,8 @@ class SoftmaxProblem(MemoryProblem):
     def inputs(self, shape, precision, seed=0, mode="random", device="cpu"):
         import torch
 
-        if mode not in problems.MODES:
-            raise ValueError(f"softmax: mode must be one of {problems.MODES}, got {mode!r}")
+        if mode not in problem_base.MODES:
+            raise ValueError(f"softmax: mode must be one of {problem_base.MODES}, got {mode!r}")
         g = _generator(device, seed)
         if mode == "exact":
             raise ValueError("softmax has no exact mode (exp is not exact)")
@@ -457,8 +457,8 @@ class RgbToGreyProblem(MemoryProblem):
     def inputs(self, shape, precision, seed=0, mode="random", device="cpu"):
         import torch
 
-        if mode not in problems.MODES:
-            raise ValueError(f"rgb_to_grey: mode must be one of {problems.MODES}, got {mode!r}")
+        if mode not in problem_base.MODES:
+            raise ValueError(f"rgb_to_grey: mode must be one of {problem_base.MODES}, got {mode!r}")
         g = _generator(device, seed)
         img = torch.randint(0, 256, shape.dims, generator=g, device=device, dtype=torch.int32)
         return (img.to(torch.uint8),)
@@ -486,18 +486,7 @@ MEMORY_PROBLEMS = (VectorAddProblem(), CopyProblem(), ReluDropoutProblem(), Soft
                    RgbToGreyProblem())
 
 
-def register_into(registry: dict, element_bytes: dict) -> None:
-    """Adds the memory-bound Problems to bench.problems.PROBLEMS (keyed by op) and the uint8
-    precision's element size to bench.problems.ELEMENT_BYTES (bench/profile.py reads it)."""
-    for p in MEMORY_PROBLEMS:
-        registry.setdefault(p.name, p)
-    element_bytes.setdefault("u8", 1)
-
-
 def is_memory_op(op: str) -> bool:
     return any(p.name == op for p in MEMORY_PROBLEMS)
 
 
-# bench/problems.py imports this module after defining its registry, and whichever of the two
-# is imported first, the registration happens here, once this module is complete.
-register_into(problems.PROBLEMS, problems.ELEMENT_BYTES)

@@ -17,13 +17,8 @@ from __future__ import annotations
 
 import math
 
+from bench import text as fmt
 from bench.results import num
-
-
-def _report():
-    from bench import report
-
-    return report
 
 
 def _memory_rows(rows):
@@ -66,13 +61,12 @@ def section_time(time_payload: dict) -> str:
     rows = _ok(_memory_rows(time_payload["rows"]))
     if not rows:
         return ""
-    rep = _report()
     copy = ((time_payload.get("meta") or {}).get("ceilings") or {}).get("copy_gbps")
     eager = _eager_ms(rows)
     parts = ["## Memory-bound ops: bandwidth",
              "Each cell: achieved GB/s = compulsory bytes (inputs read once, output written "
              "once) / median launch time with L2 flushed; in brackets % of the copy bandwidth "
-             f"measured in this run ({rep.f(copy, 0)} GB/s) and the speed-up over PyTorch "
+             f"measured in this run ({fmt.f(copy, 0)} GB/s) and the speed-up over PyTorch "
              "eager at the same shape and precision (> 1: faster). The model column of "
              "time.csv (gbps_model) counts every extra pass as well."]
     for op in dict.fromkeys(r["op"] for r in rows):
@@ -89,9 +83,9 @@ def section_time(time_payload: dict) -> str:
                     continue
                 ref = eager.get((op, s, precision))
                 speed = f", {ref / num(r['median_ms']):.2f}x" if ref and r.get("version") != "eager" else ""
-                line.append(f"{gbps(r['gbps_compulsory'])} ({rep.f(r.get('pct_roof'), 0)}%{speed})")
+                line.append(f"{gbps(r['gbps_compulsory'])} ({fmt.f(r.get('pct_roof'), 0)}%{speed})")
             table.append(line)
-        parts.append(f"### {op}\n\n" + rep.md_table(["kernel", "precision"] + shapes, table))
+        parts.append(f"### {op}\n\n" + fmt.md_table(["kernel", "precision"] + shapes, table))
     return "\n\n".join(parts)
 
 
@@ -144,9 +138,8 @@ def section_targets(time_payload: dict) -> str:
     results = evaluate_targets(time_payload)
     if not results:
         return ""
-    rep = _report()
     table = [[t["target"], t["op"], t["kernel"], t["shape"], t["precision"], t["need"],
-              rep.f(t["pct_copy"], 1, True), "-" if math.isnan(t["vs_eager"]) else f"{t['vs_eager']:.2f}x",
+              fmt.f(t["pct_copy"], 1, True), "-" if math.isnan(t["vs_eager"]) else f"{t['vs_eager']:.2f}x",
               "MET" if t["met"] else "**MISSED** (within the IQR)" if t.get("noise")
               else "**MISSED**"] for t in results]
     met = sum(t["met"] for t in results)
@@ -155,7 +148,7 @@ def section_targets(time_payload: dict) -> str:
     text = (f"## Memory-bound ops: targets\n\n{met} of {len(results)} met. Bandwidth targets at "
             "the >= 256 MB shapes (softmax: 4096 x 32768 float32); seed-shape targets at the "
             "seed documents' own benchmark shapes, against PyTorch eager timed in the same run."
-            "\n\n" + rep.md_table(["target", "op", "kernel", "shape", "precision", "needed",
+            "\n\n" + fmt.md_table(["target", "op", "kernel", "shape", "precision", "needed",
                                     "% of copy", "vs eager", "status"], table))
     if misses:
         text += (f"\n\n{noisy} of the {len(misses)} misses are slower than PyTorch eager by "
@@ -169,24 +162,23 @@ def section_profile(profile_payload: dict) -> str:
     rows = [r for r in _memory_rows(profile_payload["rows"]) if r.get("status") == "ok"]
     if not rows:
         return ""
-    rep = _report()
     table = []
     for r in rows:
         dram = num(r.get("dram_read_bytes")) + num(r.get("dram_write_bytes"))
         comp = num(r.get("compulsory_bytes"))
         model = num(r.get("model_global_load_bytes"))
-        table.append([r["kernel"], r["shape"], r["precision"], rep.human_bytes(comp),
-                      rep.human_bytes(model), rep.human_bytes(r.get("dram_read_bytes")),
-                      rep.human_bytes(r.get("dram_write_bytes")),
-                      rep.f(dram / comp if comp else None, 3),
-                      rep.human_bytes(r.get("l2_bytes")), rep.human_bytes(r.get("issued_bytes")),
-                      rep.f(r.get("ncu_time_ms"), 4), r.get("ncu_kernels", "")[:60]])
+        table.append([r["kernel"], r["shape"], r["precision"], fmt.human_bytes(comp),
+                      fmt.human_bytes(model), fmt.human_bytes(r.get("dram_read_bytes")),
+                      fmt.human_bytes(r.get("dram_write_bytes")),
+                      fmt.f(dram / comp if comp else None, 3),
+                      fmt.human_bytes(r.get("l2_bytes")), fmt.human_bytes(r.get("issued_bytes")),
+                      fmt.f(r.get("ncu_time_ms"), 4), r.get("ncu_kernels", "")[:60]])
     return ("## Memory-bound ops: DRAM traffic versus the model\n\nOne launch per row (ncu, "
             "caches flushed before it). compulsory = inputs once + output once; model loads = "
             "what the threads ask for (extra passes included); DRAM = what HBM delivered and "
             "absorbed. DRAM / compulsory near 1.00 means no extra pass reached DRAM (a second "
             "read served by L2 costs no DRAM bandwidth); above it, the excess is traffic the "
             "kernel could avoid. issued = bytes of the load instructions executed.\n\n"
-            + rep.md_table(["kernel", "shape", "prec", "compulsory", "model loads", "DRAM read",
+            + fmt.md_table(["kernel", "shape", "prec", "compulsory", "model loads", "DRAM read",
                             "DRAM write", "DRAM / compulsory", "L2 read", "issued", "ncu ms",
                             "CUDA kernels"], table))

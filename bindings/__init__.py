@@ -18,20 +18,11 @@ import threading
 import warnings
 from pathlib import Path
 
+from bindings.config import MATMUL_OPS, NAMESPACE  # noqa: F401 (bindings.MATMUL_OPS)
+
 ROOT = Path(__file__).resolve().parent.parent
 CUDA_DIR = ROOT / "cuda"
 BINDINGS_DIR = ROOT / "bindings"
-NAMESPACE = "cvt"
-
-# The ops of the matmul ladder, in ladder order. tests/test_layout.py checks that this
-# list, the schemas in bindings/*.cpp, the kernel files in cuda/ and the registry agree.
-MATMUL_OPS = (
-    "matmul_v1_naive",
-    "matmul_v1_coalesced",
-    "matmul_v1_5_thread_tiling",
-    "matmul_v2_register_tiling",
-    "matmul_v3_smem_tiling",
-)
 
 NVCC_FLAGS = ["-O3", "-std=c++17", "-lineinfo", "-Xptxas=-v"]
 

@@ -9,11 +9,10 @@ from __future__ import annotations
 
 import torch
 
-from . import MATMUL_OPS, NAMESPACE, config
+from . import config
+from .config import MATMUL_OPS, MAX_DIM, MAX_GRID_Y, NAMESPACE
 
 _registered = False
-MAX_DIM = 2**31 - 1        # the kernels take int sizes
-MAX_GRID_Y = 65535         # CUDA's limit on gridDim.y
 
 
 def grid_y_dimension(op: str) -> tuple[str, int]:

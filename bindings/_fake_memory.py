@@ -8,8 +8,7 @@ from __future__ import annotations
 
 import torch
 
-from . import NAMESPACE
-from ._fake import MAX_GRID_Y
+from .config import MAX_GRID_Y, NAMESPACE
 
 FLOAT_DTYPES = (torch.float32, torch.float16, torch.bfloat16)
 SOFTMAX_SRAM_MAX_N = 32768  # cuda/memory_launchers.h: kSoftmaxSramMaxN

@@ -1,7 +1,7 @@
 """Register-operand wgmma, checked in the compiled code (CPU tier: no GPU needed).
 
 The tf32 swap kernels feed wgmma's left operand from registers, which the tensor core
-reads while the wgmma runs. tests/wgmma_hazards.py finds every write to such a register
+reads while the wgmma runs. bench/wgmma_hazards.py finds every write to such a register
 before the wait that retires its wgmma. Here:
   - the detector itself, on hand-written SASS (it must find the race of Triton 3.6's swap:
     fragments of the next k-step loaded at the top of the loop while three wgmma of the
@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from tests import wgmma_hazards as wh
+from bench import wgmma_hazards as wh
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -72,7 +72,7 @@ def test_detector_accepts_loads_after_the_retiring_wait():
 def compiled():
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
     env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
-    r = subprocess.run([sys.executable, "-m", "tests.wgmma_hazards"], cwd=ROOT, env=env,
+    r = subprocess.run([sys.executable, "-m", "bench.wgmma_hazards"], cwd=ROOT, env=env,
                        capture_output=True, text=True, timeout=1800)
     assert r.returncode == 0, r.stderr[-3000:]
     return json.loads(r.stdout)

@@ -105,7 +105,7 @@ def wait_for_dot(acc):
     makes Triton wait for the dot's wgmma there (wgmma.wait_group 0). Without it Triton
     3.6 leaves three wgmma in flight across the loop's back-edge while the next k-step
     loads its fragments into the registers they still read: a race (wrong results on the
-    H100 with 256x128 tiles; matmul_swap_gluon's header, tests/wgmma_hazards.py). The
+    H100 with 256x128 tiles; matmul_swap_gluon's header, bench/wgmma_hazards.py). The
     interpreter has no inline asm and no wgmma: there it is acc."""
     if _COMPILED:
         acc = tl.inline_asm_elementwise("", "=r,0", [acc], dtype=tl.float32, is_pure=True,

@@ -17,7 +17,7 @@ registers, and a wgmma pipeline that is legal.
             ptxas 12.8/13.0 does not stop it (it checks within one pass of the loop
             body, not across the back-edge; triton-lang/triton#9433). On the H100 the
             256 x 128 tile gave wrong, run-to-run different results; 128 x 256 happened to
-            survive every test. tests/wgmma_hazards.py finds the race in the SASS.
+            survive every test. bench/wgmma_hazards.py finds the race in the SASS.
             matmul_persistent and matmul_autotuned now wait for the dot at the end of each
             k-step (correct, ~0.65x cuBLAS instead of ~0.8x).
   pipeline  here: per k-step of 32 = four k8 slices; for slice s:

@@ -153,7 +153,7 @@ def _pointer_signature(fn, constexprs: dict) -> dict:
 def register_operand_kernels() -> dict[str, tuple[str, list[str]]]:
     """Every shipped kernel whose wgmma takes its left operand from registers, compiled for
     sm_90: name -> (SASS, ptxas warnings). Needs TRITON_INTERPRET unset (run as a module:
-    python -m tests.wgmma_hazards)."""
+    python -m bench.wgmma_hazards)."""
     from triton.experimental.gluon import language as gl
 
     from triton_impl import matmul_autotuned as ma

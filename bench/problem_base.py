@@ -1,0 +1,66 @@
+"""The interface every op family's problems implement (bench/problems.py keeps the list)."""
+from __future__ import annotations
+
+MODES = ("random", "exact", "nonfinite")
+
+
+class Problem:
+    """One op of the suite, as the harness sees it. Subclasses fill in every method.
+
+    A *shape* is whatever object :meth:`parse_shape` returns; ``str(shape)`` must give the
+    text back (results files store shapes as text). Inputs are a tuple of tensors that
+    the kernel's runner takes positionally: ``runner(*inputs) -> output``.
+    """
+
+    name = ""
+    shape_help = ""
+    # Default shapes, as text, per device ("cpu" runs Triton through the interpreter:
+    # keep those tiny). "time" shapes are the x axis of the throughput figure; "model"
+    # shapes are where the report tabulates the traffic models; "profile" where the
+    # report runs Nsight Compute (one size keeps the GPU report inside its budget).
+    check_shapes = {"cpu": "", "cuda": ""}
+    time_shapes = {"cpu": "", "cuda": ""}
+    model_shapes = ""
+    profile_shapes = ""
+
+    # -- shapes
+    def parse_shape(self, text: str):
+        raise NotImplementedError
+
+    def parse_shapes(self, text: str) -> list:
+        return [self.parse_shape(t.strip()) for t in text.split(",") if t.strip()]
+
+    def size(self, shape) -> float:
+        """One number for the x axis of a throughput plot."""
+        raise NotImplementedError
+
+    # -- inputs and outputs
+    def inputs(self, shape, precision: str, seed: int = 0, mode: str = "random",
+               device: str = "cpu") -> tuple:
+        raise NotImplementedError
+
+    def output_nbytes(self, shape, precision: str) -> int:
+        """Bytes of the output, so the harness can poison the block the kernel will get."""
+        raise NotImplementedError
+
+    # -- correctness
+    def error(self, out, inputs, mode: str = "random") -> float:
+        """Largest relative error of `out` (inf for a wrong shape, a NaN, or a missing
+        non-finite value in "nonfinite" mode)."""
+        raise NotImplementedError
+
+    def tolerance(self, shape, precision: str) -> float:
+        raise NotImplementedError
+
+    def exact_possible(self, shape, precision: str) -> bool:
+        return True
+
+    # -- work and traffic
+    def useful_flops(self, shape) -> int:
+        raise NotImplementedError
+
+    def compulsory_bytes(self, shape, precision: str) -> int:
+        """Each input read once plus the output written once: the DRAM floor."""
+        raise NotImplementedError
+
+
