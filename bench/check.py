@@ -2,7 +2,7 @@
 
 The same functions back `python -m bench check`, the report and the pytest tiers. What
 "correct" means for an op (inputs, reference, error, tolerance) lives in its Problem
-(bench/problems.py); this file only runs kernels and compares.
+(bench/families/<family>/); this file only runs kernels and compares.
 
 Each run:
   1. makes the inputs (random, exact small integers, or with a NaN and an inf),
@@ -20,7 +20,6 @@ from dataclasses import asdict, dataclass
 
 from bench import device as dev
 from bench import problems
-from bench.problems import MatmulCase
 
 
 @dataclass
@@ -28,8 +27,8 @@ class CheckResult:
     kernel: str
     shape: str
     precision: str
-    mode: str          # "random", "exact" or "nonfinite" (see bench/problems.py)
-    error: float       # largest relative error (see bench/problems.py)
+    mode: str          # "random", "exact" or "nonfinite" (see the op's Problem: bench/families/<family>/)
+    error: float       # largest relative error (see the op's Problem: bench/families/<family>/)
     tolerance: float
     status: str        # "ok", "FAIL", "ERROR" or "skip"
     note: str = ""
@@ -52,10 +51,8 @@ def check_one(kernel, problem, shape, precision: str, mode: str = "random", seed
     if not ok:
         return CheckResult(error=math.nan, status="skip", note=why, **row)
     if mode == "exact" and not problem.exact_possible(shape, precision):
-        note = getattr(problem, "exact_note", None)  # ops without an exact mode say so
-        return CheckResult(error=math.nan, status="skip",
-                           note=note(shape, precision) if note else
-                           f"shape {shape} too large for exact {precision}", **row)
+        return CheckResult(error=math.nan, status="skip", note=problem.exact_note(shape, precision),
+                           **row)
     try:
         fn = kernel.runner(precision)
         inputs = problem.inputs(shape, precision, seed=seed, mode=mode, device=device)
@@ -72,13 +69,6 @@ def check_one(kernel, problem, shape, precision: str, mode: str = "random", seed
                            note=f"{type(exc).__name__}: {first}", **row)
     passed = err == 0.0 if mode == "exact" else err <= tol
     return CheckResult(error=err, status="ok" if passed else "FAIL", **row)
-
-
-def check_matmul(kernel, case: MatmulCase, device: str) -> CheckResult:
-    """One matmul case (kept for callers that build a MatmulCase themselves)."""
-    mode = "exact" if case.exact else "random"
-    return check_one(kernel, problems.get("matmul"), case.shape, case.precision, mode,
-                     case.seed, device)
 
 
 def _shapes_for(problem, shapes, device: str) -> list:
@@ -103,7 +93,7 @@ def run(kernels, shapes=None, precisions: list[str] | None = None,
     for kernel in kernels:
         if not problems.known(kernel.op):
             results.append(CheckResult(kernel.name, "-", "-", "-", math.nan, math.nan, "skip",
-                                       f"no Problem for op {kernel.op!r} in bench/problems.py"))
+                                       f"no Problem for op {kernel.op!r} in any family (bench/families/)"))
             continue
         problem = problems.get(kernel.op)
         try:

@@ -31,6 +31,7 @@ import math
 import sys
 
 from bench import registry
+from bench.text import f, sci
 
 
 class UsageError(Exception):
@@ -40,10 +41,6 @@ class UsageError(Exception):
 def _did_you_mean(word: str, choices) -> str:
     close = difflib.get_close_matches(word, list(choices), n=3, cutoff=0.5)
     return f"; did you mean {' or '.join(close)}?" if close else ""
-
-# The matmul check shapes on a GPU (kept for callers that import it; see bench/problems.py).
-DEFAULT_CHECK_SHAPES = "1x1x1,17x13x7,64x64x64,127x129x31,256x256x256"
-
 
 def _table(headers: list[str], rows: list[list]) -> str:
     text = [[str(c) for c in r] for r in rows]
@@ -60,11 +57,11 @@ def _select(pattern):
         kernels = registry.select(pattern)
     except KeyError as e:
         group = next((p.strip() for p in (pattern or "").split(",")
-                      if p.strip().startswith("@") and p.strip()[1:] not in registry.GROUPS), "")
-        raise UsageError(e.args[0] + _did_you_mean(group, ["@" + g for g in registry.GROUPS]))
+                      if p.strip().startswith("@") and p.strip()[1:] not in registry.groups()), "")
+        raise UsageError(e.args[0] + _did_you_mean(group, ["@" + g for g in registry.groups()]))
     if not kernels:
         names = [k.name for k in registry.select("*", include_wrong=True)]
-        hints = "".join(_did_you_mean(p.strip(), names + ["@" + g for g in registry.GROUPS])
+        hints = "".join(_did_you_mean(p.strip(), names + ["@" + g for g in registry.groups()])
                         for p in (pattern or "").split(",") if p.strip())
         raise UsageError(f"no kernel matches {pattern!r}{hints or ''}"
                          f" (`python -m bench list` shows them)")
@@ -76,9 +73,7 @@ def _precisions(text: str | None, kernels) -> list[str] | None:
     the precision table and against what the selected kernels support."""
     if not text:
         return None
-    from bench.problems import ELEMENT_BYTES
-
-    known = list(dict.fromkeys([*registry.PRECISIONS, *ELEMENT_BYTES]))
+    known = list(registry.PRECISIONS)
     asked = [p.strip() for p in text.split(",") if p.strip()]
     for p in asked:
         if p not in known:
@@ -138,10 +133,6 @@ def cmd_list(args) -> int:
     return 0
 
 
-def _fmt_err(x: float) -> str:
-    return "-" if math.isnan(x) else ("inf" if math.isinf(x) else f"{x:.2e}")
-
-
 def cmd_check(args) -> int:
     from bench import check, device, results
     from bench import env as env_mod
@@ -155,8 +146,8 @@ def cmd_check(args) -> int:
         _guard(args.out, ["check"], env, args, "bench check")
     res = check.run(kernels, shapes, precisions, exact=args.exact, seed=args.seed,
                     device=dev, nonfinite=args.nonfinite)
-    rows = [[r.kernel, r.shape, r.precision, r.mode, _fmt_err(r.error),
-             _fmt_err(r.tolerance) if r.mode != "exact" else "0", r.status, r.note]
+    rows = [[r.kernel, r.shape, r.precision, r.mode, sci(r.error),
+             sci(r.tolerance) if r.mode != "exact" else "0", r.status, r.note]
             for r in res]
     print(f"device: {dev}")
     print(_table(["kernel", "shape", "prec", "mode", "max rel err", "bound", "status", "note"],
@@ -193,23 +184,22 @@ def cmd_time(args) -> int:
                                    measure_ceilings=not args.no_ceilings, ceilings=stored)
     all_rows = rows
     if old:  # keep the earlier rows; a re-timed kernel x shape x precision replaces its old row
-        key = lambda r: (r.get("kernel"), r.get("shape"), r.get("precision"))
-        new = {key(r) for r in rows}
-        all_rows = [r for r in old["rows"] if key(r) not in new] + rows
+        all_rows = results.merge_rows(old["rows"], rows)
         ceilings = ceilings or stored or {}
     csv_path, _ = results.write(args.out, "time", all_rows, env=env, meta={"ceilings": ceilings})
     ok = [r for r in rows if r.get("status") == "ok"]
     print(_table(["kernel", "shape", "prec", "median ms", "IQR ms", "TFLOP/s", "% cuBLAS",
                   "% roof", "GB/s compulsory"],
-                 [[r["kernel"], r["shape"], r["precision"], perf.fmt(r["median_ms"], 4),
-                   perf.fmt(r["iqr_ms"], 4), perf.fmt(r["tflops"], 2),
-                   perf.fmt(r["pct_reference"]), perf.fmt(r["pct_roof"]),
-                   perf.fmt(r["gbps_compulsory"], 0)] for r in ok]))
+                 [[r["kernel"], r["shape"], r["precision"], f(r["median_ms"], 4),
+                   f(r["iqr_ms"], 4), f(r["tflops"], 2),
+                   f(r["pct_reference"], 1), f(r["pct_roof"], 1),
+                   f(r["gbps_compulsory"], 0)] for r in ok]))
     if ceilings:
+        cublas = ceilings.get("cublas_tflops") or {}
         print(f"\nceilings: copy {ceilings['copy_gbps']:.0f} GB/s; cuBLAS "
-              + (", ".join(f"{p} {t:.1f}" for p, t in ceilings["cublas_tflops"].items())
-                 or "not measured (no matmul timed)")
-              + f" TFLOP/s at {ceilings['cublas_shape']}")
+              + (", ".join(f"{p} {t:.1f}" for p, t in cublas.items())
+                 + f" TFLOP/s at {ceilings['cublas_shape']}" if cublas
+                 else "not measured (no matmul timed)"))
     print(f"wrote {csv_path} and time.json")
     return 1 if len(ok) < len([r for r in rows if r.get("status") != "skip"]) else 0
 
@@ -224,15 +214,16 @@ def cmd_model(args) -> int:
     if args.shape and args.shapes:
         raise UsageError("give --shape or --shapes, not both")
     shapes = _shapes(args.shape or args.shapes, kernels, "model_shapes")
+    precisions = _precisions(args.precision, kernels)
     if args.out:
         env = env_mod.environment(device.setup())
         _guard(args.out, ["model"], env, args, "bench model")
     try:
-        rows = model_table.rows(kernels, shapes)
+        rows = model_table.rows(kernels, shapes, precisions)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     for r in rows:
-        print(f"{r['kernel']}  {r['shape']}  tile parameters: {r['params']}"
+        print(f"{r['kernel']}  {r['shape']}  {r['precision']}  tile parameters: {r['params']}"
               + (f"  lecture: {r['formula']}" if r.get("formula") else ""))
         table = []
         for label, el, by in (("global loads (issued by threads)", "global_loads",
@@ -258,7 +249,7 @@ def cmd_profile(args) -> int:
 
     explicit = args.kernels not in (None, "*")
     kernels = [k for k in _select(args.kernels)
-               if explicit or k.backend not in profile.REFERENCE_BACKENDS]
+               if explicit or k.backend not in registry.REFERENCE_BACKENDS]
     if not kernels:
         raise UsageError("the selection holds only reference kernels; name them explicitly "
                          "to profile them")
@@ -279,11 +270,9 @@ def cmd_profile(args) -> int:
         """Earlier rows (other shapes/kernels) plus these; a re-profiled one replaces its old row."""
         if not old:
             return rows, meta
-        key = lambda r: (r["kernel"], r["shape"], r["precision"])
-        new = {key(r) for r in rows}
         meta = dict(meta, dropped_metrics=sorted(set(meta["dropped_metrics"])
                                                  | set(old["meta"].get("dropped_metrics") or [])))
-        return [r for r in old["rows"] if key(r) not in new] + rows, meta
+        return results.merge_rows(old["rows"], rows), meta
 
     def checkpoint(rows, meta):
         all_rows, all_meta = merged(rows, meta)
@@ -343,32 +332,10 @@ def cmd_report(args) -> int:
 
 
 def readme_table() -> str:
-    """The README's ladder table, from the registry (CUDA ladder rows and their twins)."""
-    rows = []
-    names = registry.by_name()
-    for k in registry.kernels():
-        if k.backend != "cuda" or k.op != "matmul":
-            continue
-        twin = f"`{k.twin}`" if k.twin and k.twin in names else (f"none: {k.twin_note}" if k.twin_note else "-")
-        rows.append([k.version, f"`{k.name}`", twin, k.summary, k.formula or "-"])
-    head = ["version", "CUDA kernel", "Triton twin", "idea",
-            "traffic model (elements read from global memory, N×N×N)"]
-    out = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
-    out += ["| " + " | ".join(r) + " |" for r in rows]
-    return "\n".join(out) + "\n\n" + memory_table()
+    """The README's tables, from the registry: each op family's, in family order."""
+    from bench import families
 
-
-def memory_table() -> str:
-    """The README's table of the memory-bound kernels (every record, references and the
-    deliberately wrong copies included)."""
-    from bench.problems_memory import is_memory_op
-
-    head = ["op", "kernel", "backend", "version", "precisions", "what it is", "traffic"]
-    rows = [[k.op, f"`{k.name}`", k.backend, k.version, ", ".join(k.precisions), k.summary,
-             k.formula or "-"] for k in registry.kernels() if is_memory_op(k.op)]
-    out = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
-    out += ["| " + " | ".join(r) + " |" for r in rows]
-    return "\n".join(out)
+    return "\n\n".join(t for family in families.families() for t in family.readme_tables())
 
 
 def cmd_readme_table(args) -> int:
@@ -418,6 +385,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--kernels", default="*")
     s.add_argument("--shape", default=None, help="MxNxK")
     s.add_argument("--shapes", default=None, help="MxNxK[,...] (default: 1024^3 and 4096^3)")
+    s.add_argument("--precision", default=None,
+                   help="fp32,tf32,fp16,bf16,... (default: each kernel's first precision); "
+                        "bytes follow the element size, tiles the precision's")
     s.add_argument("--out", default=None, help="also write model.csv/json to this directory")
     s.add_argument("--force", action="store_true", help="replace a model.json already in --out")
     s.set_defaults(func=cmd_model)

@@ -26,13 +26,12 @@ def can_run(kernel, device: str, precision: str | None = None) -> tuple[bool, st
     if not kernel.runs_on_cpu:
         return False, "needs a GPU"
     if kernel.backend == "triton" and precision == "bf16":
-        # Measured with Triton 3.6 (DESIGN.md): the interpreter's bf16 tl.dot returns
-        # garbage, and it converts float32 to bfloat16 by truncation where the GPU rounds to
-        # nearest (one ulp more error), so a failure here would be the interpreter's.
-        if kernel.op == "matmul":
-            return False, "Triton interpreter: bf16 tl.dot is wrong on the CPU; runs on a GPU"
-        return False, ("Triton interpreter: float32 -> bfloat16 truncates on the CPU (the GPU "
-                       "rounds to nearest); runs on a GPU")
+        # Measured with Triton 3.6 (docs/DESIGN.md, "Machines"): the interpreter's bf16
+        # tl.dot returns garbage, and it converts float32 to bfloat16 by truncation where the
+        # GPU rounds to nearest (one ulp more error), so a failure here would be the
+        # interpreter's.
+        return False, ("Triton interpreter: bf16 is wrong on the CPU (tl.dot returns garbage, "
+                       "float32 -> bfloat16 truncates where the GPU rounds); runs on a GPU")
     return True, ""
 
 

@@ -15,13 +15,12 @@ Each row then gets:
                     intensity: min(cuBLAS ceiling at this precision, copy bandwidth x
                     flops/byte); pct_roof is tflops / roof_tflops in percent
 
-Memory-bound ops (bench/problems_memory.py) have no useful flops: their pct_roof is
+Memory-bound ops (bench/families/memory/problems.py) have no useful flops: their pct_roof is
 gbps_compulsory / the copy bandwidth measured in the same run, their reference is PyTorch
 eager, and their model bytes are computed at the row's precision (element size).
 """
 from __future__ import annotations
 
-import math
 import sys
 import time as _time
 
@@ -29,9 +28,8 @@ from bench import ceilings as ceil_mod
 from bench import device as dev
 from bench import env as env_mod
 from bench import problems
+from bench.registry import REFERENCE_BACKENDS
 from bench.timing import L2Flusher, Policy, clock_note, time_launches, verify_after_timing
-
-REFERENCE_BACKENDS = ("cublas", "torch")  # what "% of reference" divides by, per op
 
 
 def reference_for(op: str, kernels) -> object | None:
@@ -47,18 +45,10 @@ def _progress(i: int, n: int, text: str, t0: float) -> None:
     print(f"[{i:>3}/{n}] {_time.monotonic() - t0:6.1f}s  {text}", file=sys.stderr, flush=True)
 
 
-def _traffic(kernel, problem, shape, precision):
-    """The kernel's model at this shape (and precision, where its problem knows how)."""
-    if kernel.model is None:
-        return None
-    at_precision = getattr(problem, "traffic", None)
-    return at_precision(kernel, shape, precision) if at_precision else kernel.traffic(shape)
-
-
 def _row(kernel, problem, shape, precision, timing=None, status="ok", note="", clock=None):
     flops = problem.useful_flops(shape)
     comp = problem.compulsory_bytes(shape, precision)
-    model = _traffic(kernel, problem, shape, precision)
+    model = problem.traffic(kernel, shape, precision)
     model_bytes = (model.global_load_bytes + model.global_store_bytes) if model else None
     row = dict(kernel=kernel.name, backend=kernel.backend, version=kernel.version,
                op=kernel.op, twin=kernel.twin or "", shape=str(shape),
@@ -101,11 +91,8 @@ def derive(rows: list[dict], ceilings: dict) -> list[dict]:
 
 def quick_shapes(kernels) -> dict[str, str]:
     """A few shapes per op for a quick sweep (`report --quick`): op -> shapes text."""
-    out = {"matmul": "256x256x256,1024x1024x1024"}
-    for op in {k.op for k in kernels}:
-        if problems.known(op) and getattr(problems.get(op), "quick_time_shapes", ""):
-            out[op] = problems.get(op).quick_time_shapes
-    return out
+    return {op: problems.get(op).quick_time_shapes for op in dict.fromkeys(k.op for k in kernels)
+            if problems.known(op) and problems.get(op).quick_time_shapes}
 
 
 def _shapes(problem, shapes_text):
@@ -186,12 +173,10 @@ def run(kernels, shapes_text: str | None = None, precisions: list[str] | None = 
     ceilings = {} if measure_ceilings or ceilings is None else dict(ceilings)
     t0 = _time.monotonic()
     if measure_ceilings:
-        # cuBLAS only when a matmul is timed: the memory-bound ops need the copy alone
-        matmul = any(problem.name == "matmul" for problem, *_rest in work)
-        print("measuring ceilings (copy bandwidth" + (", cuBLAS at every precision" if matmul
-              else "") + ") ...", file=sys.stderr, flush=True)
-        ceilings = ceil_mod.measure(flush, env, policy=policy,
-                                    precisions=("fp32", "tf32", "fp16", "bf16") if matmul else ())
+        # the copy bandwidth always; each family's own limits where its ops are timed
+        print("measuring ceilings ...", file=sys.stderr, flush=True)
+        ceilings = ceil_mod.measure(flush, env, {problem.name for problem, *_rest in work},
+                                    policy=policy)
     rows = []
     for i, (problem, shape, k, p, is_ref) in enumerate(work, 1):
         try:
@@ -255,9 +240,3 @@ def _judge(problem, shape, precision, inputs):
         return "" if err <= tol else f"error {err:.3g} > bound {tol:.3g}"
 
     return judge
-
-
-def fmt(x, digits: int = 1) -> str:
-    if x is None or (isinstance(x, float) and math.isnan(x)):
-        return "-"
-    return f"{x:.{digits}f}"

@@ -1,5 +1,5 @@
 """What every figure shares: the matplotlib setup, saving (atomically, PNG and SVG), log
-axes with plain labels, and the environment line (bench/plots.py, bench/plots_memory.py)."""
+axes with plain labels, and the environment line (each family's plots.py)."""
 from __future__ import annotations
 
 from pathlib import Path

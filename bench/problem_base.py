@@ -1,4 +1,4 @@
-"""The interface every op family's problems implement (bench/problems.py keeps the list)."""
+"""The interface every op's Problem implements (bench/families/ brings them; bench/problems.py finds them)."""
 from __future__ import annotations
 
 MODES = ("random", "exact", "nonfinite")
@@ -22,6 +22,7 @@ class Problem:
     time_shapes = {"cpu": "", "cuda": ""}
     model_shapes = ""
     profile_shapes = ""
+    quick_time_shapes = ""    # `report --quick`: a few shapes (the time shapes if empty)
 
     # -- shapes
     def parse_shape(self, text: str):
@@ -55,6 +56,10 @@ class Problem:
     def exact_possible(self, shape, precision: str) -> bool:
         return True
 
+    def exact_note(self, shape, precision: str) -> str:
+        """Why the exact mode is skipped here (check shows it), when it is."""
+        return f"shape {shape} too large for exact {precision}"
+
     # -- work and traffic
     def useful_flops(self, shape) -> int:
         raise NotImplementedError
@@ -62,5 +67,17 @@ class Problem:
     def compulsory_bytes(self, shape, precision: str) -> int:
         """Each input read once plus the output written once: the DRAM floor."""
         raise NotImplementedError
+
+    def traffic(self, kernel, shape, precision: str):
+        """The kernel's traffic model at this shape and precision, or None."""
+        return kernel.traffic(shape, precision)
+
+    def lecture_value(self, kernel, shape, params) -> int | None:
+        """The lecture formula's global-load count, where the op has one (model table)."""
+        return None
+
+    def profile_target(self, kernel, levels: dict, model) -> str:
+        """PASS or FAIL where the op sets a counter target for this kernel, else "-"."""
+        return "-"
 
 

@@ -13,7 +13,7 @@ Nsight Compute GUI to see the source-level view.
 
 Levels, from what the threads ask for down to what HBM delivers (see DESIGN.md):
 
-    model     the closed-form count of global loads issued by threads (bench/models.py)
+    model     the closed-form count of global loads issued by threads (bench/families/matmul/models.py)
     issued    thread-level global load instructions (+ async copies global->shared);
               equals the model for scalar loads. Also their bytes, which are right for
               vector loads too (a 16-byte load is one instruction but four floats)
@@ -47,6 +47,7 @@ from pathlib import Path
 
 from bench import problems
 from bench.results import num
+from bindings import precision as prec
 
 # (ncu metric, short name used in result files). Optional ones may be missing on some
 # ncu versions; the profile still runs without them.
@@ -73,7 +74,6 @@ METRICS = (
     ("sm__sass_thread_inst_executed_op_ffma_pred_on.sum", "ffma"),
     ("gpu__time_duration.sum", "ncu_time_ns"),
 )
-SHORT = dict(METRICS)
 # Names DESIGN.md lists as verified on our H100: never dropped on the word of
 # --query-metrics (whose listing format may change); only a rejection by ncu drops them.
 VERIFIED = {
@@ -87,7 +87,6 @@ VERIFIED = {
     "sm__sass_thread_inst_executed_op_ffma_pred_on.sum", "gpu__time_duration.sum",
 }
 SECTOR = 32          # bytes per L1/L2 sector
-TOLERANCE = 0.02     # the model of thread-issued global loads must be within 2%
 
 
 # ---------------------------------------------------------------------------------------
@@ -368,13 +367,11 @@ def _ratio(a: float, b) -> float:
     return a / b
 
 
-def compare(kernel, shape, lv: dict, model) -> dict:
-    """Model columns, measured/model ratios and the PASS/FAIL of the 2% target.
-
-    The target applies to the CUDA ladder: the thread-issued global loads must be within
-    2% of the model and the FFMA count must equal the model's (M*N*K at tile multiples).
-    Other kernels get the same ratios but "-" (the report explains where they depart).
-    """
+def compare(kernel, problem, lv: dict, model) -> dict:
+    """Model columns, measured/model ratios and the PASS/FAIL of the op's counter target
+    (problem.profile_target: the CUDA ladder's issued loads within 2% of the model and its
+    FFMA count equal to the model's). Kernels without a target get the same ratios and "-"
+    (the report explains where they depart)."""
     out: dict = {}
     if model is None:
         out.update(model_global_loads=None, model_global_load_bytes=None,
@@ -390,16 +387,8 @@ def compare(kernel, shape, lv: dict, model) -> dict:
     out["ratio_ffma"] = _ratio(lv["ffma"], model.fma)
     out["ratio_dram_compulsory"] = _ratio(_nz(lv["dram_read_bytes"]) + _nz(lv["dram_write_bytes"]),
                                          model.compulsory_bytes)
-    if kernel.backend == "cuda" and kernel.op == "matmul":  # memory-bound ops: DRAM vs model
-        ok_loads = abs(out["ratio_issued"] - 1) <= TOLERANCE
-        ok_ffma = lv["ffma"] == model.fma
-        out["target"] = "PASS" if ok_loads and ok_ffma else "FAIL"
-    else:
-        out["target"] = "-"
+    out["target"] = problem.profile_target(kernel, lv, model)
     return out
-
-
-REFERENCE_BACKENDS = ("cublas", "torch")  # library kernels: profiled only when asked for by name
 
 
 def run(kernels, shapes_text: str | None, precisions: list[str] | None, out_dir,
@@ -475,7 +464,7 @@ def run(kernels, shapes_text: str | None, precisions: list[str] | None, out_dir,
             except OSError as e:
                 counters, more_dropped, log = None, [], f"ncu could not run: {e}"
             drop(more_dropped)
-        elem = problems.ELEMENT_BYTES.get(p, 4)
+        elem = prec.element_bytes(p)
         row = dict(kernel=k.name, backend=k.backend, version=k.version, op=k.op,
                    twin=k.twin or "", shape=str(shape), size=problem.size(shape),
                    precision=p, elem_bytes=elem, mnk=problem.useful_flops(shape) // 2)
@@ -490,10 +479,7 @@ def run(kernels, shapes_text: str | None, precisions: list[str] | None, out_dir,
                 row[short] = counters.get(full)
             lv = levels(counters, elem)
             row.update(lv)
-            at_precision = getattr(problem, "traffic", None)  # memory-bound ops: per element size
-            model = (at_precision(k, shape, p) if at_precision else k.traffic(shape)) \
-                if k.model else None
-            row.update(compare(k, shape, lv, model))
+            row.update(compare(k, problem, lv, problem.traffic(k, shape, p)))
             row.update(status="ok", note=row.pop("level_note"))
             text = f"issued/model {row['ratio_issued']:.4f}  {row['target']}"
         rows.append(row)

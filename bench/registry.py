@@ -2,7 +2,8 @@
 
 The CLI, the tests, the benchmarks, the plots and the README table all enumerate
 :func:`kernels`; nothing else lists kernels by hand. Records live in the modules of
-``bench/catalog/`` (one module per family); adding a kernel means adding its record there.
+``bench/catalog/`` (one module per group of kernels, found by name); adding a kernel means
+adding its record there.
 
 Nothing is imported or built at import time: records hold *loaders* that fetch the
 callable (and build the extension, or import Triton) only when a kernel runs.
@@ -11,27 +12,27 @@ from __future__ import annotations
 
 import fnmatch
 import importlib
+import pkgutil
 from dataclasses import dataclass, field
 from typing import Callable, Mapping
 
+from bindings import precision as prec
+
 # What a precision label means (every result row and legend carries one of these).
-PRECISIONS = {
-    "fp32": "float32 inputs, IEEE FFMA arithmetic (no tensor cores, TF32 off)",
-    "tf32": "float32 inputs rounded to TF32 on tensor cores, float32 accumulate",
-    "fp16": "float16 inputs on tensor cores, float32 accumulate, float16 output",
-    "bf16": "bfloat16 inputs on tensor cores, float32 accumulate, bfloat16 output",
-    "u8": "uint8 data (images), float32 arithmetic",
-}
+PRECISIONS = {label: p.meaning for label, p in prec.TABLE.items()}
 
 BACKENDS = ("cuda", "triton", "cublas", "torch")
+# The library kernels: what "% of reference" divides by (the first of an op's kernels found
+# in this order), profiled only when asked for by name.
+REFERENCE_BACKENDS = ("cublas", "torch")
 
-# Catalog modules, in the order their kernels are listed.
-CATALOG = (
-    "bench.catalog.matmul_cuda",
-    "bench.catalog.matmul_triton",
-    "bench.catalog.matmul_reference",
-    "bench.catalog.memory_bound",
-)
+
+def catalog_modules() -> list[str]:
+    """The modules of bench/catalog/, in name order: each has records()."""
+    from bench import catalog
+
+    return [f"bench.catalog.{m.name}" for m in sorted(pkgutil.iter_modules(catalog.__path__),
+                                                       key=lambda m: m.name)]
 
 
 @dataclass(frozen=True)
@@ -39,15 +40,16 @@ class Kernel:
     """One kernel of the suite.
 
     name        unique id, used on the command line: "cuda_v3_smem_tiling"
-    op          the problem it solves ("matmul"); see bench/problems.py
+    op          the problem it solves ("matmul"); its family (bench/families/) has the Problem
     backend     "cuda" | "triton" | "cublas" | "torch"
     version     rung of the ladder ("v1", "v1c", "v1.5", "v2", "v3") or a label
     summary     one line: what the kernel does
     source      repository-relative path of the file that holds the kernel
     precisions  precision labels it supports (keys of PRECISIONS)
     loader      precision -> callable(*inputs) -> output; may build or import lazily
-    params      tile parameters (what the traffic model uses), read lazily
-    model       (shape, params) -> bench.models.Traffic, or None
+    params      precision -> tile parameters (what the traffic model uses), read lazily;
+                precision None means the kernel's first precision
+    model       (shape, params) -> bench.families.matmul.models.Traffic, or None
     twin        name of the same algorithm in the other language, or None
     runs_on_cpu True if it can run without a GPU (Triton interpreter, torch on CPU)
     formula     the lecture's traffic formula as a student reads it ("2N³/V"), shown in
@@ -62,7 +64,7 @@ class Kernel:
     source: str
     precisions: tuple[str, ...]
     loader: Callable[[str], Callable]
-    params: Callable[[], Mapping[str, int]] = field(default=lambda: {})
+    params: Callable[..., Mapping[str, int]] = field(default=lambda precision=None: {})
     model: Callable | None = None
     twin: str | None = None
     runs_on_cpu: bool = False
@@ -76,11 +78,18 @@ class Kernel:
                              f"choose from {', '.join(self.precisions)}")
         return self.loader(precision)
 
-    def traffic(self, shape):
-        """The analytic traffic model at this shape with this kernel's parameters."""
+    def tile_params(self, precision: str | None = None) -> dict:
+        """The tile parameters at this precision, with the precision itself (the models
+        take the element size from it)."""
+        precision = precision or self.precisions[0]
+        return {**dict(self.params(precision)), "precision": precision}
+
+    def traffic(self, shape, precision: str | None = None):
+        """The analytic traffic model at this shape and precision (the kernel's first
+        precision if None) with the tile parameters it runs at that precision."""
         if self.model is None:
             return None
-        return self.model(shape, self.params())
+        return self.model(shape, self.tile_params(precision))
 
 
 _cache: list[Kernel] | None = None
@@ -91,7 +100,7 @@ def kernels() -> list[Kernel]:
     global _cache
     if _cache is None:
         found: list[Kernel] = []
-        for module in CATALOG:
+        for module in catalog_modules():
             found.extend(importlib.import_module(module).records())
         names = [k.name for k in found]
         dupes = sorted({n for n in names if names.count(n) > 1})
@@ -122,23 +131,24 @@ def deliberately_wrong(kernel: Kernel) -> bool:
     return DELIBERATELY_WRONG in kernel.name
 
 
-# Named groups for --kernels, written with a leading "@". A glob cannot say "the ladder":
-# 'triton_v*' also matches triton_vector_add.
-LADDER_VERSIONS = ("v1", "v1c", "v1.5", "v2", "v3")
-GROUPS = {
-    "ladder": lambda k: k.op == "matmul" and k.backend in ("cuda", "triton")
-    and k.version in LADDER_VERSIONS,
-    "matmul": lambda k: k.op == "matmul",
-    "memory": lambda k: k.op != "matmul",
-}
+def groups() -> dict[str, Callable[[Kernel], bool]]:
+    """Named groups for --kernels, written with a leading "@", from every op family (a glob
+    cannot say "the ladder": 'triton_v*' also matches triton_vector_add)."""
+    from bench import families
+
+    out: dict = {}
+    for family in families.families():
+        out.update(family.groups())
+    return out
 
 
 def _matches(k: Kernel, pattern: str) -> bool:
     if pattern.startswith("@"):
-        group = GROUPS.get(pattern[1:])
+        named = groups()
+        group = named.get(pattern[1:])
         if group is None:
             raise KeyError(f"registry: no kernel group {pattern!r}; groups: "
-                           f"{', '.join('@' + g for g in GROUPS)}")
+                           f"{', '.join('@' + g for g in named)}")
         return group(k)
     return fnmatch.fnmatchcase(k.name, pattern)
 
@@ -146,8 +156,8 @@ def _matches(k: Kernel, pattern: str) -> bool:
 def select(patterns: str | None = None, op: str | None = None,
            include_wrong: bool | None = None) -> list[Kernel]:
     """Kernels whose name matches any of the comma-separated glob patterns (all if None),
-    or that belong to a named group: @ladder (the CUDA ladder and its Triton twins),
-    @matmul, @memory.
+    or that belong to a named group of an op family (groups(): @ladder, the CUDA ladder
+    and its Triton twins; @matmul; @memory).
 
     Deliberately wrong kernels are included only if include_wrong is True, or (None) if a
     pattern contains "bug": `check --kernels '*'` and the default report never run them."""

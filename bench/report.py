@@ -12,30 +12,20 @@ The tables are built from the result files (bench/results.py), like the figures,
 from __future__ import annotations
 
 import json
-import math
 import os
 import shutil
 import sys
 import time as _time
 from pathlib import Path
 
-from bench import report_memory, results
+from bench import families, results
 from bench.results import num
-from bench.text import f, human_bytes, md_table  # noqa: F401 (report.f etc. stay valid)
+from bench.text import f, human_bytes, md_table, sci
 
 
 # ---------------------------------------------------------------------------------------
 # Markdown helpers
 # ---------------------------------------------------------------------------------------
-
-def sci(x) -> str:
-    x = num(x)
-    if math.isnan(x):
-        return "-"
-    if math.isinf(x):
-        return "inf"
-    return f"{x:.2e}"
-
 
 # ---------------------------------------------------------------------------------------
 # Sections (each takes payloads and returns markdown)
@@ -51,16 +41,15 @@ def section_env(env: dict) -> str:
 
 
 def section_ceilings(time_payload: dict) -> str:
+    from bench import families
+
     c = (time_payload.get("meta") or {}).get("ceilings") or {}
     if not c:
         return ""
     rows = [["device copy bandwidth (read + write)", f"{f(c.get('copy_gbps'), 0)} GB/s",
              f"{human_bytes(c.get('copy_bytes'))} copied, median of the timed copies"]]
-    for p, t in (c.get("cublas_tflops") or {}).items():
-        rows.append([f"cuBLAS {p}", f"{f(t, 1)} TFLOP/s", f"at {c.get('cublas_shape')}"])
-    if c.get("fp32_nominal_peak_tflops"):
-        rows.append(["nominal FP32 peak (not measured)", f"{f(c['fp32_nominal_peak_tflops'], 1)}"
-                     " TFLOP/s", "SMs x 128 FMA lanes x 2 x max SM clock"])
+    for family in families.families():
+        rows += family.ceiling_rows(c)
     return ("## Ceilings measured in this run\n\n"
             + md_table(["ceiling", "value", "how"], rows))
 
@@ -94,7 +83,7 @@ def section_check(check_payload: dict) -> str:
     ran = sum(1 for r in rows if r["status"] != "skip")
     modes = sorted({r["mode"] for r in rows if r["status"] != "skip"})
     text = (f"## Correctness\n\nLargest relative error per kernel x shape over the modes "
-            f"{', '.join(modes) or '-'} (error definition and bound: bench/problems.py). "
+            f"{', '.join(modes) or '-'} (error definition and bound: each op's Problem in bench/families/). "
             f"{ran - failed} of {ran} runs passed, {failed} failed.\n\n"
             + (md_table(["kernel", "precision"] + shapes, table) if table
                else "No kernel could run on this machine."))
@@ -103,49 +92,14 @@ def section_check(check_payload: dict) -> str:
     return text
 
 
-def section_time(time_payload: dict) -> str:
-    # matmul rows (memory-bound ops have their own section: bench/report_memory.py)
-    mm = [r for r in time_payload["rows"] if r.get("op", "matmul") == "matmul"]
-    rows = [r for r in mm if r.get("status") == "ok"]
+def section_errors(time_payload: dict) -> str:
+    """Timed runs that raised or whose answer was wrong after timing, over every op."""
     errors = [r for r in time_payload["rows"] if r.get("status") in ("ERROR", "FAIL")]
-    if not rows:
+    if not errors:
         return ""
-    shapes = sorted(dict.fromkeys(r["shape"] for r in rows), key=lambda s: num(
-        next(r["size"] for r in rows if r["shape"] == s)))
-    keys = list(dict.fromkeys((r["kernel"], r["precision"]) for r in rows))
-    at = {(r["kernel"], r["precision"], r["shape"]): r for r in rows}
-    sweep = []
-    for k, p in keys:
-        line = [k, p]
-        for s in shapes:
-            r = at.get((k, p, s))
-            line.append("" if r is None else f"{f(r['tflops'], 2)} ({f(r['pct_reference'], 0)}%)")
-        sweep.append(line)
-    big = shapes[-1]
-    detail = []
-    for k, p in keys:
-        r = at.get((k, p, big))
-        if r is None:
-            continue
-        detail.append([k, p, f(r["median_ms"], 4), f(r["iqr_ms"], 4), r["reps"],
-                       f(r["tflops"], 2), f(r["pct_reference"], 1, True),
-                       f(r["pct_roof"], 1, True), f(r["gbps_compulsory"], 0),
-                       f(r.get("gbps_model"), 0)])
-    text = ("## Throughput\n\nTFLOP/s (useful 2MNK flops / median time) and, in brackets, "
-            "% of cuBLAS at the same shape and precision, timed in the same run. fp32 means "
-            "FFMA on CUDA cores (TF32 off); tf32/fp16/bf16 run on tensor cores.\n\n"
-            + md_table(["kernel", "precision"] + shapes, sweep)
-            + f"\n\nAt {big}: median and interquartile range of the launch time (L2 flushed "
-              "before each launch), % of cuBLAS, % of the measured roofline (min(cuBLAS "
-              "ceiling, copy bandwidth x compulsory intensity)), and bandwidths: compulsory "
-              "bytes / time (what DRAM would have to deliver at minimum) and model bytes / "
-              "time (what the threads asked the memory system for).\n\n"
-            + md_table(["kernel", "precision", "median ms", "IQR ms", "reps", "TFLOP/s",
-                        "% cuBLAS", "% roof", "GB/s compulsory", "GB/s model"], detail))
-    if errors:
-        text += "\n\nErrors: " + "; ".join(f"{r['kernel']} {r.get('shape')}: {r.get('note')}"
-                                           for r in errors[:10])
-    return text
+    return ("## Errors while timing\n\n"
+            + "\n".join(f"- {r['kernel']} {r.get('shape')} {r.get('precision')}: {r.get('note')}"
+                        for r in errors[:20]))
 
 
 def section_model(model_payload: dict) -> str:
@@ -167,128 +121,17 @@ def section_model(model_payload: dict) -> str:
                         "shared load bytes", "FMAs", "compulsory bytes"], table))
 
 
-def _departures(r: dict) -> list[str]:
-    """Facts that say where a kernel's measured traffic leaves its model."""
-    out = []
-    ri = num(r.get("ratio_issued"))
-    if not math.isnan(ri) and abs(ri - 1) > 0.02:
-        out.append(f"issues {ri:.3g}x the modelled load instructions")
-    ie, ib, eb = num(r.get("issued_elements")), num(r.get("issued_bytes")), num(r.get("elem_bytes"))
-    ld_thread = num(r.get("ld_thread_inst"))
-    if not math.isnan(ld_thread) and ld_thread > 0 and not math.isnan(ib):
-        per = (ib - (num(r.get("ldgsts_bytes")) if not math.isnan(num(r.get("ldgsts_bytes")))
-                     else 0)) / ld_thread
-        if per > eb * 1.01:
-            out.append(f"vector loads: {per:.0f} bytes per load instruction, so fewer "
-                       f"instructions than elements")
-    if num(r.get("ldgsts_bytes")) > 0:
-        out.append(f"{human_bytes(r['ldgsts_bytes'])} copied global->shared asynchronously "
-                   "(cp.async), bypassing registers")
-    ms = num(r.get("model_shared_loads"))
-    sb = num(r.get("shared_bytes"))
-    if (math.isnan(ms) or ms == 0) and sb > 0:
-        out.append(f"reads {human_bytes(sb)} from shared memory although the algorithm it "
-                   "mirrors uses none (the compiler stages data there: tl.dot operands, or a "
-                   "layout conversion)")
-    rs = num(r.get("ratio_shared"))
-    if not math.isnan(rs) and ms > 0 and abs(rs - 1) > 0.02:
-        out.append(f"shared loads {rs:.3g}x the model")
-    if num(r.get("shared_bank_conflicts")) > 0:
-        out.append(f"{f(r['shared_bank_conflicts'])} shared-memory bank conflicts")
-    rf = num(r.get("ratio_ffma"))
-    if not math.isnan(rf) and abs(rf - 1) > 1e-9:
-        out.append(f"FFMA count {rf:.3g}x the model" + (" (tensor cores or padding)"
-                                                        if rf < 1 else " (padding)"))
-    if not math.isnan(ie) and math.isnan(num(r.get("model_global_loads"))):
-        out.append("no model")
-    return out
-
-
-def section_profile(profile_payload: dict) -> str:
-    # matmul rows (memory-bound ops have their own section: bench/report_memory.py)
-    rows = [r for r in profile_payload["rows"] if r.get("op", "matmul") == "matmul"]
-    if not rows:
-        return ""
-    ok = [r for r in rows if r.get("status") == "ok"]
-    table = []
-    for r in ok:
-        table.append([r["kernel"], r["shape"], r["precision"], f(r.get("model_global_loads")),
-                      f(r.get("issued_elements")), f(r.get("ratio_issued"), 4),
-                      human_bytes(r.get("l1_bytes")), human_bytes(r.get("l2_bytes")),
-                      human_bytes(r.get("dram_read_bytes")), human_bytes(r.get("dram_write_bytes")),
-                      f(r.get("shared_elements")), f(r.get("ratio_shared"), 3),
-                      f(r.get("shared_bank_conflicts")), f(r.get("ffma")),
-                      f(num(r.get("ffma")) / num(r.get("mnk")) if num(r.get("mnk")) else None, 4),
-                      r.get("target", "-")])
-    meta = profile_payload.get("meta") or {}
-    text = ("## Memory traffic: model versus Nsight Compute\n\n"
-            "One launch per row, counters summed over the CUDA kernels inside the measured "
-            "NVTX range. issued = thread-level global load instructions (+ elements copied "
-            "by cp.async); L1 = bytes requested at L1 (32-byte sectors); L2 = bytes L1 "
-            "fetched from L2; DRAM = bytes HBM delivered/absorbed; shared = elements loaded "
-            "from shared memory (bytes / element size). Target (CUDA ladder): issued within "
-            "2% of the model and FFMA = model FMAs (M·N·K at tile multiples).\n\n"
-            + md_table(["kernel", "shape", "prec", "model loads", "issued", "issued/model",
-                        "L1", "L2", "DRAM read", "DRAM write", "shared loads",
-                        "shared/model", "bank conflicts", "FFMA", "FFMA/MNK", "target"], table))
-    dropped = meta.get("dropped_metrics") or []
-    if dropped:
-        text += ("\n\nMetrics this ncu did not know (dropped, their columns are '-'): "
-                 + ", ".join(f"`{m}`" for m in dropped))
-    errors = [r for r in rows if r.get("status") != "ok"]
-    if errors:
-        text += "\n\nProfile errors: " + "; ".join(f"{r['kernel']} {r['shape']}: {r.get('note')}"
-                                                  for r in errors[:10])
-    from bench import registry
-
-    kernels = registry.by_name()
-    dep = []
-    for r in ok:
-        if r["backend"] == "cuda" and r.get("target") == "PASS":
-            continue
-        facts = _departures(r)
-        known = getattr(kernels.get(r["kernel"]), "departure", "")
-        if facts:
-            dep.append(f"- **{r['kernel']}** at {r['shape']} ({r['precision']}): "
-                       + "; ".join(facts) + "." + (f" Why: {known}." if known else ""))
-    if dep:
-        text += ("\n\n### Where the measured traffic departs from the model\n\n"
-                 "Computed from the counters above (the CUDA ladder's rows that meet the "
-                 "target are not listed):\n\n" + "\n".join(dep))
-    return text
-
-
 def section_figures(figures: dict, out_dir: Path) -> str:
+    """Each figure with its caption, in the order the families drew them."""
+    from bench import plots
+
     if not figures:
         return ""
-    captions = {
-        "lecture": "The lecture figure: traffic per level (left), throughput (right).",
-        "throughput": "Throughput versus size: solid CUDA, dashed Triton twin, one colour per "
-                      "version; cuBLAS and the measured ceilings as reference lines.",
-        "traffic": "Memory traffic level by level, CUDA and Triton side by side (log scale).",
-        "roofline": "Roofline with the ceilings measured in this run, one point per kernel.",
-        "roofline_ladder": "The lecture's versions and their twins on the roofline at the "
-                           "largest profiled size: where the inputs no longer fit in L2, "
-                           "the DRAM bytes, and so the intensities, differ from version to "
-                           "version.",
-        "model_traffic": "What the closed-form models predict, with the lecture formulas.",
-    }
-    captions["memory_targets"] = ("Memory-bound ops at their target shapes: % of the copy "
-                                  "bandwidth measured in the same run, the target dashed.")
-    for name in figures:
-        if name.startswith("bandwidth_"):
-            captions[name] = (f"{name[10:]}: achieved GB/s versus bytes moved; CUDA solid, "
-                              "Triton dashed, PyTorch eager black, torch.compile grey; the copy "
-                              "bandwidth and the target as horizontal lines.")
     parts = ["## Figures"]
-    order = ["lecture", "throughput", "traffic", "roofline", "roofline_ladder", "model_traffic",
-             "memory_targets"]
-    order += sorted(n for n in figures if n.startswith("bandwidth_"))
-    for name in order:
-        if name in figures:
-            png, svg = figures[name][0], figures[name][1]
-            parts.append(f"### {name}\n\n{captions[name]} ([SVG]({svg.relative_to(out_dir)}))"
-                         f"\n\n![{name}]({png.relative_to(out_dir)})")
+    for name, files in figures.items():
+        png, svg = files[0], files[1]
+        parts.append(f"### {name}\n\n{plots.caption(name)} ([SVG]({svg.relative_to(out_dir)}))"
+                     f"\n\n![{name}]({png.relative_to(out_dir)})")
     return "\n\n".join(parts)
 
 
@@ -308,13 +151,10 @@ def write_markdown(out_dir, figures: dict | None = None, gpu_notes: list[str] | 
         parts.append(section_ceilings(s["time"]))
     if "check" in s:
         parts.append(section_check(s["check"]))
+    for family in families.families():
+        parts += family.report_sections(s)
     if "time" in s:
-        parts.append(section_time(s["time"]))
-        parts.append(report_memory.section_time(s["time"]))
-        parts.append(report_memory.section_targets(s["time"]))
-    if "profile" in s:
-        parts.append(section_profile(s["profile"]))
-        parts.append(report_memory.section_profile(s["profile"]))
+        parts.append(section_errors(s["time"]))
     if "model" in s:
         parts.append(section_model(s["model"]))
     parts.append(section_figures(figures or {}, out_dir))

@@ -192,6 +192,14 @@ def write(out_dir, kind: str, rows: list[dict], env: dict | None = None,
     return csv_path, json_path
 
 
+def merge_rows(old: list[dict], new: list[dict]) -> list[dict]:
+    """An --append: the earlier rows, except those measured again (same kernel, shape and
+    precision), then the new ones."""
+    key = lambda r: (r.get("kernel"), r.get("shape"), r.get("precision"))
+    again = {key(r) for r in new}
+    return [r for r in old if key(r) not in again] + list(new)
+
+
 def read(result_dir, kind: str) -> dict | None:
     """The payload of <result_dir>/<kind>.json, or None if that run did not happen."""
     path = Path(result_dir) / f"{kind}.json"

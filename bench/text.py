@@ -1,4 +1,4 @@
-"""Text formatting shared by the report's sections (bench/report.py, bench/report_memory.py)."""
+"""Text formatting shared by the report's sections (bench/report.py and each family's report.py)."""
 from __future__ import annotations
 
 import math
@@ -22,6 +22,16 @@ def f(x, digits: int = 2, pct: bool = False) -> str:
     if isinstance(x, int) or (abs(x) >= 1e5 and float(x).is_integer()):
         return f"{int(x):,}"
     return f"{x:.{digits}f}"
+
+
+def sci(x) -> str:
+    """An error or a bound: 1.23e-07, "inf", or "-" for none."""
+    x = num(x)
+    if math.isnan(x):
+        return "-"
+    if math.isinf(x):
+        return "inf"
+    return f"{x:.2e}"
 
 
 def human_bytes(x) -> str:

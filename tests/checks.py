@@ -1,5 +1,5 @@
 """The assertions shared by the matmul test files: correctness against the float64
-reference (see bench/problems.py for the error measure and its bound), TF32 rounding
+reference (see bench/families/matmul/problem.py for the error measure and its bound), TF32 rounding
 bit by bit (triton_impl.matmul_autotuned.round_to_tf32), and poisoned runs.
 
 Poisoned runs: a test that runs several kernels (or candidates, or repeats) on the same
@@ -15,7 +15,7 @@ import triton
 import triton.language as tl
 
 from bench.device import poison_output_memory
-from bench.problems import matmul_error, matmul_tolerance
+from bench.families.matmul.problem import matmul_error, matmul_tolerance
 from triton_impl.matmul_autotuned import round_to_tf32
 
 

@@ -4,7 +4,7 @@ Chosen to break kernels that assume something: the smallest product, primes, K =
 K far longer than M and N, tall-skinny and wide-short outputs, and shapes one below and
 one above every tile size the ladder uses (16, 32, 64, 128, 256 elements).
 """
-from bench.models import MatmulShape
+from bench.families.matmul.models import MatmulShape
 
 TILE_SIZES = (16, 32, 64, 128, 256)
 

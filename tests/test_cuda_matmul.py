@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from bench import registry
-from bench.check import check_matmul
-from bench.models import MatmulShape
-from bench.problems import MatmulCase, matmul_error, matmul_tolerance
+from bench import problems, registry
+from bench.check import check_one
+from bench.families.matmul.models import MatmulShape
+from bench.families.matmul.problem import matmul_error, matmul_tolerance
 from tests.shapes import EMPTY_SHAPES, GPU_SWEEP
 
 pytestmark = pytest.mark.gpu
@@ -40,7 +40,8 @@ def fn(kernel):
 @pytest.mark.parametrize("kernel", CUDA_KERNELS, ids=KERNEL_IDS)
 @pytest.mark.parametrize("shape", GPU_SWEEP, ids=str)
 def test_matches_fp64_reference(kernel, shape):
-    result = check_matmul(kernel, MatmulCase(shape, "fp32", seed=shape.M + shape.N), "cuda")
+    result = check_one(kernel, problems.get("matmul"), shape, "fp32", seed=shape.M + shape.N,
+                       device="cuda")
     assert result.status == "ok", result
 
 
@@ -48,7 +49,7 @@ def test_matches_fp64_reference(kernel, shape):
 @pytest.mark.parametrize("shape", [MatmulShape(129, 131, 257), MatmulShape(64, 64, 4096),
                                    MatmulShape(255, 1, 17)], ids=str)
 def test_exact_with_small_integers(kernel, shape):
-    result = check_matmul(kernel, MatmulCase(shape, "fp32", exact=True), "cuda")
+    result = check_one(kernel, problems.get("matmul"), shape, "fp32", "exact", device="cuda")
     assert result.status == "ok" and result.error == 0.0, result
 
 

@@ -6,7 +6,7 @@ drawn by hypothesis, against the float64 reference.
   expanded (stride 0); the wrappers accept any of them;
 - values: normal, wide (8 sigma: tiny probabilities in a softmax), with NaN and +-inf
   planted, subnormal, large (per dtype, below overflow);
-- the oracle is the harness's (bench/problems.py, bench/problems_memory.py), made aware of
+- the oracle is the harness's (bench/families/matmul/problem.py, bench/families/memory/problems.py), made aware of
   non-finite values: where the float64 reference is NaN the kernel must give NaN, where it
   is +-inf the same inf; elsewhere the error bound holds, with an absolute floor of the
   output dtype's smallest normal for results that underflow.
@@ -26,9 +26,11 @@ import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from bench.families.matmul.problem import matmul_tolerance
 from bench import device as dev
 from bench import problems, registry
-from bench import problems_memory as pm
+from bench.families.memory import problems as pm
+from bindings import precision as prec
 
 HAS_GPU = torch.cuda.is_available()
 DEVICE = "cuda" if HAS_GPU else "cpu"
@@ -39,8 +41,6 @@ settings.register_profile("gpu", max_examples=20, deadline=None, derandomize=Tru
                           suppress_health_check=list(HealthCheck), database=None)
 PROFILE = "gpu" if HAS_GPU else "cpu"
 MAX_DIM = 300 if HAS_GPU else 40      # the interpreter runs one program at a time
-TORCH_DTYPE = {"fp32": torch.float32, "tf32": torch.float32, "fp16": torch.float16,
-               "bf16": torch.bfloat16, "u8": torch.uint8}
 LARGE = {"fp32": 1e15, "tf32": 1e15, "fp16": 8.0, "bf16": 1e15}   # no overflow at K <= 300
 
 
@@ -74,7 +74,7 @@ VALUES = ("normal", "wide", "nonfinite", "subnormal", "large")
 def values(shape, kind: str, precision: str, g: torch.Generator) -> torch.Tensor:
     """float64 values of a kind, exactly representable in the precision's dtype."""
     x = torch.randn(shape, generator=g, dtype=torch.float64)
-    dtype = TORCH_DTYPE[precision]
+    dtype = prec.torch_dtype(precision)
     if kind == "wide":                               # softmax: probabilities down to ~1e-20
         x = x * 8
     elif kind == "subnormal":
@@ -144,13 +144,13 @@ def run_matmul(kernel, precision, data):
     a64, b64 = a.double().cpu(), b.double().cpu()
     ref = a64 @ b64
     scale = a64.abs().nan_to_num(posinf=0) @ b64.abs().nan_to_num(posinf=0)
-    tol = problems.matmul_tolerance(precision, K)
-    assert_matches_reference(out, ref, scale, tol, TORCH_DTYPE[precision], case)
+    tol = matmul_tolerance(precision, K)
+    assert_matches_reference(out, ref, scale, tol, prec.torch_dtype(precision), case)
 
 
 def run_memory(kernel, precision, data):
     problem = problems.get(kernel.op)
-    dtype = TORCH_DTYPE[precision]
+    dtype = prec.torch_dtype(precision)
     rows, cols = data.draw(dims(), "rows"), data.draw(dims(64), "cols")
     layout = data.draw(st.sampled_from(LAYOUTS), "layout")
     kind = "normal" if kernel.op == "rgb_to_grey" else data.draw(st.sampled_from(VALUES), "values")
@@ -173,7 +173,7 @@ def run_memory(kernel, precision, data):
         y = with_layout(values((rows, cols), kind, precision, g).to(DEVICE), "contiguous")
         out = fn(x, y)
         ref = x64 + y.double().cpu()              # exact; the kernel rounds once
-        assert_matches_reference(out, ref, ref.abs(), pm.OUTPUT_ROUNDOFF[precision], dtype, case)
+        assert_matches_reference(out, ref, ref.abs(), prec.get(precision).output_roundoff, dtype, case)
     elif kernel.op == "copy":
         out = fn(x)
         assert_matches_reference(out, x64, x64.abs(), 0.0, dtype, case)

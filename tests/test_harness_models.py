@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from bench import model_table, models, problems, registry
-from bench.models import MatmulShape
+from bench.families.matmul.problem import matmul_tolerance
+from bench import model_table, problems, registry
+from bench.families.matmul import models
+from bench.families.matmul.models import MatmulShape
 
 LADDER = [k for k in registry.kernels() if k.backend == "cuda" and k.op == "matmul"
           and k.model is not None]
@@ -63,10 +65,11 @@ def test_exact_counts_at_primes():
     """Hand-derived counts at a shape that is a multiple of no tile."""
     M, N, K = 97, 89, 83
     s = MatmulShape(M, N, K)
-    assert models.matmul_v1(s, {}).global_loads == 2 * M * N * K
-    assert models.matmul_v1_5(s, {"V": 4}).global_loads == M * K * 23 + M * N * K
-    assert models.matmul_v2(s, {"V": 4}).global_loads == M * K * 23 + N * K * 25
-    v3 = models.matmul_v3(s, {"L": 128, "S": 8, "V": 8})
+    fp32 = {"precision": "fp32"}
+    assert models.matmul_v1(s, fp32).global_loads == 2 * M * N * K
+    assert models.matmul_v1_5(s, {"V": 4, **fp32}).global_loads == M * K * 23 + M * N * K
+    assert models.matmul_v2(s, {"V": 4, **fp32}).global_loads == M * K * 23 + N * K * 25
+    v3 = models.matmul_v3(s, {"L": 128, "S": 8, "V": 8, **fp32})
     assert v3.global_loads == M * K + N * K  # one block covers the whole matrix
     assert v3.fma == 128 * 128 * 88          # padded block, k padded to 88
 
@@ -93,4 +96,4 @@ def test_problem_work_and_bytes():
         problems.get("no_such_op")
     for device in ("cpu", "cuda"):
         assert mm.parse_shapes(mm.check_shapes[device])
-    assert mm.tolerance(s, "fp32") == problems.matmul_tolerance("fp32", 7)
+    assert mm.tolerance(s, "fp32") == matmul_tolerance("fp32", 7)

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from bench.families.matmul import plots as matmul_plots
 from bench import plots, report, results
 
 SAMPLE = Path(__file__).parent / "data" / "sample_results"
@@ -34,7 +35,7 @@ def test_every_figure_is_drawn(figures, name):
 
 def test_twins_share_a_colour():
     rows = results.read(SAMPLE, "time")["rows"]
-    order, version_of, colours = plots.ladder(rows)
+    order, version_of, colours = matmul_plots.ladder(rows)
     assert version_of["triton_v3_smem_tiling"] == version_of["cuda_v3_smem_tiling"] == "v3"
     assert order[:2] == ["v1", "v1c"]
     assert len(set(colours.values())) == len(order)
@@ -60,10 +61,8 @@ def test_report_markdown_from_sample(tmp_path):
 
 
 def test_roofline_labels_of_equal_speed_are_spread():
-    from bench import plots
-
     ys = [0.70, 0.70, 0.71, 1.5]
-    dy = plots._spread_labels(ys, min_gap=0.07)
+    dy = matmul_plots._spread_labels(ys, min_gap=0.07)
     moved = sorted(y + d for y, d in zip(ys, dy))
     assert all(b - a >= 0.07 - 1e-12 for a, b in zip(moved, moved[1:]))
     assert dy[3] == 0.0                      # a label far from the others stays put

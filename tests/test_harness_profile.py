@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from bench import profile, registry
-from bench.models import MatmulShape
+from bench import problems, profile, registry
+from bench.families.matmul.models import MatmulShape
 
 SAMPLE = Path(__file__).parent / "data" / "ncu_raw_sample.csv"
 
@@ -56,6 +56,7 @@ def _counters(**short):
 
 def test_levels_and_target_pass_and_fail():
     k = registry.get("cuda_v1_naive")
+    problem = problems.get("matmul")
     shape = MatmulShape(1024, 1024, 1024)
     model = k.traffic(shape)
     c = _counters(ld_thread_inst=model.global_loads, ld_warp_inst=model.global_loads / 32,
@@ -64,11 +65,11 @@ def test_levels_and_target_pass_and_fail():
     lv = profile.levels(c, 4)
     assert lv["issued_elements"] == model.global_loads
     assert lv["l2_bytes"] == 32e8
-    assert profile.compare(k, shape, lv, model)["target"] == "PASS"
+    assert profile.compare(k, problem, lv, model)["target"] == "PASS"
     lv_bad = dict(lv, issued_elements=model.global_loads * 1.05)
-    assert profile.compare(k, shape, lv_bad, model)["target"] == "FAIL"
+    assert profile.compare(k, problem, lv_bad, model)["target"] == "FAIL"
     lv_ffma = dict(lv, ffma=model.fma - 1)
-    assert profile.compare(k, shape, lv_ffma, model)["target"] == "FAIL"
+    assert profile.compare(k, problem, lv_ffma, model)["target"] == "FAIL"
 
 
 def test_levels_fall_back_to_warp_instructions():
@@ -179,7 +180,7 @@ def test_profile_batch_first_then_own_process_for_what_failed(monkeypatch, tmp_p
 
 
 def test_reference_kernels_are_not_profiled_by_default():
-    from bench import profile, registry
+    from bench import registry
 
-    assert {"cublas", "torch"} <= set(profile.REFERENCE_BACKENDS)
+    assert {"cublas", "torch"} <= set(registry.REFERENCE_BACKENDS)
     assert any(k.backend == "torch" for k in registry.kernels())

@@ -7,6 +7,7 @@ import math
 import pytest
 import torch
 
+from bench.families.matmul.problem import matmul_error, matmul_tolerance
 from bench import check, problems
 from bench.registry import Kernel
 
@@ -102,13 +103,13 @@ def test_nonfinite_inputs_are_placed():
 
 
 def test_tolerance_grows_with_k_and_precision():
-    t = problems.matmul_tolerance
+    t = matmul_tolerance
     assert t("fp32", 4096) > t("fp32", 16)
     assert t("fp32", 1024) < t("tf32", 1024) < t("bf16", 1024)
     assert t("fp16", 1024) < t("bf16", 1024)
     # tight enough that an fp16-rounded product fails as fp32
     a, b = MM.inputs(MM.parse_shape("64x64x64"), "fp32")
-    assert problems.matmul_error((a.half() @ b.half()).float(), a, b) > t("fp32", 64)
+    assert matmul_error((a.half() @ b.half()).float(), a, b) > t("fp32", 64)
 
 
 def test_zero_size_shapes():

@@ -25,7 +25,7 @@ import re
 import pytest
 
 from bench import problems, registry
-from bench.problems import matmul_error, matmul_tolerance
+from bench.families.matmul.problem import matmul_error, matmul_tolerance
 from tests.checks import float32_precision
 
 # tens of GB each: one worker runs them all, one after the other (Makefile: --dist loadgroup)

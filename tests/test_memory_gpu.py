@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from bench import check, problems, registry
-from bench import problems_memory as pm
+from bench.families.memory import problems as pm
 from tests.checks import poisoned, same_nbytes
 
 pytestmark = pytest.mark.gpu

@@ -13,7 +13,7 @@ import pytest
 import torch
 
 from bench import check, problems, registry
-from bench import problems_memory as pm
+from bench.families.memory import problems as pm
 
 # The interpreter's numpy warns about what masked-off lanes compute (a padded column of -inf
 # gives -inf - -inf, its sum 1 / 0); those lanes are never stored.

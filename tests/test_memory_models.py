@@ -8,10 +8,13 @@ import math
 import pytest
 import torch
 
-from bench import models_memory as mm
-from bench import problems, problems_memory as pm, registry
-from bench.models import MatmulShape
-from bench.models_memory import TensorShape
+from bench.families.memory import models as mm
+from bench import problems, registry
+from bench.families.memory import problems as pm
+from bench.families.matmul.models import MatmulShape
+from bench.families.memory.models import TensorShape
+
+FP32 = {"precision": "fp32"}   # the models take the precision (element size) in p
 
 MEMORY_OPS = [p.name for p in pm.MEMORY_PROBLEMS]
 
@@ -88,27 +91,27 @@ def test_seed_shapes_are_the_seed_documents():
 
 def test_models_count_bytes():
     n = TensorShape((1000, 1000))
-    assert mm.vector_add(n, {}).compulsory_bytes == 3 * 10**6 * 4
+    assert mm.vector_add(n, FP32).compulsory_bytes == 3 * 10**6 * 4
     assert mm.vector_add(n, {"precision": "fp16"}).model_bytes == 3 * 10**6 * 2
-    assert mm.copy(n, {}).model_bytes == mm.copy(n, {}).compulsory_bytes == 8 * 10**6
-    assert mm.relu_dropout(n, {}).extra_factor == 1.0
-    eager = mm.relu_dropout_eager(n, {})
+    assert mm.copy(n, FP32).model_bytes == mm.copy(n, FP32).compulsory_bytes == 8 * 10**6
+    assert mm.relu_dropout(n, FP32).extra_factor == 1.0
+    eager = mm.relu_dropout_eager(n, FP32)
     assert eager.model_bytes == 4 * 4 * 10**6 + 10**6          # two passes and a mask
     assert eager.compulsory_bytes == 8 * 10**6
     s = TensorShape((4096, 32768))
-    assert mm.softmax_sram(s, {}).extra_factor == 1.0
-    assert mm.softmax_online(s, {}).extra_factor == 1.5        # the second read
-    assert mm.softmax_online(s, {}).passes == 2
-    staged = mm.softmax_sram(s, {"staged": True})
+    assert mm.softmax_sram(s, FP32).extra_factor == 1.0
+    assert mm.softmax_online(s, FP32).extra_factor == 1.5        # the second read
+    assert mm.softmax_online(s, FP32).passes == 2
+    staged = mm.softmax_sram(s, {"staged": True, **FP32})
     assert staged.shared_read_bytes == 2 * s.numel * 4 and staged.global_load_bytes == s.numel * 4
     img = TensorShape((3, 1066, 1600))
-    assert mm.rgb_to_grey(img, {}).compulsory_bytes == 4 * 1066 * 1600
-    assert mm.rgb_to_grey(TensorShape((1066, 1600)), {}) == mm.rgb_to_grey(img, {})
+    assert mm.rgb_to_grey(img, FP32).compulsory_bytes == 4 * 1066 * 1600
+    assert mm.rgb_to_grey(TensorShape((1066, 1600)), FP32) == mm.rgb_to_grey(img, FP32)
 
 
 def test_online_softmax_reads_a_one_chunk_row_once():
-    cuda = {"one_pass_n": 16384, "one_pass_n_unaligned": 4096}
-    triton = {"one_pass_n": {4: 16384, 2: 4096}}
+    cuda = {"one_pass_n": 16384, "one_pass_n_unaligned": 4096, **FP32}
+    triton = {"one_pass_n": {4: 16384, 2: 4096}, **FP32}
     assert mm.softmax_online(TensorShape((4096, 32768)), cuda).passes == 2
     assert mm.softmax_online(TensorShape((3000, 3000)), cuda).passes == 1
     assert mm.softmax_online(TensorShape((10, 5001)), cuda).passes == 2      # unaligned rows
@@ -120,7 +123,7 @@ def test_online_softmax_reads_a_one_chunk_row_once():
 
 
 def test_model_rows_have_the_harness_columns():
-    d = mm.softmax_online(TensorShape((8, 100)), {}).as_dict()
+    d = mm.softmax_online(TensorShape((8, 100)), FP32).as_dict()
     for key in ("global_loads", "global_stores", "shared_loads", "fma", "elem_bytes",
                 "global_load_bytes", "global_store_bytes", "shared_load_bytes",
                 "compulsory_bytes", "useful_flops"):

@@ -9,8 +9,9 @@ from __future__ import annotations
 import pytest
 
 from bench import check, problems, registry
-from bench.models import MatmulShape
-from bench.problems import matmul_error, matmul_tolerance
+from bench.families.matmul.models import MatmulShape
+from bench.families.matmul.problem import MatmulCase, exact_mode_possible, matmul_error, matmul_tolerance
+from bindings import precision as prec
 from tests.checks import float32_precision, poisoned
 from tests.shapes import EMPTY_SHAPES, GPU_SWEEP
 
@@ -38,7 +39,7 @@ def test_matches_fp64_reference(kernel, precision, shape):
                                    MatmulShape(64, 64, 4096)], ids=str)
 def test_exact_with_small_integers(kernel, precision, shape):
     result = _run(kernel, shape, precision, mode="exact")
-    if not problems.exact_mode_possible(precision, shape.K):
+    if not exact_mode_possible(precision, shape.K):
         assert result.status == "skip"
     else:
         assert result.status == "ok" and result.error == 0.0, result
@@ -67,7 +68,7 @@ def test_every_autotune_candidate(precision, shape):
     from triton_impl import matmul_autotuned, tiles
 
     for config in tiles.AUTOTUNE_CONFIGS[precision]:
-        a, b = problems.MatmulCase(shape, precision, seed=3).inputs("cuda")
+        a, b = MatmulCase(shape, precision, seed=3).inputs("cuda")
         out = poisoned(matmul_autotuned.matmul)(a, b, precision, config=config)
         torch.cuda.synchronize()
         err = matmul_error(out, a, b)
@@ -79,7 +80,7 @@ def test_non_contiguous_inputs(kernel, precision):
     import torch
 
     g = torch.Generator().manual_seed(1)
-    dtype = problems.input_dtype(precision)
+    dtype = prec.torch_dtype(precision)
     a_big = torch.randn(90, 140, generator=g).to(dtype).cuda()
     b_big = torch.randn(70, 130, generator=g).to(dtype).cuda()
     run = kernel.runner(precision)
@@ -93,7 +94,7 @@ def test_non_contiguous_inputs(kernel, precision):
 def test_empty_dimensions(kernel, precision, shape):
     import torch
 
-    dtype = problems.input_dtype(precision)
+    dtype = prec.torch_dtype(precision)
     a = torch.randn(shape.M, shape.K, device="cuda", dtype=dtype)
     b = torch.randn(shape.K, shape.N, device="cuda", dtype=dtype)
     out = kernel.runner(precision)(a, b)
@@ -130,7 +131,7 @@ def test_batched_broadcasting(precision):
 
     from triton_impl import matmul_batched
 
-    dtype = problems.input_dtype(precision)
+    dtype = prec.torch_dtype(precision)
     g = torch.Generator().manual_seed(0)
     cases = [((2, 1, 65, 70), (3, 70, 33)), ((65, 70), (2, 70, 33)), ((4, 129, 31), (4, 31, 17)),
              ((2, 1, 3, 1, 2, 17, 19), (1, 4, 3, 2, 1, 19, 5))]
@@ -183,7 +184,7 @@ def test_torch_compile_fullgraph(kernel):
 
     precision = "fp32" if kernel.twin else "fp16"
     op, extra = _op_and_args(kernel, precision)
-    dtype = problems.input_dtype(precision)
+    dtype = prec.torch_dtype(precision)
 
     @torch.compile(fullgraph=True)
     def f(a, b):
@@ -243,7 +244,7 @@ def test_direct_wrapper_calls_tune_once(module, precision, key, monkeypatch):
 
     monkeypatch.setattr(triton.testing, "do_bench", counting)
     shape = (528, 520, 512)           # above SMALL_PROBLEM_FMAS, used by no other test
-    dtype = problems.input_dtype(precision)
+    dtype = prec.torch_dtype(precision)
     a = torch.randn(shape[0], shape[2], device="cuda", dtype=dtype)
     b = torch.randn(shape[2], shape[1], device="cuda", dtype=dtype)
     # the tf32 row-major B of matmul_persistent runs matmul_swap_gluon by default (one

@@ -20,8 +20,9 @@ import pytest
 import torch
 
 from bench.catalog import matmul_triton
-from bench.models import MatmulShape
-from bench.problems import MatmulCase
+from bench.families.matmul.models import MatmulShape
+from bench.families.matmul.problem import MatmulCase
+from bindings.precision import element_bytes
 from tests.checks import TF32_TIES, assert_correct, poisoned
 from tests.shapes import EMPTY_SHAPES, GPU_SWEEP
 
@@ -172,7 +173,7 @@ def test_tile_lists_fit_the_hardware():
     assert set(th.PERSISTENT_INTERPRETER_CONFIG) == set(th.PERSISTENT_CONFIGS)
     for key, configs in th.PERSISTENT_CONFIGS.items():
         for cfg in configs:
-            assert th.persistent_smem_bytes(cfg, th.ELEM_BYTES[key]) <= th.SMEM_BYTES
+            assert th.persistent_smem_bytes(cfg, element_bytes(key.split("-")[0])) <= th.SMEM_BYTES
             assert cfg["BLOCK_N"] % cfg["EPILOGUE_SPLIT"] == 0
             assert cfg.get("num_ctas", 1) == 1    # clusters: probe only (grid = SMs / ctas)
             if cfg["WARP_SPECIALIZE"]:     # Triton 3.6's Hopper pass: 4 warps, no flattening

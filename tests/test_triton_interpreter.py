@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from bench.models import MatmulShape
-from bench.problems import MatmulCase, matmul_error, matmul_tolerance
+from bench.families.matmul.models import MatmulShape
+from bench.families.matmul.problem import MatmulCase, matmul_error, matmul_tolerance
 from tests.checks import (TF32_TIES, assert_correct, assert_tf32_rounded, round_to_tf32_on,
                           tf32_rounding_inputs)
 from triton_impl import (_common, debug, matmul_autotuned, matmul_batched, matmul_grouped,
@@ -334,17 +334,18 @@ def test_registry_records_and_twins():
 
 
 def test_models_match_the_cuda_counts_where_the_algorithm_is_the_same():
-    from bench import models, models_triton
+    from bench.families.matmul import models, models_triton
 
     s = MatmulShape(100, 70, 33)
-    assert models_triton.matmul_v1(s, {"BLOCK": 32}).global_loads == 2 * 100 * 70 * 33
-    p15 = {"V": 4, "T": 16}
+    fp32 = {"precision": "fp32"}
+    assert models_triton.matmul_v1(s, {"BLOCK": 32, **fp32}).global_loads == 2 * 100 * 70 * 33
+    p15 = {"V": 4, "T": 16, **fp32}
     assert models_triton.matmul_v1_5(s, p15).global_loads == models.matmul_v1_5(s, p15).global_loads
-    p3 = {"L": 128, "S": 16, "V": 8}
+    p3 = {"L": 128, "S": 16, "V": 8, **fp32}
     assert models_triton.matmul_v3(s, p3) == models.matmul_v3(s, p3)
     # v2: requested per program, T*V-fold reuse; for N = 4096 it is 2N^3/(T*V)
     n = 4096
-    assert models_triton.matmul_v2(MatmulShape(n, n, n), {"V": 4, "T": 16}).global_loads \
+    assert models_triton.matmul_v2(MatmulShape(n, n, n), {"V": 4, "T": 16, **fp32}).global_loads \
         == 2 * n**3 // 64
     blocked = models_triton.matmul_blocked(MatmulShape(n, n, n),
                                            dict(BLOCK_M=128, BLOCK_N=128, BLOCK_K=32,

@@ -27,15 +27,13 @@ import torch
 import triton
 import triton.language as tl
 
+from bindings.precision import MATMUL, torch_dtype
+
 NAMESPACE = "cvt_triton"
 
-# Precision label -> dtype of A, B and C (see bench/registry.py PRECISIONS).
-DTYPES = {
-    "fp32": torch.float32,
-    "tf32": torch.float32,
-    "fp16": torch.float16,
-    "bf16": torch.bfloat16,
-}
+# Precision label -> dtype of A, B and C, for the labels a matmul takes (bindings/precision.py
+# says what each label means).
+DTYPES = {label: torch_dtype(label) for label in MATMUL}
 
 # What tl.dot's input_precision must be for each label. fp32 must ask for "ieee"
 # explicitly, because Triton's default for float32 tl.dot is TF32 on tensor cores.

@@ -22,11 +22,6 @@ import torch
 from triton_impl import _common
 
 FLOAT_DTYPES = {torch.float32: "float32", torch.float16: "float16", torch.bfloat16: "bfloat16"}
-DTYPE_OF_PRECISION = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}
-
-# Output stores are "streaming" (evict first), as the CUDA twins' __stcs: nothing reads an
-# output back, so it should not push inputs out of L2.
-STORE_CACHE = ".cs"
 
 
 def dtype_name(dtype: torch.dtype) -> str:

@@ -338,7 +338,7 @@ def softmax_bug_flush_small(x: torch.Tensor, dim: int = -1) -> torch.Tensor:
     """DELIBERATELY WRONG: the online softmax with every output below BUG_FLUSH of its
     row's maximum flushed to zero (76% of the elements of a 64 x 1000 float16 input).
     An error measured against the row maximum let it pass in float16; the check must
-    FAIL it (bench/problems_memory.py, SoftmaxProblem)."""
+    FAIL it (bench/families/memory/problems.py, SoftmaxProblem)."""
     y = softmax(x, dim, "online")
     top = y.amax(dim=dim, keepdim=True) if y.numel() else y
     return torch.where(y < BUG_FLUSH * top, torch.zeros_like(y), y)

@@ -123,5 +123,5 @@ INTERPRETER_CONFIG = {p: _cfg(32, 32, 16, 4, 1, group=2, b_regs=(p == "tf32"))
 # program). Measured on the H100 at 4096 x 32768 (PERFLOG.md, "online softmax"): float32
 # 99.7% of the copy bandwidth with 16384 x 16 warps (one program per SM: 123 registers per
 # thread), float16 91% with 4096 x 16; the first choice, 8192 x 16 for both, gave 75% and
-# 86% without L2 hints. A row of at most one chunk is read once (bench/models_memory.py).
+# 86% without L2 hints. A row of at most one chunk is read once (bench/families/memory/models.py).
 SOFTMAX_ONLINE = {4: (16384, 16), 2: (4096, 16)}

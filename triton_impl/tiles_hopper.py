@@ -16,7 +16,6 @@ the k-depth for the same bytes per stage.
 from __future__ import annotations
 
 SMEM_BYTES = 227 * 1024          # H100: shared memory one block may use (232448 bytes)
-ELEM_BYTES = {"fp32": 4, "tf32": 4, "tf32-swap": 4, "fp16": 2, "bf16": 2}
 
 
 def persistent_cfg(bm, bn, bk, warps, stages, *, group=8, split=1, tma_store=True,

@@ -1,14 +1,14 @@
 """The CUDA matmul ladder (cuda/matmul_*.cu), exposed as torch ops by bindings/."""
 from __future__ import annotations
 
-from bench import models
+from bench.families.matmul import models
 from bench.registry import Kernel
 from bindings import config
 
 def _params(**names: str):
     """Maps model parameter names (V, L, S, ...) to header names (V3_L, ...), read lazily
     from cuda/matmul_config.h (bindings/config.py)."""
-    return lambda: {k: config.params()[v] for k, v in names.items()}
+    return lambda precision=None: {k: config.params()[v] for k, v in names.items()}
 
 
 def _op(op_name: str):

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import importlib
 
-from bench import models_triton
+from bench.families.matmul import models_triton
 from bench.registry import Kernel
 
 ALL_PRECISIONS = ("fp32", "tf32", "fp16", "bf16")
@@ -41,16 +41,25 @@ def _precision_loader(module: str):
     return load
 
 
-def _tiles(fn_name: str, *keys):
-    """params: the named triton_impl.tiles entry, read lazily."""
-    def params():
+def _tiles(fn_name: str):
+    """params: a ladder twin's triton_impl.tiles entry (the CUDA twin's tiles; fp32 only)."""
+    def params(precision=None):
         from triton_impl import tiles
 
-        entry = getattr(tiles, fn_name)
-        value = entry() if callable(entry) else entry
-        for key in keys:
-            value = value[key]
-        return dict(value)
+        return dict(getattr(tiles, fn_name)())
+
+    return params
+
+
+def _tiles_per_precision(table: str, first: bool = False, module: str = "tiles"):
+    """params: the tiles a fast matmul runs at each precision, read lazily from a table of
+    triton_impl.tiles (or tiles_hopper) keyed by precision; `first`: the table holds a list
+    of autotuning candidates, and the model uses the first (what small problems run)."""
+    def params(precision=None):
+        tiles = importlib.import_module(f"triton_impl.{module}")
+        entry = getattr(tiles, table)
+        value = entry[precision or next(iter(entry))]
+        return dict(value[0] if first else value)
 
     return params
 
@@ -72,20 +81,6 @@ def _seed(name, version, module, summary, model, params) -> Kernel:
         loader=_precision_loader(module), params=params, model=model, runs_on_cpu=True,
         formula="N³/BLOCK_N + N³/BLOCK_M",
     )
-
-
-def _hopper_tiles(name: str, *keys, **extra):
-    """params: an entry of triton_impl.tiles_hopper (the Hopper kernels' tiles), lazily;
-    `extra` adds keys the model needs (the precision, for the element size)."""
-    def params():
-        from triton_impl import tiles_hopper
-
-        value = getattr(tiles_hopper, name)
-        for key in keys:
-            value = value[key]
-        return {**value, **extra}
-
-    return params
 
 
 def records() -> list[Kernel]:
@@ -126,21 +121,21 @@ def records() -> list[Kernel]:
                         "instruction count is a quarter of the element count (0.25)"),
         _seed("triton_grouped", "grouped", "matmul_grouped",
               "tutorial tl.dot matmul with L2-grouped program order (tl.swizzle2d), strided",
-              models_triton.matmul_blocked, _tiles("GROUPED", "fp32")),
+              models_triton.matmul_blocked, _tiles_per_precision("GROUPED")),
         _seed("triton_autotuned", "autotuned", "matmul_autotuned",
               "grouped tl.dot matmul autotuned per precision; tf32 computes C^T = B^T A^T "
               "to keep wgmma pipelined",
-              models_triton.matmul_wrapped, _tiles("AUTOTUNE_CONFIGS", "fp32", 0)),
+              models_triton.matmul_wrapped, _tiles_per_precision("AUTOTUNE_CONFIGS", first=True)),
         _seed("triton_batched", "batched", "matmul_batched",
               "(..., m, k) @ (..., k, n): broadcasting batch dims, any strides, no copies",
-              models_triton.matmul_blocked, _tiles("BATCHED", "fp32")),
+              models_triton.matmul_blocked, _tiles_per_precision("BATCHED")),
         Kernel(
             name="triton_persistent", op="matmul", backend="triton", version="persistent",
             summary="TMA descriptors, one program per SM; tf32: column-major B direct, "
                     "row-major B as C^T = B^T A^T (Gluon)",
             source="triton_impl/matmul_persistent.py", precisions=("tf32", "fp16", "bf16"),
             loader=_precision_loader("matmul_persistent"),
-            params=_hopper_tiles("PERSISTENT_CONFIGS", "fp16", 0, precision="fp16"),
+            params=_tiles_per_precision("PERSISTENT_CONFIGS", first=True, module="tiles_hopper"),
             model=models_triton.matmul_persistent, runs_on_cpu=True,
             formula="N³/BLOCK_N + N³/BLOCK_M",
         ),

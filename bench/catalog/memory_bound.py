@@ -1,6 +1,6 @@
 """The memory-bound kernels of the seed documents: CUDA, Triton twins, PyTorch references.
 
-Five ops (bench/problems_memory.py): vector_add (the lecture's Figure 5), copy and
+Five ops (bench/families/memory/problems.py): vector_add (the lecture's Figure 5), copy and
 rgb_to_grey (the practitioner's guide), relu_dropout and softmax over any dim (the seed
 notebook). Each has a CUDA kernel (cuda/<op>.cu, a `cvt` torch op) and its Triton twin
 (triton_impl/<op>.py, a `cvt_triton` op); softmax has two versions (row kept in SRAM;
@@ -19,7 +19,7 @@ from __future__ import annotations
 import importlib
 from functools import lru_cache
 
-from bench import models_memory as mm
+from bench.families.memory import models as mm
 from bench.registry import Kernel
 
 FLOATS = ("fp32", "fp16", "bf16")
@@ -141,7 +141,7 @@ def _compiled(op: str):
     return load
 
 
-def _online_triton_params() -> dict:
+def _online_triton_params(precision=None) -> dict:
     """triton_impl/tiles.py's chunks (float32 shown as BLOCK, num_warps); rows of at most
     one chunk are read once. tiles.py imports no Triton."""
     from triton_impl import tiles
@@ -154,7 +154,7 @@ def _online_triton_params() -> dict:
 # --- records ---------------------------------------------------------------------------
 
 def _params(**values: int):
-    return lambda: dict(values)
+    return lambda precision=None: dict(values)
 
 
 def _pair(op, version, cuda_summary, triton_summary, model, formula, cuda_loader,

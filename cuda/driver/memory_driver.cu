@@ -9,7 +9,7 @@
 // uint8: every element must be written), runs the launcher once and compares every element
 // with a CPU reference: exact for copy, vector add (float32 arithmetic, then the dtype's
 // rounding) and ReLU + dropout (Philox on the CPU, cuda/philox.cuh, bit for bit); for
-// softmax within the bound of bench/problems_memory.py of a float64 reference, relative to
+// softmax within the bound of bench/families/memory/problems.py of a float64 reference, relative to
 // the row's largest output;
 // within one grey level for RGB -> grey. Cases include lengths 1, primes, sizes that are not
 // multiples of any block, pointers offset by one element (the launchers' scalar paths),
@@ -180,7 +180,7 @@ static int run_softmax(const char* kernel, DType t, int64_t outer, int64_t n, in
   CUDA_CHECK(launch());
   CUDA_CHECK(cudaDeviceSynchronize());
   CUDA_CHECK(cudaMemcpy(hy.data(), dy.ptr(), bytes, cudaMemcpyDeviceToHost));
-  // The bound of bench/problems_memory.py: output rounding plus (16 + 4 sqrt(n)) float32
+  // The bound of bench/families/memory/problems.py: output rounding plus (16 + 4 sqrt(n)) float32
   // roundoffs for the exps and the sum, relative to the row's largest output.
   const double out_u = t == DType::kFloat32 ? std::ldexp(1.0, -24)
                        : t == DType::kFloat16 ? std::ldexp(1.0, -11) : std::ldexp(1.0, -8);

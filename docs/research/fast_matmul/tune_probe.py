@@ -16,7 +16,7 @@ Phases:
      memory, warps and a SASS instruction count (HGMMA, FFMA, LDS, LDGSTS, spills), and
      checks a few odd shapes (TMA edges, staging copies) for one config per family;
   2. in this process, per precision: fresh random inputs, cuBLAS, then every variant:
-     error against the float64 reference (bench/problems.py's bound), and the median of
+     error against the float64 reference (bench/families/matmul/problem.py's bound), and the median of
      timed launches (each after an L2 flush and a GPU sleep that hides host overhead);
      cuBLAS again at the end of the block (drift);
   3. head to head: the best correct variant of each precision and cuBLAS, alternated
@@ -300,11 +300,11 @@ def make_fn(v: Variant, a, b):
 
 
 def _error_and_bound(out, a, b, precision):
-    """bench/problems.py's error and bound. The probe is a one-shot GPU run, so if that
+    """bench/families/matmul/problem.py's error and bound. The probe is a one-shot GPU run, so if that
     module cannot be imported (it is being edited), the same formulas are used here:
     err = max |C - C64| / (|A| @ |B|), bound = 4 u_in + 4 sqrt(K) u_acc + u_out."""
     try:
-        from bench.problems import matmul_error, matmul_tolerance
+        from bench.families.matmul.problem import matmul_error, matmul_tolerance
 
         return float(matmul_error(out, a, b)), float(matmul_tolerance(precision, a.shape[1]))
     except ImportError:

@@ -10,7 +10,7 @@ For each precision, in this order:
      layout triton_persistent reads without any transposition);
   2. each registered fast kernel once through its registry runner (what `python -m bench
      time` runs), which autotunes (not timed), and a correctness check against the
-     float64 reference with the suite's bound (bench/problems.py);
+     float64 reference with the suite's bound (bench/families/matmul/problem.py);
   3. the harness's timing (bench.timing.time_launches with bench.timing.L2Flusher: median
      of launches, each after an L2 flush and a short GPU sleep) of the kernel and of
      cuBLAS (torch.matmul; TF32 switched on for the tf32 label only), so these numbers
@@ -72,7 +72,7 @@ def _tflops(n: int, ms: float) -> float:
 def _inputs(n: int, precision: str, seed: int, b_column_major: bool = False):
     import torch
 
-    from bench.problems import input_dtype
+    from bindings.precision import torch_dtype as input_dtype
 
     g = torch.Generator(device="cuda").manual_seed(seed)
     dtype = input_dtype(precision)
@@ -176,7 +176,7 @@ def measure_precision(n: int, precision: str, seed: int, timer: Timer) -> list[d
     import torch
 
     from bench import registry
-    from bench.problems import matmul_error, matmul_tolerance
+    from bench.families.matmul.problem import matmul_error, matmul_tolerance
 
     _set_tf32(precision)
     layouts = ("row", "col") if precision == "tf32" else ("row",)

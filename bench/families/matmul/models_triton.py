@@ -21,23 +21,11 @@ from __future__ import annotations
 from dataclasses import replace
 from math import ceil
 
-from bench import models
-from bench.models import MatmulShape, Traffic
-
-ELEM_BYTES = {"fp32": 4, "tf32": 4, "fp16": 2, "bf16": 2}
-
+from bench.families.matmul import models
+from bench.families.matmul.models import MatmulShape, Traffic, matmul_traffic
 
 def _tiles(s: MatmulShape, bm: int, bn: int) -> int:
     return ceil(s.M / bm) * ceil(s.N / bn)
-
-
-def _traffic(s: MatmulShape, loads: int, shared: int, fma: int, elem_bytes: int = 4) -> Traffic:
-    """A matmul's Traffic from its load, shared and FMA counts (stores and compulsory bytes
-    follow from the shape), built the way bench.models builds the CUDA ones."""
-    M, N, K = s.M, s.N, s.K
-    return Traffic(global_loads=loads, global_stores=M * N, shared_loads=shared, fma=fma,
-                   elem_bytes=elem_bytes, compulsory_read_bytes=(M * K + K * N) * elem_bytes,
-                   compulsory_write_bytes=M * N * elem_bytes, useful_flops=2 * M * N * K)
 
 
 def matmul_v1(s: MatmulShape, p) -> Traffic:
@@ -58,7 +46,7 @@ def matmul_v2(s: MatmulShape, p) -> Traffic:
     Lecture form 2N^3/(T*V), where the CUDA threads issue 2N^3/V (see the kernel header)."""
     M, N, K = s.M, s.N, s.K
     side = p["T"] * p["V"]
-    return _traffic(s, loads=M * K * ceil(N / side) + N * K * ceil(M / side), shared=0,
+    return matmul_traffic(s, p, loads=M * K * ceil(N / side) + N * K * ceil(M / side), shared=0,
                           fma=_tiles(s, side, side) * side * side * K)
 
 
@@ -70,14 +58,13 @@ def matmul_v3(s: MatmulShape, p) -> Traffic:
 def matmul_blocked(s: MatmulShape, p) -> Traffic:
     """tl.dot blocked kernels (grouped, batched): each program requests its BM rows of A and
     BN columns of B over all of K (masked edges request nothing); shared: each staged tile
-    read once per k-step (lower bound). p: BLOCK_M, BLOCK_N, BLOCK_K, optional precision."""
+    read once per k-step (lower bound). p: BLOCK_M, BLOCK_N, BLOCK_K, precision."""
     M, N, K = s.M, s.N, s.K
     bm, bn, bk = p["BLOCK_M"], p["BLOCK_N"], p["BLOCK_K"]
     tiles = _tiles(s, bm, bn)
     k_padded = bk * ceil(K / bk)
-    return _traffic(s, loads=M * K * ceil(N / bn) + N * K * ceil(M / bm),
-                          shared=tiles * (bm + bn) * k_padded, fma=tiles * bm * bn * k_padded,
-                          elem_bytes=ELEM_BYTES[p.get("precision", "fp32")])
+    return matmul_traffic(s, p, loads=M * K * ceil(N / bn) + N * K * ceil(M / bm),
+                          shared=tiles * (bm + bn) * k_padded, fma=tiles * bm * bn * k_padded)
 
 
 def matmul_wrapped(s: MatmulShape, p) -> Traffic:

@@ -1,9 +1,9 @@
 """The memory-bound ops as harness Problems: vector add, copy, ReLU + dropout, softmax, RGB -> grey.
 
 Each is a :class:`bench.problem_base.Problem` (inputs, a float64 reference, an error that can
-fail, compulsory bytes), listed in :data:`MEMORY_PROBLEMS`, which bench/problems.py adds to
-its registry under each op name. Shapes are tensor shapes, "4096x32768" (softmax may add
-":dim=0"); see bench/models_memory.TensorShape.
+fail, compulsory bytes), listed in :data:`MEMORY_PROBLEMS`, which the memory family
+(bench/families/memory/__init__.py) brings to the harness under each op name. Shapes are
+tensor shapes, "4096x32768" (softmax may add ":dim=0"); see models.TensorShape.
 
 What "correct" means, per op (err must be <= the tolerance; a NaN where the reference is
 finite, a finite value where it is NaN, a wrong shape or a wrong dtype give err = inf):
@@ -35,24 +35,17 @@ from __future__ import annotations
 import math
 
 from bench import problem_base
-from bench.models_memory import ELEM_BYTES, TensorShape
+from bench.families.memory.models import TensorShape
+from bindings import precision as prec
+from bindings.precision import ACCUMULATOR_ROUNDOFF as F32
+from bindings.precision import element_bytes, torch_dtype
 
-MEMORY_PRECISIONS = ("fp32", "fp16", "bf16")
-OUTPUT_ROUNDOFF = {"fp32": 2.0**-24, "fp16": 2.0**-11, "bf16": 2.0**-8, "u8": 0.5}
-F32 = 2.0**-24
+MEMORY_PRECISIONS = prec.FLOATS
 EXACT_RANGE = 3
 DROPOUT_P = 0.5       # the seed's default p ...
 DROPOUT_SEED = 13     # ... and its TRITON_SEED
 KEEP_RATE_SIGMAS = 5.0
 GREY_WEIGHTS = (0.2989, 0.5870, 0.1140)
-MIB = 2**20
-
-
-def torch_dtype(precision: str):
-    import torch
-
-    return {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16,
-            "u8": torch.uint8}[precision]
 
 
 def _generator(device: str, seed: int):
@@ -114,27 +107,21 @@ class MemoryProblem(problem_base.Problem):
         return float(shape.numel)
 
     def input_bytes(self, shape: TensorShape, precision: str) -> int:
-        return shape.numel * ELEM_BYTES[precision]
+        return shape.numel * element_bytes(precision)
 
     def output_nbytes(self, shape, precision):
-        return shape.numel * ELEM_BYTES[precision]
+        return shape.numel * element_bytes(precision)
 
     def useful_flops(self, shape) -> int:
         return 0  # judged by bandwidth: GB/s against the copy, not FLOP/s
 
     def compulsory_bytes(self, shape, precision):
-        return (self.inputs_count + 1) * shape.numel * ELEM_BYTES[precision]
+        return (self.inputs_count + 1) * shape.numel * element_bytes(precision)
 
     def exact_note(self, shape, precision) -> str:
         """Why check skips the exact mode here (bench/check.py shows it)."""
         return f"{self.name} has no exact mode" if not self.exact_possible(shape, precision) \
             else ""
-
-    def traffic(self, kernel, shape, precision):
-        """The kernel's model at this precision (element size), or None."""
-        if kernel.model is None:
-            return None
-        return kernel.model(shape, {**dict(kernel.params()), "precision": precision})
 
     def _tensor(self, shape, precision, mode, device, g):
         import torch
@@ -189,7 +176,7 @@ class VectorAddProblem(MemoryProblem):
         return _nan_aware_error(out, xd + yd, xd.abs() + yd.abs())
 
     def tolerance(self, shape, precision):
-        return OUTPUT_ROUNDOFF[precision] + F32
+        return prec.get(precision).output_roundoff + F32
 
 
 class CopyProblem(MemoryProblem):
@@ -300,7 +287,7 @@ class ReluDropoutProblem(MemoryProblem):
         return x, DROPOUT_P, DROPOUT_SEED
 
     def compulsory_bytes(self, shape, precision):
-        return 2 * shape.numel * ELEM_BYTES[precision]
+        return 2 * shape.numel * element_bytes(precision)
 
     def error(self, out, inputs, mode="random"):
         import torch
@@ -334,7 +321,7 @@ class ReluDropoutProblem(MemoryProblem):
         return worst
 
     def tolerance(self, shape, precision):
-        return OUTPUT_ROUNDOFF[precision] + F32
+        return prec.get(precision).output_roundoff + F32
 
 
 def _seed_softmax_shapes() -> str:
@@ -399,7 +386,7 @@ class SoftmaxProblem(MemoryProblem):
         return x.to(torch_dtype(precision)), (-1 if shape.dim is None else shape.dim)
 
     def compulsory_bytes(self, shape, precision):
-        return 2 * shape.numel * ELEM_BYTES[precision]
+        return 2 * shape.numel * element_bytes(precision)
 
     def error(self, out, inputs, mode="random"):
         import torch
@@ -415,7 +402,7 @@ class SoftmaxProblem(MemoryProblem):
 
     def tolerance(self, shape, precision):
         _outer, n, _inner = shape.around()
-        return 2 * OUTPUT_ROUNDOFF[precision] + (80 + 4 * math.sqrt(n)) * F32
+        return 2 * prec.get(precision).output_roundoff + (80 + 4 * math.sqrt(n)) * F32
 
     def exact_possible(self, shape, precision):
         return False
@@ -488,5 +475,9 @@ MEMORY_PROBLEMS = (VectorAddProblem(), CopyProblem(), ReluDropoutProblem(), Soft
 
 def is_memory_op(op: str) -> bool:
     return any(p.name == op for p in MEMORY_PROBLEMS)
+
+
+def problem(op: str):
+    return next(p for p in MEMORY_PROBLEMS if p.name == op)
 
 

@@ -11,6 +11,11 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from math import ceil
 
+from bindings.precision import element_bytes
+
+# The lecture's versions, in ladder order (the @ladder group, the figures' colours).
+LADDER_VERSIONS = ("v1", "v1c", "v1.5", "v2", "v3")
+
 
 @dataclass(frozen=True)
 class MatmulShape:
@@ -78,8 +83,11 @@ class Traffic:
         return d
 
 
-def _matmul(s: MatmulShape, loads: int, shared: int, fma: int, elem_bytes: int = 4) -> Traffic:
+def matmul_traffic(s: MatmulShape, p, loads: int, shared: int, fma: int) -> Traffic:
+    """A matmul's Traffic from its load, shared and FMA counts; stores, compulsory bytes and
+    useful flops follow from the shape, bytes from the precision in p."""
     M, N, K = s.M, s.N, s.K
+    elem_bytes = element_bytes(p["precision"])
     return Traffic(
         global_loads=loads,
         global_stores=M * N,
@@ -95,14 +103,14 @@ def _matmul(s: MatmulShape, loads: int, shared: int, fma: int, elem_bytes: int =
 def matmul_v1(s: MatmulShape, p) -> Traffic:
     """v1 naive and v1 coalesced: each of the M*N threads loads a row of A and a column of B.
     Lecture: 2N^3."""
-    return _matmul(s, loads=2 * s.M * s.N * s.K, shared=0, fma=s.M * s.N * s.K)
+    return matmul_traffic(s, p, loads=2 * s.M * s.N * s.K, shared=0, fma=s.M * s.N * s.K)
 
 
 def matmul_v1_5(s: MatmulShape, p) -> Traffic:
     """v1.5 thread tiling: A once per (valid row, k) per thread, B once per output per k.
     Lecture: N^3/V + N^3."""
     M, N, K, V = s.M, s.N, s.K, p["V"]
-    return _matmul(s, loads=M * K * ceil(N / V) + M * N * K, shared=0, fma=M * N * K)
+    return matmul_traffic(s, p, loads=M * K * ceil(N / V) + M * N * K, shared=0, fma=M * N * K)
 
 
 def matmul_v2(s: MatmulShape, p) -> Traffic:
@@ -110,7 +118,7 @@ def matmul_v2(s: MatmulShape, p) -> Traffic:
     Lecture: 2N^3/V."""
     M, N, K, V = s.M, s.N, s.K, p["V"]
     tiles = ceil(M / V) * ceil(N / V)
-    return _matmul(s, loads=M * K * ceil(N / V) + N * K * ceil(M / V), shared=0,
+    return matmul_traffic(s, p, loads=M * K * ceil(N / V) + N * K * ceil(M / V), shared=0,
                    fma=tiles * V * V * K)
 
 
@@ -120,7 +128,7 @@ def matmul_v3(s: MatmulShape, p) -> Traffic:
     blocks = ceil(M / L) * ceil(N / L)
     k_padded = S * ceil(K / S)  # the tail tile is zero-filled and multiplied in full
     threads = (L // V) ** 2
-    return _matmul(s, loads=M * K * ceil(N / L) + N * K * ceil(M / L),
+    return matmul_traffic(s, p, loads=M * K * ceil(N / L) + N * K * ceil(M / L),
                    shared=blocks * threads * 2 * V * k_padded,
                    fma=blocks * L * L * k_padded)
 

@@ -1,4 +1,4 @@
-"""Figures of the memory-bound ops, drawn from time.json only (bench/plots.py calls these).
+"""Figures of the memory-bound ops, drawn from time.json only.
 
     bandwidth_<op>   achieved bandwidth (compulsory bytes / median time) versus the bytes the
                      op must move, one line per kernel: CUDA solid, Triton dashed, PyTorch
@@ -18,14 +18,13 @@ import math
 from pathlib import Path
 
 from bench import plot_style
+from bench.families.memory.problems import is_memory_op, problem
 from bench.results import num
 
 VERSION_COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#8c564b")
 
 
 def _is_memory(row) -> bool:
-    from bench.problems_memory import is_memory_op
-
     return is_memory_op(row.get("op", ""))
 
 
@@ -105,22 +104,18 @@ def _formatter():
 
 
 def _target_fraction(op: str) -> float | None:
-    from bench import problems
-
-    if not problems.known(op):
+    if not is_memory_op(op):
         return None
-    p = problems.get(op)
-    return getattr(p, "bandwidth_target", None) if getattr(p, "target_shapes", "") else None
+    p = problem(op)
+    return p.bandwidth_target if p.target_shapes else None
 
 
 def targets(time_payload, out_dir) -> list[Path]:
     """% of the copy bandwidth of every kernel at each op's target shape (float32)."""
-    from bench import problems
-
     rows = _ok(time_payload["rows"])
     groups = []
     for op in dict.fromkeys(r["op"] for r in rows if _is_memory(r)):
-        shapes = getattr(problems.get(op), "target_shapes", "")
+        shapes = problem(op).target_shapes
         for shape in [s for s in shapes.split(",") if s]:
             at = [r for r in rows if r["op"] == op and r["shape"] == shape and r["precision"] == "fp32"]
             if at:
@@ -156,6 +151,17 @@ def targets(time_payload, out_dir) -> list[Path]:
     ax.set_title("Memory-bound ops at their target shapes (float32): red dashes = the target")
     fig.tight_layout()
     return plot_style.save(fig, out_dir, "memory_targets")
+
+
+def caption(name: str) -> str | None:
+    if not name.startswith("bandwidth_") and name != "memory_targets":
+        return None
+    if name == "memory_targets":
+        return ("Memory-bound ops at their target shapes: % of the copy bandwidth measured in "
+                "the same run, the target dashed.")
+    return (f"{name[len('bandwidth_'):]}: achieved GB/s versus bytes moved; CUDA solid, Triton "
+            "dashed, PyTorch eager black, torch.compile grey; the copy bandwidth and the target "
+            "as horizontal lines.")
 
 
 def all_figures(time_payload, out_dir) -> dict[str, list[Path]]:

@@ -21,7 +21,8 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass
 
-ELEM_BYTES = {"fp32": 4, "fp16": 2, "bf16": 2, "u8": 1}
+from bindings.precision import element_bytes
+
 
 
 @dataclass(frozen=True)
@@ -161,7 +162,7 @@ class MemTraffic:
 
 
 def _eb(p) -> int:
-    return ELEM_BYTES[p.get("precision", "fp32")] if isinstance(p, dict) else 4
+    return element_bytes(p["precision"])
 
 
 def _stream(n: int, e: int, inputs: int, passes: int = 1) -> MemTraffic:

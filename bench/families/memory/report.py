@@ -1,4 +1,4 @@
-"""Report sections of the memory-bound ops (bench/report.py calls these), from result files.
+"""Report sections of the memory-bound ops, from result files.
 
     bandwidth  per op, every kernel x shape: achieved GB/s (compulsory bytes / median time),
                % of the copy bandwidth measured in the same run, and the speed-up over
@@ -18,12 +18,11 @@ from __future__ import annotations
 import math
 
 from bench import text as fmt
+from bench.families.memory.problems import is_memory_op, problem
 from bench.results import num
 
 
 def _memory_rows(rows):
-    from bench.problems_memory import is_memory_op
-
     return [r for r in rows if is_memory_op(r.get("op", ""))]
 
 
@@ -90,23 +89,19 @@ def section_time(time_payload: dict) -> str:
 
 
 def _input_bytes(op: str, shape: str, precision: str) -> float:
-    from bench import problems
-
-    p = problems.get(op)
+    p = problem(op)
     return p.input_bytes(p.parse_shape(shape), precision)
 
 
 def evaluate_targets(time_payload: dict) -> list[dict]:
     """One dict per (target, kernel, shape, precision): what was needed, what was measured."""
-    from bench import problems
-
     rows = _ok(_memory_rows(time_payload["rows"]))
     eager = _eager_ms(rows)
     eager_iqr = _eager_ms(rows, "iqr_ms")
     out = []
     mine = [r for r in rows if r.get("backend") in ("cuda", "triton")]
     for r in mine:
-        p = problems.get(r["op"])
+        p = problem(r["op"])
         shape, prec = r["shape"], r["precision"]
         pct = num(r.get("pct_roof"))
         ref = eager.get((r["op"], shape, prec))
@@ -182,3 +177,14 @@ def section_profile(profile_payload: dict) -> str:
             + fmt.md_table(["kernel", "shape", "prec", "compulsory", "model loads", "DRAM read",
                             "DRAM write", "DRAM / compulsory", "L2 read", "issued", "ncu ms",
                             "CUDA kernels"], table))
+
+
+def readme_table() -> str:
+    """The README's table of the memory-bound kernels (every record, references and the
+    deliberately wrong copies included)."""
+    from bench import registry
+
+    head = ["op", "kernel", "backend", "version", "precisions", "what it is", "traffic"]
+    rows = [[k.op, f"`{k.name}`", k.backend, k.version, ", ".join(k.precisions), k.summary,
+             k.formula or "-"] for k in registry.kernels() if is_memory_op(k.op)]
+    return fmt.md_table(head, rows)

@@ -1,0 +1,107 @@
+"""The matmul family: C = A @ B on the CUDA ladder, its Triton twins, the fast Triton matmuls
+and cuBLAS, at fp32 (FFMA), tf32, fp16 and bf16.
+
+    problem.py        what "correct" means: inputs, the float64 reference, the error bound
+    models.py         closed-form traffic of the CUDA ladder (the lecture's formulas)
+    models_triton.py  the same for the Triton matmuls
+    report.py         its sections of report.md
+    plots.py          its figures (throughput, traffic per level, roofline, the lecture figure)
+
+Kernel records: bench/catalog/matmul_cuda.py, matmul_triton.py, matmul_reference.py.
+"""
+from __future__ import annotations
+
+from bench.families import Family
+from bench.families.matmul.models import LADDER_VERSIONS
+from bench.families.matmul.problem import MatmulProblem
+from bindings import precision as prec
+
+CEILING_SIZE = 4096              # cuBLAS ceilings at 4096^3, as in docs/DESIGN.md
+FP32_FMA_PER_SM_PER_CLOCK = 128  # Hopper (sm_90): 128 FP32 lanes per SM
+
+_PROBLEM = MatmulProblem()
+
+
+def cublas_tflops(flush, precisions=prec.MATMUL, size: int = CEILING_SIZE, policy=None) -> dict:
+    """TFLOP/s of cuBLAS at size^3 for each precision."""
+    from bench import registry
+    from bench.timing import time_launches
+
+    kernel = next((k for k in registry.kernels() if k.op == "matmul" and k.backend == "cublas"),
+                  None)
+    if kernel is None:
+        return {}
+    shape = _PROBLEM.parse_shape(f"{size}x{size}x{size}")
+    out = {}
+    for p in precisions:
+        if p not in kernel.precisions:
+            continue
+        fn = kernel.runner(p)
+        a, b = _PROBLEM.inputs(shape, p, seed=0, device="cuda")
+        fn(a, b)  # first call outside timing (cuBLAS picks its algorithm, loads its kernel)
+        t = time_launches(lambda: fn(a, b), flush, policy)
+        out[p] = _PROBLEM.useful_flops(shape) / (t.median_ms * 1e-3) / 1e12
+    return out
+
+
+def nominal_fp32_tflops(env: dict) -> float | None:
+    """SMs x 128 FMA lanes x 2 flops x max SM clock (needs pynvml for the clock)."""
+    sms, mhz = env.get("sm_count"), env.get("sm_clock_max_mhz")
+    if not sms or not mhz:
+        return None
+    return sms * FP32_FMA_PER_SM_PER_CLOCK * 2 * mhz * 1e6 / 1e12
+
+
+class MatmulFamily(Family):
+    name = "matmul"
+
+    def problems(self):
+        return [_PROBLEM]
+
+    def groups(self):
+        return {
+            "ladder": lambda k: k.op == "matmul" and k.backend in ("cuda", "triton")
+            and k.version in LADDER_VERSIONS,
+            "matmul": lambda k: k.op == "matmul",
+        }
+
+    def ceilings(self, flush, env, policy, ops):
+        """cuBLAS at 4096^3 at every precision (fp32 with TF32 off is the FFMA ceiling the
+        ladder climbs towards), and the nominal FP32 peak beside it, to show how far below
+        it even cuBLAS stays."""
+        return {"cublas_shape": f"{CEILING_SIZE}x{CEILING_SIZE}x{CEILING_SIZE}",
+                "cublas_tflops": cublas_tflops(flush, policy=policy),
+                "fp32_nominal_peak_tflops": nominal_fp32_tflops(env)}
+
+    def ceiling_rows(self, ceilings):
+        from bench.families.matmul import report
+
+        return report.ceiling_rows(ceilings)
+
+    def report_sections(self, results):
+        from bench.families.matmul import report
+
+        out = []
+        if "time" in results:
+            out.append(report.section_time(results["time"]))
+        if "profile" in results:
+            out.append(report.section_profile(results["profile"]))
+        return out
+
+    def figures(self, results, out_dir):
+        from bench.families.matmul import plots
+
+        return plots.all_figures(results, out_dir)
+
+    def caption(self, name):
+        from bench.families.matmul import plots
+
+        return plots.CAPTIONS.get(name)
+
+    def readme_tables(self):
+        from bench.families.matmul import report
+
+        return [report.readme_table()]
+
+
+FAMILY = MatmulFamily()
