@@ -164,15 +164,14 @@ __device__ __forceinline__ float block_allreduce(float v, Op op, float identity,
 
 // Neighbour columns per block of the softmax column layouts (dim != -1): 8 to start with (one
 // 32-byte sector of float32 per row of the tile), fewer when the tensor has fewer columns,
-// more (up to max_tx) only while the grid keeps at least 4 blocks per SM of the device, whose
-// SM count `sms` the launcher was given: on an H100 (132 SMs) a 3000 x 3000 softmax over
-// dim 0 then runs 375 blocks of 8 columns, not 94 of 32. (8 and 4: memory_config.h.)
+// more (up to max_tx) only while the grid keeps at least 4 blocks per SM of the device (the
+// launcher is given its SM count, `sms`): on an H100 (132 SMs) a 3000 x 3000 softmax over
+// dim 0 then runs 375 blocks of 8 columns, not 94 of 32. The 8 and the 4: memory_config.h.
 inline int column_tile(int64_t outer, int64_t inner, int max_tx, int sms) {
+  const int64_t enough_blocks = int64_t{CVT_SOFTMAX_BLOCKS_PER_SM} * sms;
   int tx = 1;
   while (tx < CVT_SOFTMAX_COLUMNS_FIRST && tx < inner && tx < max_tx) tx *= 2;
-  while (tx < max_tx && outer * ceil_div(inner, 2 * tx) >= int64_t{CVT_SOFTMAX_BLOCKS_PER_SM} * sms) {
-    tx *= 2;
-  }
+  while (tx < max_tx && outer * ceil_div(inner, 2 * tx) >= enough_blocks) tx *= 2;
   return tx;
 }
 

@@ -214,7 +214,7 @@ cudaError_t launch_cols(const T* x, T* y, int64_t outer, int n, int64_t inner, i
   // (128 KiB). TY threads per column: the rest of a 512-thread block, no more than n needs
   // (both powers of two, as column_allreduce requires).
   int max_tx = 1;
-  while (max_tx < CVT_SOFTMAX_COLUMNS_MAX && static_cast<int64_t>(2 * max_tx) * n <= kSoftmaxSramMaxN) {
+  while (max_tx < CVT_SOFTMAX_COLUMNS_MAX && int64_t{2 * max_tx} * n <= kSoftmaxSramMaxN) {
     max_tx *= 2;
   }
   const int tx = column_tile(outer, inner, max_tx, sms);

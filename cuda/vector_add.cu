@@ -30,7 +30,7 @@ namespace cvt {
 // Launch parameters: memory_config.h.
 constexpr int kAddThreads = CVT_ADD_THREADS;
 constexpr int kAddUnroll = CVT_ADD_UNROLL;             // vectors per input per thread per step
-constexpr int kAddUnrollSmall = CVT_ADD_UNROLL_SMALL;  // ... when that would leave SMs without a block
+constexpr int kAddUnrollSmall = CVT_ADD_UNROLL_SMALL;  // ... when that leaves SMs without a block
 
 template <typename T, int VEC, int UNROLL>
 __global__ void __launch_bounds__(kAddThreads)

@@ -17,7 +17,8 @@
 // softmax over rows and over columns (inner > 1), rows of -inf. With --reps R > 0 it also
 // times R launches of each case and prints the median. The launchers that size their grid
 // by the GPU's SM count get the count of the device they run on (cudaDeviceGetAttribute).
-// Exit status 1 on any wrong element or CUDA error. This is the program to put under compute-sanitizer:
+// Exit status 1 on any wrong element or CUDA error. This is the program to put under
+// compute-sanitizer:
 //   compute-sanitizer --tool memcheck  build/cmake/memory_driver all
 //   compute-sanitizer --tool racecheck build/cmake/memory_driver softmax_row_sram
 #include <algorithm>
