@@ -18,7 +18,8 @@ import threading
 import warnings
 from pathlib import Path
 
-from bindings.config import MATMUL_OPS, NAMESPACE  # noqa: F401 (bindings.MATMUL_OPS)
+from bindings import config
+from bindings.config import NAMESPACE
 
 ROOT = Path(__file__).resolve().parent.parent
 CUDA_DIR = ROOT / "cuda"
@@ -40,6 +41,14 @@ def cxx_flags() -> list[str]:
 
 _lock = threading.Lock()
 _loaded = False
+
+
+def __getattr__(name: str):
+    """bindings.MATMUL_OPS and bindings.MEMORY_OPS: the op lists of cuda/'s headers, read by
+    bindings/config.py on first use."""
+    if name in ("MATMUL_OPS", "MEMORY_OPS"):
+        return getattr(config, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class CudaOpsUnavailable(RuntimeError):

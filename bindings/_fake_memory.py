@@ -2,17 +2,29 @@
 
 Each returns an empty tensor of the output's shape and dtype, after the checks the real op
 makes that shapes and dtypes alone can tell, with the same messages, so a traced program
-fails early and readably. Called from bindings/_fake.py's ``register()``.
+fails early and readably. Called from bindings/_fake.py's ``register()``. The limits (the
+SRAM softmax's longest row, the grey image's columns per block) are cuda/memory_config.h's,
+read through bindings/config.py.
 """
 from __future__ import annotations
 
 import torch
 
+from . import config
 from .config import MAX_GRID_Y, NAMESPACE
 
 FLOAT_DTYPES = (torch.float32, torch.float16, torch.bfloat16)
-SOFTMAX_SRAM_MAX_N = 32768  # cuda/memory_launchers.h: kSoftmaxSramMaxN
-GREY_COLUMNS_PER_BLOCK = 512  # cuda/memory_launchers.h: kGreyColumnsPerBlock
+
+
+def softmax_sram_max_n() -> int:
+    """cuda/memory_launchers.h's kSoftmaxSramMaxN: the longest row softmax_row_sram takes."""
+    return config.memory_params()["SOFTMAX_SRAM_MAX_N"]
+
+
+def grey_columns_per_block() -> int:
+    """cuda/memory_launchers.h's kGreyColumnsPerBlock: threads along a row x pixels each."""
+    p = config.memory_params()
+    return p["GREY_BX"] * p["GREY_PX"]
 
 _registered = False
 
@@ -53,9 +65,10 @@ def _softmax(op: str, sram: bool):
         torch._check(-x.dim() <= dim < x.dim(), lambda: f"{op}: dim must be in "
                      f"[{-x.dim()}, {x.dim() - 1}] for a {x.dim()}-D tensor, got {dim}")
         if sram:
-            torch._check(x.shape[dim] <= SOFTMAX_SRAM_MAX_N, lambda: f"{op}: a row of "
+            max_n = softmax_sram_max_n()
+            torch._check(x.shape[dim] <= max_n, lambda: f"{op}: a row of "
                          f"{x.shape[dim]} elements (dim {dim} of {list(x.shape)}) does not fit in "
-                         f"SRAM: at most {SOFTMAX_SRAM_MAX_N}; softmax_online takes rows of any "
+                         f"SRAM: at most {max_n}; softmax_online takes rows of any "
                          f"length")
         return torch.empty_like(x, memory_format=torch.contiguous_format)
 
@@ -69,10 +82,11 @@ def _rgb_to_grey(img: torch.Tensor) -> torch.Tensor:
     torch._check(img.device.type == "cuda",
                  lambda: f"rgb_to_grey: the image must be a CUDA tensor, got {img.device}")
     h, w = img.shape[1], img.shape[2]
-    blocks = -(-w // GREY_COLUMNS_PER_BLOCK)
+    columns = grey_columns_per_block()
+    blocks = -(-w // columns)
     torch._check(blocks <= MAX_GRID_Y, lambda: f"rgb_to_grey: a {h} x {w} image needs {blocks} "
-                 f"blocks along grid y (one per {GREY_COLUMNS_PER_BLOCK} columns), more than the "
-                 f"{MAX_GRID_Y} CUDA allows: W must be <= {MAX_GRID_Y * GREY_COLUMNS_PER_BLOCK}")
+                 f"blocks along grid y (one per {columns} columns), more than the "
+                 f"{MAX_GRID_Y} CUDA allows: W must be <= {MAX_GRID_Y * columns}")
     return img.new_empty((h, w))
 
 
@@ -87,10 +101,11 @@ FAKES = {
 
 
 def register() -> None:
-    """Registers every fake kernel once (the ops must already be loaded)."""
+    """Registers the fake kernel of every op of CVT_MEMORY_OPS once (the ops must already be
+    loaded). An op of the list without a fake kernel here is a KeyError, not a silent gap."""
     global _registered
     if _registered:
         return
-    for op, fake in FAKES.items():
-        torch.library.register_fake(f"{NAMESPACE}::{op}")(fake)
+    for op in config.MEMORY_OPS:
+        torch.library.register_fake(f"{NAMESPACE}::{op}")(FAKES[op])
     _registered = True

@@ -1,4 +1,5 @@
-// Torch ops of the CUDA matmul ladder: the only C++ in the project that includes torch.
+// Torch ops of the CUDA matmul ladder. With bindings/memory_ops.cpp (the memory-bound ops),
+// the only C++ in the project that includes torch.
 //
 // Each op is registered once under the `cvt` namespace (schema in TORCH_LIBRARY,
 // CUDA implementation in TORCH_LIBRARY_IMPL). Every op does the same three things:
@@ -57,37 +58,31 @@ at::Tensor run_matmul(const char* op, cvt::MatmulLauncher launch, const at::Tens
   return C;
 }
 
-// One line per op: its name and its launcher.
-#define CVT_MATMUL_OP(NAME)                                         \
-  at::Tensor NAME(const at::Tensor& a, const at::Tensor& b) {       \
-    return run_matmul(#NAME, cvt::launch_##NAME, a, b);             \
+// The ops, one per version of CVT_MATMUL_OPS (cuda/matmul_config.h, the one list): the op
+// matmul_<version> runs the launcher cvt::launch_matmul_<version>.
+#define CVT_MATMUL_OP(VERSION)                                                    \
+  at::Tensor matmul_##VERSION(const at::Tensor& a, const at::Tensor& b) {        \
+    return run_matmul("matmul_" #VERSION, cvt::launch_matmul_##VERSION, a, b);   \
   }
-
-CVT_MATMUL_OP(matmul_v1_naive)
-CVT_MATMUL_OP(matmul_v1_coalesced)
-CVT_MATMUL_OP(matmul_v1_5_thread_tiling)
-CVT_MATMUL_OP(matmul_v2_register_tiling)
-CVT_MATMUL_OP(matmul_v3_smem_tiling)
+CVT_MATMUL_OPS(CVT_MATMUL_OP)
+#undef CVT_MATMUL_OP
 
 }  // namespace
 
+// Every version has the same schema: matmul_v1_naive(Tensor a, Tensor b) -> Tensor, ...
 TORCH_LIBRARY(cvt, m) {
-  m.def("matmul_v1_naive(Tensor a, Tensor b) -> Tensor");
-  m.def("matmul_v1_coalesced(Tensor a, Tensor b) -> Tensor");
-  m.def("matmul_v1_5_thread_tiling(Tensor a, Tensor b) -> Tensor");
-  m.def("matmul_v2_register_tiling(Tensor a, Tensor b) -> Tensor");
-  m.def("matmul_v3_smem_tiling(Tensor a, Tensor b) -> Tensor");
+#define CVT_MATMUL_SCHEMA(VERSION) m.def("matmul_" #VERSION "(Tensor a, Tensor b) -> Tensor");
+  CVT_MATMUL_OPS(CVT_MATMUL_SCHEMA)
+#undef CVT_MATMUL_SCHEMA
 }
 
 // One list of implementations for both dispatch keys, so the two cannot drift apart.
 // CPU tensors reach the same functions so that the caller gets this project's message
 // ("must be CUDA tensors, got cpu") instead of a dispatcher error.
 static void register_impls(torch::Library& m) {
-  m.impl("matmul_v1_naive", &matmul_v1_naive);
-  m.impl("matmul_v1_coalesced", &matmul_v1_coalesced);
-  m.impl("matmul_v1_5_thread_tiling", &matmul_v1_5_thread_tiling);
-  m.impl("matmul_v2_register_tiling", &matmul_v2_register_tiling);
-  m.impl("matmul_v3_smem_tiling", &matmul_v3_smem_tiling);
+#define CVT_MATMUL_IMPL(VERSION) m.impl("matmul_" #VERSION, &matmul_##VERSION);
+  CVT_MATMUL_OPS(CVT_MATMUL_IMPL)
+#undef CVT_MATMUL_IMPL
 }
 
 TORCH_LIBRARY_IMPL(cvt, CUDA, m) { register_impls(m); }

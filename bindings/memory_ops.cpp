@@ -6,7 +6,9 @@
 //      with a message that names the op, the expectation and the actual value;
 //   2. make the input contiguous (no copy if it already is) and allocate the output;
 //   3. launch on the current stream of the input's device, then check the launch.
-// Fake (meta) kernels for torch.compile live in bindings/_fake_memory.py.
+// The list of ops is CVT_MEMORY_OPS (cuda/memory_config.h): the schemas and registrations at
+// the end of this file expand it. Fake (meta) kernels for torch.compile live in
+// bindings/_fake_memory.py.
 #include <ATen/ATen.h>
 #include <c10/cuda/CUDAStream.h>
 #include <c10/cuda/CUDAException.h>
@@ -46,6 +48,17 @@ cudaStream_t stream_of(const at::Tensor& x) {
   return c10::cuda::getCurrentCUDAStream(x.get_device()).stream();
 }
 
+// The SM count of x's device, for the launchers that size their grid to fill the GPU. Asked
+// of the CUDA runtime (an attribute query: cheap, no cudaGetDeviceProperties) rather than
+// through at::cuda::getCurrentDeviceProperties(), whose header (ATen/cuda/CUDAContext.h)
+// includes cuBLAS, cuSPARSE and cuSOLVER: a CUDA toolkit without those libraries could then
+// not build these bindings.
+int sm_count(const at::Tensor& x) {
+  int sms = 0;
+  C10_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, x.get_device()));
+  return sms;
+}
+
 // ---------------------------------------------------------------------------------------
 
 at::Tensor vector_add(const at::Tensor& x, const at::Tensor& y) {
@@ -64,7 +77,7 @@ at::Tensor vector_add(const at::Tensor& x, const at::Tensor& y) {
   at::Tensor out = at::empty(a.sizes(), a.options());
   if (a.numel() == 0) return out;
   check_launch(op, cvt::launch_vector_add(dtype, a.data_ptr(), b.data_ptr(), out.data_ptr(),
-                                          a.numel(), stream_of(a)));
+                                          a.numel(), sm_count(a), stream_of(a)));
   return out;
 }
 
@@ -123,9 +136,10 @@ at::Tensor run_softmax(const char* op, const at::Tensor& x, int64_t dim, bool sr
   const at::Tensor a = x.contiguous();
   at::Tensor out = at::empty(a.sizes(), a.options());
   if (a.numel() == 0) return out;
+  const int sms = sm_count(a);
   const cudaError_t err =
-      sram ? cvt::launch_softmax_row_sram(dtype, a.data_ptr(), out.data_ptr(), v.outer, v.n, v.inner, stream_of(a))
-           : cvt::launch_softmax_online(dtype, a.data_ptr(), out.data_ptr(), v.outer, v.n, v.inner, stream_of(a));
+      sram ? cvt::launch_softmax_row_sram(dtype, a.data_ptr(), out.data_ptr(), v.outer, v.n, v.inner, sms, stream_of(a))
+           : cvt::launch_softmax_online(dtype, a.data_ptr(), out.data_ptr(), v.outer, v.n, v.inner, sms, stream_of(a));
   check_launch(op, err);
   return out;
 }
@@ -161,25 +175,28 @@ at::Tensor rgb_to_grey(const at::Tensor& img) {
 
 }  // namespace
 
+// Each op's arguments and result, in torch's schema language, named after the op. Every op
+// of CVT_MEMORY_OPS needs one (a missing one does not compile).
+#define CVT_SCHEMA_vector_add "(Tensor x, Tensor y) -> Tensor"
+#define CVT_SCHEMA_copy "(Tensor x) -> Tensor"
+#define CVT_SCHEMA_relu_dropout "(Tensor x, float p, int seed) -> Tensor"
+#define CVT_SCHEMA_softmax_row_sram "(Tensor x, int dim) -> Tensor"
+#define CVT_SCHEMA_softmax_online "(Tensor x, int dim) -> Tensor"
+#define CVT_SCHEMA_rgb_to_grey "(Tensor img) -> Tensor"
+
 TORCH_LIBRARY_FRAGMENT(cvt, m) {
-  m.def("vector_add(Tensor x, Tensor y) -> Tensor");
-  m.def("copy(Tensor x) -> Tensor");
-  m.def("relu_dropout(Tensor x, float p, int seed) -> Tensor");
-  m.def("softmax_row_sram(Tensor x, int dim) -> Tensor");
-  m.def("softmax_online(Tensor x, int dim) -> Tensor");
-  m.def("rgb_to_grey(Tensor img) -> Tensor");
+#define CVT_MEMORY_SCHEMA(NAME) m.def(#NAME CVT_SCHEMA_##NAME);
+  CVT_MEMORY_OPS(CVT_MEMORY_SCHEMA)
+#undef CVT_MEMORY_SCHEMA
 }
 
 // One list of implementations for both dispatch keys, so the two cannot drift apart.
 // CPU tensors reach the same functions, so that the caller gets this project's message
 // ("x must be a CUDA tensor, got cpu") instead of a dispatcher error.
 static void register_memory_impls(torch::Library& m) {
-  m.impl("vector_add", &vector_add);
-  m.impl("copy", &copy);
-  m.impl("relu_dropout", &relu_dropout);
-  m.impl("softmax_row_sram", &softmax_row_sram);
-  m.impl("softmax_online", &softmax_online);
-  m.impl("rgb_to_grey", &rgb_to_grey);
+#define CVT_MEMORY_IMPL(NAME) m.impl(#NAME, &NAME);
+  CVT_MEMORY_OPS(CVT_MEMORY_IMPL)
+#undef CVT_MEMORY_IMPL
 }
 
 TORCH_LIBRARY_IMPL(cvt, CUDA, m) { register_memory_impls(m); }

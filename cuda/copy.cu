@@ -22,8 +22,9 @@
 
 namespace cvt {
 
-constexpr int kCopyThreads = 256;
-constexpr int kCopyUnroll = 4;  // vectors per thread per step
+// Launch parameters: memory_config.h.
+constexpr int kCopyThreads = CVT_COPY_THREADS;
+constexpr int kCopyUnroll = CVT_COPY_UNROLL;  // vectors per thread per step
 
 template <typename T, int VEC>
 __global__ void __launch_bounds__(kCopyThreads)

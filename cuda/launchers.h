@@ -1,5 +1,6 @@
-// Launchers of every kernel in cuda/: the one C++ interface the torch bindings
-// (bindings/) and the standalone driver (cuda/driver/) both call.
+// Launchers of the matmul ladder in cuda/: the one C++ interface the torch bindings
+// (bindings/matmul_ops.cpp) and the standalone driver (cuda/driver/matmul_driver.cu) both
+// call. The memory-bound kernels have theirs in memory_launchers.h.
 //
 // The matmul contract, shared by every version of the ladder:
 //   C[M, N] = A[M, K] @ B[K, N], float32, row-major, contiguous, device pointers.
@@ -13,21 +14,22 @@
 #include <cstdint>
 #include <cuda_runtime.h>
 
+#include "matmul_config.h"
+
 namespace cvt {
 
 using MatmulLauncher = cudaError_t (*)(const float* A, const float* B, float* C,
                                        int64_t M, int64_t N, int64_t K,
                                        cudaStream_t stream);
 
-cudaError_t launch_matmul_v1_naive(const float* A, const float* B, float* C,
-                                   int64_t M, int64_t N, int64_t K, cudaStream_t stream);
-cudaError_t launch_matmul_v1_coalesced(const float* A, const float* B, float* C,
-                                       int64_t M, int64_t N, int64_t K, cudaStream_t stream);
-cudaError_t launch_matmul_v1_5_thread_tiling(const float* A, const float* B, float* C,
-                                             int64_t M, int64_t N, int64_t K, cudaStream_t stream);
-cudaError_t launch_matmul_v2_register_tiling(const float* A, const float* B, float* C,
-                                             int64_t M, int64_t N, int64_t K, cudaStream_t stream);
-cudaError_t launch_matmul_v3_smem_tiling(const float* A, const float* B, float* C,
-                                         int64_t M, int64_t N, int64_t K, cudaStream_t stream);
+// One launcher per version of CVT_MATMUL_OPS (matmul_config.h), each a MatmulLauncher:
+//   cudaError_t launch_matmul_v1_naive(const float* A, const float* B, float* C,
+//                                      int64_t M, int64_t N, int64_t K, cudaStream_t stream);
+// and so on, defined in cuda/matmul_<version>.cu.
+#define CVT_DECLARE_MATMUL_LAUNCHER(VERSION)                                        \
+  cudaError_t launch_matmul_##VERSION(const float* A, const float* B, float* C,     \
+                                      int64_t M, int64_t N, int64_t K, cudaStream_t stream);
+CVT_MATMUL_OPS(CVT_DECLARE_MATMUL_LAUNCHER)
+#undef CVT_DECLARE_MATMUL_LAUNCHER
 
 }  // namespace cvt

@@ -1,15 +1,29 @@
-// Tile parameters of the matmul ladder: the single source of truth.
+// The versions of the matmul ladder and their tile parameters: the single source of truth.
 //
-// Every value is a compile-time constant. The Python registry reads this file to
-// know which parameters the traffic models should use, so change a value here
-// and both the kernel and its model follow. Each value can be overridden on the
-// compiler command line (-DCVT_V3_L=64 ...), which is how the standalone driver
-// sweeps candidates on the GPU (see bench/gpu_session.sh and PERFLOG.md).
+// Every value is a compile-time constant. bindings/config.py reads this file (it is its
+// one Python reader) for the traffic models, the Triton twins and the fake kernels, so
+// change a value here and the kernel, its twin and its model follow. Each value can be
+// overridden on the compiler command line (-DCVT_V3_L=64 ...), which is how the standalone
+// driver sweeps candidates on the GPU: cuda/driver/tile_sweep.sh builds one driver per
+// candidate that way (CMake takes the same overrides: -DCVT_TILE_DEFINES="CVT_V3_L=64").
 //
-// Defaults were chosen by measuring candidates on the H100 (PERFLOG.md, "tile sweep").
+// Defaults were chosen by measuring candidates on the H100 (PERFLOG.md, "Tile sweep").
 // v3 keeps S = 8: S = 16 ran as fast (31.5 vs 31.2 TFLOP/s at 4096^3) but its wider
 // cooperative fetch needs more than the 128 registers a thread may use, and spills.
 #pragma once
+
+// The versions, in ladder order: one X(version) each, the one list of them. X(v3_smem_tiling)
+// is the torch op cvt::matmul_v3_smem_tiling, its launcher cvt::launch_matmul_v3_smem_tiling
+// and its kernel file cuda/matmul_v3_smem_tiling.cu. The list is expanded by cuda/launchers.h
+// (the launchers' declarations), bindings/matmul_ops.cpp (the ops' schemas, wrappers and
+// registrations) and cuda/driver/matmul_driver.cu (its table: `matmul_driver v3_smem_tiling`),
+// and parsed by bindings/config.py (MATMUL_OPS).
+#define CVT_MATMUL_OPS(X)  \
+  X(v1_naive)              \
+  X(v1_coalesced)          \
+  X(v1_5_thread_tiling)    \
+  X(v2_register_tiling)    \
+  X(v3_smem_tiling)
 
 // v1 naive and v1 coalesced: a square block of CVT_V1_BLOCK x CVT_V1_BLOCK threads.
 #ifndef CVT_V1_BLOCK

@@ -19,6 +19,10 @@
 //      column_allreduce folds the threads of each column of a 2-D block.
 //   4. Column tiles (softmax over a dim other than the last): column_tile picks how many
 //      neighbour columns a block reads together.
+//
+// The kernels' launch parameters (threads per block, vectors in flight) are the macros of
+// memory_config.h, included here for every kernel file; each file names them once as its
+// own constants (kAddThreads = CVT_ADD_THREADS, ...).
 #pragma once
 #include <algorithm>
 #include <cstdint>
@@ -28,6 +32,7 @@
 #include <cuda_runtime.h>
 
 #include "common.cuh"
+#include "memory_config.h"
 #include "memory_launchers.h"
 
 namespace cvt {
@@ -157,18 +162,16 @@ __device__ __forceinline__ float block_allreduce(float v, Op op, float identity,
   return scratch[32];
 }
 
-// SMs of the GPU the launch heuristics are tuned for (an H100 SXM). Only grid sizes depend
-// on it; any GPU gets correct results.
-constexpr int kSMs = 132;
-
 // Neighbour columns per block of the softmax column layouts (dim != -1): 8 to start with (one
 // 32-byte sector of float32 per row of the tile), fewer when the tensor has fewer columns,
-// more (up to max_tx) only while the grid keeps at least 4 blocks per SM of an H100 (132
-// SMs): a 3000 x 3000 softmax over dim 0 then runs 375 blocks of 8 columns, not 94 of 32.
-inline int column_tile(int64_t outer, int64_t inner, int max_tx) {
+// more (up to max_tx) only while the grid keeps at least 4 blocks per SM of the device (the
+// launcher is given its SM count, `sms`): on an H100 (132 SMs) a 3000 x 3000 softmax over
+// dim 0 then runs 375 blocks of 8 columns, not 94 of 32. The 8 and the 4: memory_config.h.
+inline int column_tile(int64_t outer, int64_t inner, int max_tx, int sms) {
+  const int64_t enough_blocks = int64_t{CVT_SOFTMAX_BLOCKS_PER_SM} * sms;
   int tx = 1;
-  while (tx < 8 && tx < inner && tx < max_tx) tx *= 2;
-  while (tx < max_tx && outer * ceil_div(inner, 2 * tx) >= 4 * kSMs) tx *= 2;
+  while (tx < CVT_SOFTMAX_COLUMNS_FIRST && tx < inner && tx < max_tx) tx *= 2;
+  while (tx < max_tx && outer * ceil_div(inner, 2 * tx) >= enough_blocks) tx *= 2;
   return tx;
 }
 

@@ -9,14 +9,20 @@
 //     float32 and write the input's type; RGB -> grey reads and writes uint8;
 //   - 16-byte vector loads and stores are used when every pointer allows them (checked
 //     at run time); otherwise the same kernel runs with one element per access;
+//   - launchers whose grid size depends on how many SMs the GPU has (vector add, the
+//     softmax column layouts) take that count, `sms`, from the caller: the bindings pass
+//     the current device's multiProcessorCount, the driver asks cudaDeviceGetAttribute.
+//     It changes the grid only, never the result;
 //   - the kernel runs on `stream`; the return value is cudaSuccess, the launch's own
 //     error, cudaErrorInvalidValue for arguments outside the contract (p outside
-//     [0, 1), a softmax row longer than kSoftmaxSramMaxN for the SRAM version), or
+//     [0, 1), a softmax row longer than kSoftmaxSramMaxN for the SRAM version, sms < 1), or
 //     cudaErrorInvalidConfiguration when the grid would exceed CUDA's limits.
 //   The bindings check every one of these first and raise a message that names the op.
 #pragma once
 #include <cstdint>
 #include <cuda_runtime.h>
+
+#include "memory_config.h"
 
 namespace cvt {
 
@@ -24,7 +30,7 @@ enum class DType : int { kFloat32 = 0, kFloat16 = 1, kBFloat16 = 2 };
 
 // out[i] = x[i] + y[i], i < n.
 cudaError_t launch_vector_add(DType dtype, const void* x, const void* y, void* out, int64_t n,
-                              cudaStream_t stream);
+                              int sms, cudaStream_t stream);
 
 // out[i] = x[i], i < n.
 cudaError_t launch_copy(DType dtype, const void* x, void* out, int64_t n, cudaStream_t stream);
@@ -38,20 +44,20 @@ cudaError_t launch_relu_dropout(DType dtype, const void* x, void* out, int64_t n
 // softmax(x[o, :, i]). inner == 1 is softmax over the last dimension (rows); inner > 1
 // is any other dimension (columns, read with stride `inner`).
 // The SRAM version keeps each row (column) in registers: n <= kSoftmaxSramMaxN.
-constexpr int64_t kSoftmaxSramMaxN = 32768;
+constexpr int64_t kSoftmaxSramMaxN = CVT_SOFTMAX_SRAM_MAX_N;
 cudaError_t launch_softmax_row_sram(DType dtype, const void* x, void* y, int64_t outer, int64_t n,
-                                    int64_t inner, cudaStream_t stream);
+                                    int64_t inner, int sms, cudaStream_t stream);
 // The online version streams a row of any length twice (running max and sum, then output).
 cudaError_t launch_softmax_online(DType dtype, const void* x, void* y, int64_t outer, int64_t n,
-                                  int64_t inner, cudaStream_t stream);
+                                  int64_t inner, int sms, cudaStream_t stream);
 
 // grey[r, c] = round(0.2989 R + 0.5870 G + 0.1140 B) of a uint8 3 x h x w image.
 // Blocks of kGreyBY rows x kGreyBX threads, kGreyPx neighbour pixels per thread; the row
 // blocks go on gridDim.x, the column blocks on gridDim.y: h may be anything,
 // w <= 65535 * kGreyColumnsPerBlock.
-constexpr int kGreyPx = 16;  // neighbour pixels per thread
-constexpr int kGreyBX = 32;  // threads along a row
-constexpr int kGreyBY = 8;   // rows per block
+constexpr int kGreyPx = CVT_GREY_PX;  // neighbour pixels per thread
+constexpr int kGreyBX = CVT_GREY_BX;  // threads along a row
+constexpr int kGreyBY = CVT_GREY_BY;  // rows per block
 constexpr int64_t kGreyColumnsPerBlock = int64_t{kGreyBX} * kGreyPx;
 cudaError_t launch_rgb_to_grey(const uint8_t* img, uint8_t* grey, int64_t h, int64_t w,
                                cudaStream_t stream);

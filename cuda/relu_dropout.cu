@@ -34,8 +34,9 @@
 
 namespace cvt {
 
-constexpr int kDropThreads = 256;
-constexpr int kDropUnroll = 4;  // groups of 4 elements per thread per step
+// Launch parameters: memory_config.h.
+constexpr int kDropThreads = CVT_DROP_THREADS;
+constexpr int kDropUnroll = CVT_DROP_UNROLL;  // groups of 4 elements per thread per step
 
 template <typename T>
 __device__ __forceinline__ T relu_dropout_one(T x, float u, float p, float scale) {

@@ -25,7 +25,8 @@
 namespace cvt {
 
 // kGreyPx = 16 neighbour pixels per thread, kGreyBX = 32 threads along a row, kGreyBY = 8
-// rows per block: memory_launchers.h (the bindings name them in their limit message).
+// rows per block: memory_launchers.h (the bindings name them in their limit message), from
+// memory_config.h.
 
 __device__ __forceinline__ uint8_t grey_of(uint32_t r, uint32_t g, uint32_t b) {
   const float v = 0.2989f * static_cast<float>(r) + 0.5870f * static_cast<float>(g) +

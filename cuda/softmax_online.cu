@@ -39,14 +39,20 @@
 
 namespace cvt {
 
-constexpr int kOnlineThreads = 1024;     // threads per row block, at most
-constexpr int kOnlineColThreads = 256;   // threads per column block
-constexpr int kOnlineColUnroll = 4;      // column elements per thread in flight
+// Launch parameters: memory_config.h.
+constexpr int kOnlineThreads = CVT_ONLINE_THREADS;         // threads per row block, at most
+constexpr int kOnlineColThreads = CVT_ONLINE_COL_THREADS;  // threads per column block
+constexpr int kOnlineColUnroll = CVT_ONLINE_COL_UNROLL;    // column elements per thread in flight
+static_assert(kOnlineThreads % 32 == 0, "block_allreduce folds whole warps");
+static_assert(kOnlineColThreads >= CVT_SOFTMAX_COLUMNS_MAX &&
+                  (kOnlineColThreads & (kOnlineColThreads - 1)) == 0,
+              "column_allreduce needs TY = kOnlineColThreads / TX, a power of two, for every TX");
 
 // Vectors per thread in flight in a row step: 16 elements (64 bytes of float32, 32 of
 // 16-bit types; two 16-bit vectors more and the bfloat16 conversions spill at the 64
 // registers a 1024-thread block allows), 4 elements on the scalar path.
-template <int VEC> constexpr int kOnlineUnroll = VEC >= 4 ? 16 / VEC : 4;
+template <int VEC>
+constexpr int kOnlineUnroll = VEC >= 4 ? CVT_ONLINE_ELEMENTS / VEC : CVT_ONLINE_SCALAR_UNROLL;
 
 // The running (m, s) absorbs a chunk whose maximum is chunk_max; returns the shift the
 // chunk's exps must use (0 while everything seen is -inf).
@@ -213,9 +219,10 @@ cudaError_t launch_rows(const T* x, T* y, int64_t rows, int64_t n, cudaStream_t 
 }
 
 template <typename T>
-cudaError_t launch_cols(const T* x, T* y, int64_t outer, int64_t n, int64_t inner,
+cudaError_t launch_cols(const T* x, T* y, int64_t outer, int64_t n, int64_t inner, int sms,
                         cudaStream_t stream) {
-  const int tx = column_tile(outer, inner, 32);  // neighbour columns; the grid fills the GPU
+  // Neighbour columns, at most 32; the grid fills the device's sms SMs.
+  const int tx = column_tile(outer, inner, CVT_SOFTMAX_COLUMNS_MAX, sms);
   const int ty = kOnlineColThreads / tx;
   const int64_t tiles_i = ceil_div(inner, tx);
   softmax_cols_online_kernel<T><<<std::min(outer * tiles_i, kMaxGridX), dim3(tx, ty), 0, stream>>>(
@@ -224,13 +231,14 @@ cudaError_t launch_cols(const T* x, T* y, int64_t outer, int64_t n, int64_t inne
 }
 
 cudaError_t launch_softmax_online(DType dtype, const void* x, void* y, int64_t outer, int64_t n,
-                                  int64_t inner, cudaStream_t stream) {
+                                  int64_t inner, int sms, cudaStream_t stream) {
+  if (sms < 1) return cudaErrorInvalidValue;
   if (outer <= 0 || n <= 0 || inner <= 0) return cudaSuccess;
   return dispatch_dtype(dtype, [&](auto type) {
     using T = typename decltype(type)::type;
     const T* xt = static_cast<const T*>(x);
     T* yt = static_cast<T*>(y);
-    if (inner > 1) return launch_cols<T>(xt, yt, outer, n, inner, stream);
+    if (inner > 1) return launch_cols<T>(xt, yt, outer, n, inner, sms, stream);
     if (aligned16(x) && aligned16(y) && (n * static_cast<int64_t>(sizeof(T))) % 16 == 0) {
       return launch_rows<T, kVec16<T>>(xt, yt, outer, n, stream);
     }

@@ -43,7 +43,9 @@
 
 namespace cvt {
 
-constexpr int kSramThreads = 512;  // threads per block, at most
+// Launch parameters: memory_config.h.
+constexpr int kSramThreads = CVT_SRAM_THREADS;  // threads per block, at most
+static_assert(kSramThreads % 32 == 0, "block_allreduce folds whole warps");
 
 // Shared-memory accesses of VEC floats (LDS.128 / STS.128 for VEC = 4; two for 8).
 template <int VEC>
@@ -62,8 +64,9 @@ __device__ __forceinline__ void sram_store(float* p, const Vec<float, VEC>& v) {
 // Rows short enough for about 4 vectors per thread (launch_rows) get kSramUnrollShort: the
 // registers of 16 vectors (106 per thread for float32) would cap an SM at 3 blocks of a
 // 3000-element row, 18 warps; with 4 vectors it holds 10 (measured in PERFLOG.md).
-template <int VEC> constexpr int kSramUnroll = VEC >= 4 ? 64 / VEC : 8;
-constexpr int kSramUnrollShort = 4;
+template <int VEC>
+constexpr int kSramUnroll = VEC >= 4 ? CVT_SRAM_ELEMENTS / VEC : CVT_SRAM_SCALAR_UNROLL;
+constexpr int kSramUnrollShort = CVT_SRAM_UNROLL_SHORT;
 
 // ---------------------------------------------------------------------------------------
 // Rows: one block per row (grid-stride over rows). Thread t owns vectors t, t + T, ...
@@ -191,9 +194,9 @@ cudaError_t allow_shared(Kernel kernel, size_t bytes) {
 template <typename T, int VEC>
 cudaError_t launch_rows(const T* x, T* y, int64_t rows, int n, cudaStream_t stream) {
   const int64_t nvec = n / VEC;
-  // About 4 vectors per thread: short rows get a warp, long ones kSramThreads.
-  const int threads = static_cast<int>(
-      std::min<int64_t>(kSramThreads, std::max<int64_t>(32, ceil_div(ceil_div(nvec, 4), 32) * 32)));
+  // About kSramUnrollShort = 4 vectors per thread: short rows get a warp, long ones kSramThreads.
+  const int threads = static_cast<int>(std::min<int64_t>(
+      kSramThreads, std::max<int64_t>(32, ceil_div(ceil_div(nvec, kSramUnrollShort), 32) * 32)));
   const size_t smem = sizeof(float) * static_cast<size_t>(n);
   const auto kernel = nvec <= int64_t{kSramUnrollShort} * kSramThreads
                           ? softmax_row_sram_kernel<T, VEC, kSramUnrollShort>
@@ -205,13 +208,16 @@ cudaError_t launch_rows(const T* x, T* y, int64_t rows, int n, cudaStream_t stre
 }
 
 template <typename T>
-cudaError_t launch_cols(const T* x, T* y, int64_t outer, int n, int64_t inner, cudaStream_t stream) {
+cudaError_t launch_cols(const T* x, T* y, int64_t outer, int n, int64_t inner, int sms,
+                        cudaStream_t stream) {
   // TX neighbour columns (column_tile): at most 32, and the n x TX tile within 32768 floats
   // (128 KiB). TY threads per column: the rest of a 512-thread block, no more than n needs
   // (both powers of two, as column_allreduce requires).
   int max_tx = 1;
-  while (max_tx < 32 && static_cast<int64_t>(2 * max_tx) * n <= kSoftmaxSramMaxN) max_tx *= 2;
-  const int tx = column_tile(outer, inner, max_tx);
+  while (max_tx < CVT_SOFTMAX_COLUMNS_MAX && int64_t{2 * max_tx} * n <= kSoftmaxSramMaxN) {
+    max_tx *= 2;
+  }
+  const int tx = column_tile(outer, inner, max_tx, sms);
   int ty = 1;
   while (ty * tx * 2 <= kSramThreads && ty < n) ty *= 2;
   const int64_t tiles_i = ceil_div(inner, tx);
@@ -224,15 +230,15 @@ cudaError_t launch_cols(const T* x, T* y, int64_t outer, int n, int64_t inner, c
 }
 
 cudaError_t launch_softmax_row_sram(DType dtype, const void* x, void* y, int64_t outer, int64_t n,
-                                    int64_t inner, cudaStream_t stream) {
-  if (n > kSoftmaxSramMaxN) return cudaErrorInvalidValue;
+                                    int64_t inner, int sms, cudaStream_t stream) {
+  if (n > kSoftmaxSramMaxN || sms < 1) return cudaErrorInvalidValue;
   if (outer <= 0 || n <= 0 || inner <= 0) return cudaSuccess;
   return dispatch_dtype(dtype, [&](auto type) {
     using T = typename decltype(type)::type;
     const T* xt = static_cast<const T*>(x);
     T* yt = static_cast<T*>(y);
     const int nn = static_cast<int>(n);
-    if (inner > 1) return launch_cols<T>(xt, yt, outer, nn, inner, stream);
+    if (inner > 1) return launch_cols<T>(xt, yt, outer, nn, inner, sms, stream);
     if (aligned16(x) && aligned16(y) && (n * sizeof(T)) % 16 == 0) {
       return launch_rows<T, kVec16<T>>(xt, yt, outer, nn, stream);
     }

@@ -10,7 +10,9 @@
 //             Each thread keeps kAddUnroll = 4 vectors of each input in flight before it
 //             adds: 128 bytes per thread outstanding, which is what it takes to cover the
 //             latency of HBM at full bandwidth (Little's law: bytes in flight = bandwidth
-//             x latency, ~3 TB/s x ~1 us = ~3 MB across the GPU).
+//             x latency, ~3 TB/s x ~1 us = ~3 MB across the GPU). A vector too short to
+//             give every SM a block that way gets kAddUnrollSmall = 2 vectors per thread
+//             (twice the blocks); the launcher is told the device's SM count.
 //   traffic   reads 2n, writes n elements, each exactly once:
 //             compulsory = model = 3 n sizeof(T) bytes. Its ceiling is the copy bandwidth.
 //   precond.  x, y, out: n >= 0 elements of one dtype, contiguous (the binding calls
@@ -25,9 +27,10 @@
 
 namespace cvt {
 
-constexpr int kAddThreads = 256;
-constexpr int kAddUnroll = 4;       // vectors per input per thread per step
-constexpr int kAddUnrollSmall = 2;  // ... when 4 would leave SMs without a block
+// Launch parameters: memory_config.h.
+constexpr int kAddThreads = CVT_ADD_THREADS;
+constexpr int kAddUnroll = CVT_ADD_UNROLL;             // vectors per input per thread per step
+constexpr int kAddUnrollSmall = CVT_ADD_UNROLL_SMALL;  // ... when that leaves SMs without a block
 
 template <typename T, int VEC, int UNROLL>
 __global__ void __launch_bounds__(kAddThreads)
@@ -62,10 +65,11 @@ vector_add_kernel(const T* __restrict__ x, const T* __restrict__ y, T* __restric
 }
 
 template <typename T, int VEC>
-cudaError_t launch_vector_add_vec(const T* x, const T* y, T* out, int64_t n, cudaStream_t stream) {
+cudaError_t launch_vector_add_vec(const T* x, const T* y, T* out, int64_t n, int sms,
+                                  cudaStream_t stream) {
   const int64_t nvec = n / VEC;
   const int64_t blocks = ceil_div(nvec, kAddThreads * kAddUnroll);
-  if (blocks < kSMs) {
+  if (blocks < sms) {
     const int64_t more = std::max<int64_t>(1, ceil_div(nvec, kAddThreads * kAddUnrollSmall));
     vector_add_kernel<T, VEC, kAddUnrollSmall><<<more, kAddThreads, 0, stream>>>(x, y, out, n);
   } else {
@@ -76,20 +80,22 @@ cudaError_t launch_vector_add_vec(const T* x, const T* y, T* out, int64_t n, cud
 }
 
 template <typename T>
-cudaError_t launch_vector_add_typed(const T* x, const T* y, T* out, int64_t n, cudaStream_t stream) {
+cudaError_t launch_vector_add_typed(const T* x, const T* y, T* out, int64_t n, int sms,
+                                    cudaStream_t stream) {
   if (aligned16(x) && aligned16(y) && aligned16(out)) {
-    return launch_vector_add_vec<T, kVec16<T>>(x, y, out, n, stream);
+    return launch_vector_add_vec<T, kVec16<T>>(x, y, out, n, sms, stream);
   }
-  return launch_vector_add_vec<T, 1>(x, y, out, n, stream);
+  return launch_vector_add_vec<T, 1>(x, y, out, n, sms, stream);
 }
 
 cudaError_t launch_vector_add(DType dtype, const void* x, const void* y, void* out, int64_t n,
-                              cudaStream_t stream) {
+                              int sms, cudaStream_t stream) {
+  if (sms < 1) return cudaErrorInvalidValue;
   if (n <= 0) return cudaSuccess;
   return dispatch_dtype(dtype, [&](auto type) {
     using T = typename decltype(type)::type;
     return launch_vector_add_typed(static_cast<const T*>(x), static_cast<const T*>(y),
-                                   static_cast<T*>(out), n, stream);
+                                   static_cast<T*>(out), n, sms, stream);
   });
 }
 

@@ -207,6 +207,23 @@ def _properties(index: int):
     return torch.cuda.get_device_properties(index)
 
 
+# The SM count where there is no GPU to ask: under the interpreter, which runs the programs
+# of a grid one after another on the CPU (so no count is the right one), and for CPU tensors.
+# Grids sized by it stay small there: the persistent matmul runs 4 programs, each looping over
+# several tiles as on a GPU; the memory-bound wrappers pick their wider tiles and fewer
+# programs sooner. Only grid sizes follow it, never results' correctness.
+INTERPRETER_SM_COUNT = 4
+
+
+def sm_count(device: torch.device) -> int:
+    """SMs of a CUDA device (multi_processor_count, asked once per device), for the wrappers
+    that size their grid to fill the GPU; INTERPRETER_SM_COUNT under the interpreter or for
+    a CPU device."""
+    if interpreting() or device.type != "cuda":
+        return INTERPRETER_SM_COUNT
+    return cuda_properties(device).multi_processor_count
+
+
 # Autotuning: below this many FMAs one candidate runs untimed (tuning cannot pay for itself).
 SMALL_PROBLEM_FMAS = 2 ** 27
 

@@ -65,8 +65,5 @@ def vector_width(dtype: torch.dtype, *tensors: torch.Tensor, row_elements: int |
     return vec if aligned else 1
 
 
-SMS = 132  # SMs of the GPU the launch heuristics are tuned for (cuda/memory_common.cuh: kSMs)
-
-
 def launch_blocks(n: int, block: int) -> int:
     return max(1, (n + block - 1) // block)

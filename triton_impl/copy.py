@@ -4,8 +4,9 @@
             program pid copies elements pid * BLOCK ... pid * BLOCK + BLOCK - 1, masked at n.
             It is the bandwidth every other memory-bound kernel is compared with.
   mapping   as triton_impl/vector_add.py (one input instead of two): a program is the CUDA
-            block of 256 threads x 4 vectors, VEC from the same run-time alignment check,
-            the n % VEC tail in the last program, streaming stores.
+            block of 256 threads x 4 vectors (cuda/memory_config.h, CVT_COPY_*, read through
+            triton_impl/tiles.py), VEC from the same run-time alignment check, the n % VEC
+            tail in the last program, streaming stores.
   traffic   reads n, writes n elements: compulsory = model = 2 n sizeof(T) bytes.
   precond.  float32 / float16 / bfloat16, any n >= 0, made contiguous by the wrapper.
 
@@ -34,10 +35,9 @@ import torch
 import triton
 import triton.language as tl
 
-from triton_impl import _common, _memory
+from triton_impl import _common, _memory, tiles
 
 NAME = "triton_copy"
-THREADS, VECTORS_PER_THREAD = 256, 4  # the CUDA block: 256 threads, 4 vectors each
 BUG_BLOCK = 1024                      # the wrong copies' block (the guide's was 2)
 
 
@@ -84,6 +84,11 @@ def _check(name: str, x: torch.Tensor) -> torch.Tensor:
     return x.contiguous()
 
 
+def params() -> dict[str, int]:
+    """The CUDA block (cuda/memory_config.h): THREADS, VECTORS_PER_THREAD, num_warps."""
+    return tiles.copy()
+
+
 def copy(x: torch.Tensor) -> torch.Tensor:
     """A new tensor equal to x (contiguous)."""
     x = _check(NAME, x)
@@ -92,9 +97,10 @@ def copy(x: torch.Tensor) -> torch.Tensor:
     if n == 0:
         return out
     vec = _memory.vector_width(x.dtype, x, out)
-    block = THREADS * VECTORS_PER_THREAD * vec
+    p = params()
+    block = p["THREADS"] * p["VECTORS_PER_THREAD"] * vec
     _common.launch(copy_kernel, (_memory.launch_blocks(n, block),), x, out, n,
-                   BLOCK=block, VEC=vec, num_warps=THREADS // 32)
+                   BLOCK=block, VEC=vec, num_warps=p["num_warps"])
     return out
 
 

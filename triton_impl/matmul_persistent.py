@@ -263,10 +263,9 @@ def _allocator(size: int, alignment: int, stream):
 
 
 def num_programs(device) -> int:
-    """The persistent grid: one program per SM (4 under the interpreter)."""
-    if _common.interpreting() or device.type != "cuda":
-        return 4
-    return _common.cuda_properties(device).multi_processor_count
+    """The persistent grid: one program per SM (_common.INTERPRETER_SM_COUNT = 4 under the
+    interpreter)."""
+    return _common.sm_count(device)
 
 
 def tf32_mode(a: torch.Tensor, b: torch.Tensor, tf32_row_major_b: str | None = None,

@@ -20,6 +20,7 @@
               the seed's x / (1 - p) differs by at most one rounding.
   mapping   CUDA block of 256 threads, 4 groups    one program: BLOCK = 4096 elements,
             of 4 elements each                     num_warps = 8; tile [1024, 4]
+            (cuda/memory_config.h, CVT_DROP_*: read through triton_impl/tiles.py)
   traffic   reads n, writes n elements: compulsory = model = 2 n sizeof(T) bytes.
   precond.  float32 / float16 / bfloat16, any n >= 0, p in [0, 1), seed an int >= 0 (one
             seed, one mask); made contiguous by the wrapper. The [.., 4] tile moves 4
@@ -33,11 +34,9 @@ import torch
 import triton
 import triton.language as tl
 
-from triton_impl import _common, _memory
+from triton_impl import _common, _memory, tiles
 
 NAME = "triton_relu_dropout"
-BLOCK = 4096          # the CUDA block: 256 threads x 4 groups x 4 elements
-NUM_WARPS = 8
 
 
 @triton.jit
@@ -84,6 +83,11 @@ def check_args(op: str, p, seed):
     return p, seed
 
 
+def params() -> dict[str, int]:
+    """The CUDA block (cuda/memory_config.h): BLOCK = threads x groups x 4 elements, num_warps."""
+    return tiles.relu_dropout()
+
+
 def relu_dropout(x: torch.Tensor, p: float = 0.5, seed: int = 13) -> torch.Tensor:
     """Fused ReLU + dropout (the seed's defaults: p = 0.5, TRITON_SEED = 13)."""
     _memory.check_float(NAME, x)
@@ -96,8 +100,10 @@ def relu_dropout(x: torch.Tensor, p: float = 0.5, seed: int = 13) -> torch.Tenso
         return out
     p = float(p)
     scale = 1.0 / (1.0 - p)  # rounded to float32 at the launch, as in the CUDA launcher
-    _common.launch(relu_dropout_kernel, (_memory.launch_blocks(n, BLOCK),), x, out, n, p, scale,
-                   seed, BLOCK=BLOCK, num_warps=NUM_WARPS)
+    cuda_block = params()
+    block = cuda_block["BLOCK"]
+    _common.launch(relu_dropout_kernel, (_memory.launch_blocks(n, block),), x, out, n, p, scale,
+                   seed, BLOCK=block, num_warps=cuda_block["num_warps"])
     return out
 
 

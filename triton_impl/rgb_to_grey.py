@@ -6,7 +6,8 @@
             and the mask (rows < h)[:, None] & (cols < w)[None, :] make the 2-D tile; the three
             planes are the same offsets plus 0, h w and 2 h w.
   change    from the guide: the tile is 8 x 512 (the CUDA block: 8 rows of 32 threads x 16
-            pixels, num_warps = 8) instead of 32 x 32, so a row of the tile is 512 contiguous
+            pixels, num_warps = 8; cuda/memory_config.h, CVT_GREY_*, read through
+            triton_impl/tiles.py) instead of 32 x 32, so a row of the tile is 512 contiguous
             bytes; the values are converted to float32 before the weights (the guide notes
             that the interpreter rejects float * uint8); the result is rounded (v + 0.5, then
             the float -> uint8 conversion truncates), where the guide truncates and turns
@@ -26,10 +27,9 @@ import torch
 import triton
 import triton.language as tl
 
-from triton_impl import _common, _memory
+from triton_impl import _common, _memory, tiles
 
 NAME = "triton_rgb_to_grey"
-BLOCK_H, BLOCK_W, NUM_WARPS = 8, 512, 8  # the CUDA block: 8 rows x 32 threads x 16 pixels
 
 
 @triton.jit
@@ -53,6 +53,11 @@ def rgb_to_grey_kernel(
     tl.store(grey_ptr + offs, (v + 0.5).to(tl.uint8), mask=mask, cache_modifier=".cs")
 
 
+def params() -> dict[str, int]:
+    """The CUDA block (cuda/memory_config.h): BLOCK_H rows x BLOCK_W columns, num_warps."""
+    return tiles.rgb_to_grey()
+
+
 def rgb_to_grey(img: torch.Tensor) -> torch.Tensor:
     """The grey H x W uint8 image of a 3 x H x W uint8 RGB image."""
     _memory.check_tensor(NAME, img, "the image")
@@ -67,10 +72,11 @@ def rgb_to_grey(img: torch.Tensor) -> torch.Tensor:
     grey = torch.empty((h, w), dtype=torch.uint8, device=img.device)
     if grey.numel() == 0:
         return grey
-    grid = (triton.cdiv(h, BLOCK_H), triton.cdiv(w, BLOCK_W))
+    p = params()
+    grid = (triton.cdiv(h, p["BLOCK_H"]), triton.cdiv(w, p["BLOCK_W"]))
     _common.check_grid(NAME, grid, f"a {h} x {w} image")
-    _common.launch(rgb_to_grey_kernel, grid, img, grey, h, w, BLOCK_H=BLOCK_H, BLOCK_W=BLOCK_W,
-                   num_warps=NUM_WARPS)
+    _common.launch(rgb_to_grey_kernel, grid, img, grey, h, w, BLOCK_H=p["BLOCK_H"],
+                   BLOCK_W=p["BLOCK_W"], num_warps=p["num_warps"])
     return grey
 
 

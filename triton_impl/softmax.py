@@ -60,14 +60,17 @@ import triton.language as tl
 
 from triton_impl import _common, _memory, tiles
 
-SRAM_MAX_N = 32768          # cuda/memory_launchers.h: kSoftmaxSramMaxN
+# Shared with the CUDA twins, read from cuda/memory_config.h (tiles.softmax()): the longest
+# row of the SRAM version (32768), the neighbour columns per program (8 to start with, at
+# most 32, while 4 programs per SM remain) and the online column kernel's chunk (1024
+# elements on 8 warps: the CUDA block's 256 threads x 4). The rest is Triton's own:
 ONLINE_CONFIG = tiles.SOFTMAX_ONLINE  # long rows: (chunk, warps) by element size
 # Pass 1 asks L2 to keep the row (evict_last) and pass 2 to drop it (evict_first): without
 # it pass 2 missed L2 and DRAM read 848 MB instead of the 537 MB compulsory (ncu).
 ONLINE_KEEP = True
-COLUMNS = 32                # neighbour columns per program, at most (the CUDA TX)
-# A column tile lives in registers: 16384 elements = 32 per thread of 16 warps (64 spill).
-# Columns longer than that (up to SRAM_MAX_N) still run, as a [32768, 1] tile that spills.
+# A column tile lives in registers: 16384 elements = 32 per thread of 16 warps (64 spill),
+# where the CUDA twin stages its tile in shared memory (32768 floats). Columns longer than
+# that (up to the SRAM version's longest row) still run, as a [32768, 1] tile that spills.
 COLUMN_TILE = 16384
 
 
@@ -262,14 +265,15 @@ def _num_warps(elements: int, per_thread: int) -> int:
     return max(1, min(16, elements // (32 * per_thread)))
 
 
-def column_tile(outer: int, inner: int, most: int) -> int:
+def column_tile(outer: int, inner: int, most: int, sms: int) -> int:
     """Neighbour columns per program (cuda/memory_common.cuh, column_tile): 8 to start with,
     fewer if the tensor has fewer columns, more (up to `most`) only while the grid keeps at
-    least 4 programs per SM of an H100."""
+    least 4 programs per SM of the device, which has `sms` of them."""
+    p = tiles.softmax()
     bi = 1
-    while bi < 8 and bi < inner and bi < most:
+    while bi < p["COLUMNS_FIRST"] and bi < inner and bi < most:
         bi *= 2
-    while bi < most and outer * triton.cdiv(inner, 2 * bi) >= 4 * _memory.SMS:
+    while bi < most and outer * triton.cdiv(inner, 2 * bi) >= p["BLOCKS_PER_SM"] * sms:
         bi *= 2
     return bi
 
@@ -280,10 +284,11 @@ def softmax(x: torch.Tensor, dim: int = -1, version: str = "online") -> torch.Te
     if version not in ("row_sram", "online"):
         raise ValueError(f"triton_softmax: version must be 'row_sram' or 'online', got {version!r}")
     outer, n, inner = softmax_view(op, x, dim)
-    if version == "row_sram" and n > SRAM_MAX_N:
+    p = tiles.softmax()
+    if version == "row_sram" and n > p["SRAM_MAX_N"]:
         raise ValueError(f"{op}: a row of {n} elements (dim {dim} of {tuple(x.shape)}) does not "
-                         f"fit in SRAM: at most {SRAM_MAX_N}; triton_softmax_online takes rows of "
-                         f"any length")
+                         f"fit in SRAM: at most {p['SRAM_MAX_N']}; triton_softmax_online takes "
+                         f"rows of any length")
     _memory.check_device(op, x)
     x = x.contiguous()
     y = torch.empty_like(x)
@@ -307,19 +312,20 @@ def softmax(x: torch.Tensor, dim: int = -1, version: str = "online") -> torch.Te
     if version == "row_sram":
         block_n = max(16, triton.next_power_of_2(n))
         most = 1  # up to 32 neighbour columns, the tile within COLUMN_TILE elements
-        while most < COLUMNS and 2 * most * block_n <= COLUMN_TILE:
+        while most < p["COLUMNS"] and 2 * most * block_n <= COLUMN_TILE:
             most *= 2
-        block_i = column_tile(outer, inner, most)
+        block_i = column_tile(outer, inner, most, _common.sm_count(x.device))
         tiles_i = triton.cdiv(inner, block_i)
         _common.launch(softmax_cols_sram_kernel, (outer * tiles_i,), x, y, n, inner, tiles_i,
                        BLOCK_N=block_n, BLOCK_I=block_i, WIDE=n * inner >= 2**31,
                        num_warps=_num_warps(block_n * block_i, 32))
     else:
-        block_i = column_tile(outer, inner, COLUMNS)
-        block_n = 1024 // block_i  # chunks of 1024 elements, as the CUDA block's 256 threads x 4
+        block_i = column_tile(outer, inner, p["COLUMNS"], _common.sm_count(x.device))
+        block_n = p["COLUMN_CHUNK"] // block_i  # 1024: the CUDA block's 256 threads x 4
         tiles_i = triton.cdiv(inner, block_i)
         _common.launch(softmax_cols_online_kernel, (outer * tiles_i,), x, y, n, inner, tiles_i,
-                       BLOCK_N=block_n, BLOCK_I=block_i, WIDE=n * inner >= 2**31, num_warps=8)
+                       BLOCK_N=block_n, BLOCK_I=block_i, WIDE=n * inner >= 2**31,
+                       num_warps=p["COLUMN_WARPS"])
     return y
 
 

@@ -1,12 +1,15 @@
-"""Tile parameters of every Triton matmul, in one place that does not import Triton.
+"""Tile parameters of every Triton matmul, and the launch parameters of the memory-bound
+twins, in one place that does not import Triton.
 
 Why a separate module: a @triton.jit kernel is compiled for the GPU or for the interpreter
 depending on TRITON_INTERPRET *when it is defined*, so importing a kernel module too early
 (say, while the registry lists kernels) would fix that choice before bench.device.setup()
 makes it. The registry and the traffic models read tiles from here instead.
 
-The twins' tiles are never written here: they are read from cuda/matmul_config.h (through
-bindings/config.py, its one reader), so a retuned CUDA kernel moves its twin with it.
+The twins' numbers are never written here: they are read from cuda/matmul_config.h and
+cuda/memory_config.h (through bindings/config.py, their one reader), so a retuned CUDA
+kernel moves its twin with it. What is Triton's own (the seed documents' matmul tiles, the
+online softmax's chunks) is written here, with where it comes from.
 """
 from __future__ import annotations
 
@@ -49,6 +52,62 @@ def v3_smem_tiling() -> dict[str, int]:
     L, S, V = h["V3_L"], h["V3_S"], h["V3_V"]
     return {"L": L, "S": max(S, MIN_DOT_K), "V": V, "S_cuda": S,
             "num_warps": _warps((L // V) ** 2)}
+
+
+# ---------------------------------------------------------------------------------------
+# The memory-bound twins (triton_impl/vector_add.py, ...): a program is the CUDA block of
+# cuda/memory_config.h, num_warps its threads / 32.
+# ---------------------------------------------------------------------------------------
+
+def _memory_header() -> dict[str, int]:
+    from bindings import config
+
+    return config.memory_params()
+
+
+def vector_add() -> dict[str, int]:
+    """A program is the CUDA block of THREADS threads, each with VECTORS_PER_THREAD 16-byte
+    vectors of each input (VECTORS_PER_THREAD_SMALL when that would leave SMs without a
+    program)."""
+    h = _memory_header()
+    return {"THREADS": h["ADD_THREADS"], "VECTORS_PER_THREAD": h["ADD_UNROLL"],
+            "VECTORS_PER_THREAD_SMALL": h["ADD_UNROLL_SMALL"],
+            "num_warps": _warps(h["ADD_THREADS"])}
+
+
+def copy() -> dict[str, int]:
+    """A program is the CUDA block of THREADS threads, each with VECTORS_PER_THREAD vectors."""
+    h = _memory_header()
+    return {"THREADS": h["COPY_THREADS"], "VECTORS_PER_THREAD": h["COPY_UNROLL"],
+            "num_warps": _warps(h["COPY_THREADS"])}
+
+
+def relu_dropout() -> dict[str, int]:
+    """A program is the CUDA block: BLOCK = threads x groups per thread x 4 elements per group
+    (the 4 words of one Philox call)."""
+    h = _memory_header()
+    return {"BLOCK": h["DROP_THREADS"] * h["DROP_UNROLL"] * 4,
+            "num_warps": _warps(h["DROP_THREADS"])}
+
+
+def rgb_to_grey() -> dict[str, int]:
+    """A program is the CUDA block: BLOCK_H rows x BLOCK_W = threads along a row x pixels each."""
+    h = _memory_header()
+    return {"BLOCK_H": h["GREY_BY"], "BLOCK_W": h["GREY_BX"] * h["GREY_PX"],
+            "num_warps": _warps(h["GREY_BX"] * h["GREY_BY"])}
+
+
+def softmax() -> dict[str, int]:
+    """What the Triton softmax shares with its CUDA twins: the longest row of the SRAM version
+    (SRAM_MAX_N), the rule for neighbour columns per program (COLUMNS_FIRST, at most COLUMNS,
+    doubled while the grid keeps BLOCKS_PER_SM programs per SM: memory_common.cuh's
+    column_tile), and the online column kernel's chunk: COLUMN_CHUNK elements, the CUDA
+    block's threads x elements each in flight, on COLUMN_WARPS warps."""
+    h = _memory_header()
+    return {"SRAM_MAX_N": h["SOFTMAX_SRAM_MAX_N"], "COLUMNS_FIRST": h["SOFTMAX_COLUMNS_FIRST"],
+            "COLUMNS": h["SOFTMAX_COLUMNS_MAX"], "BLOCKS_PER_SM": h["SOFTMAX_BLOCKS_PER_SM"],
+            "COLUMN_CHUNK": h["ONLINE_COL_THREADS"] * h["ONLINE_COL_UNROLL"],
+            "COLUMN_WARPS": _warps(h["ONLINE_COL_THREADS"])}
 
 
 # matmul_grouped: default tiles per precision (not tuned; matmul_autotuned is). 4-byte

@@ -11,7 +11,7 @@
             block of 256 threads, 4 vectors each  one program of BLOCK = 256 * 4 * VEC
                                                   elements, num_warps = 8 (256 threads)
             2 vectors each when 4 would give      the same rule: BLOCK = 256 * 2 * VEC when
-              fewer than kSMs = 132 blocks          cdiv(n, 256 * 4 * VEC) < SMS
+              fewer blocks than the GPU has SMs     cdiv(n, 256 * 4 * VEC) < the SM count
             Vec<T, VEC>: one 16-byte access       the compiler's choice: 16 bytes per access
                                                   when it can prove 16-byte alignment
             run-time alignment check (launcher)   the same check in the wrapper; VEC is a
@@ -20,6 +20,9 @@
                                                   that no vector is cut (triton_impl/_memory.py)
             scalar tail (n % VEC), block 0        the same tail, in the last program
             __stcs streaming stores               cache_modifier=".cs"
+  params    256 threads, 4 and 2 vectors: cuda/memory_config.h (CVT_ADD_*), read through
+            triton_impl/tiles.py, never copied; the SM count is the device's
+            (_common.sm_count).
   traffic   reads 2n, writes n elements, each once: compulsory = model = 3 n sizeof(T) bytes.
   precond.  float32 / float16 / bfloat16, same dtype and shape (no broadcasting), any n >= 0;
             inputs made contiguous by the wrapper; offsets in int64 (n past 2^31 is fine).
@@ -32,11 +35,9 @@ import torch
 import triton
 import triton.language as tl
 
-from triton_impl import _common, _memory
+from triton_impl import _common, _memory, tiles
 
 NAME = "triton_vector_add"
-THREADS, VECTORS_PER_THREAD = 256, 4  # the CUDA block: 256 threads, 4 vectors each
-VECTORS_PER_THREAD_SMALL = 2           # ... 2 when 4 would leave SMs without a program
 
 
 @triton.jit
@@ -64,6 +65,11 @@ def vector_add_kernel(
             tl.store(out_ptr + tail, zt, mask=t_mask, cache_modifier=".cs")
 
 
+def params() -> dict[str, int]:
+    """The CUDA block (cuda/memory_config.h): THREADS, VECTORS_PER_THREAD(_SMALL), num_warps."""
+    return tiles.vector_add()
+
+
 def vector_add(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     """x + y for two tensors of one float dtype and one shape."""
     _memory.check_float(NAME, x)
@@ -81,11 +87,12 @@ def vector_add(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     if n == 0:
         return out
     vec = _memory.vector_width(x.dtype, x, y, out)
-    block = THREADS * VECTORS_PER_THREAD * vec
-    if _memory.launch_blocks(n, block) < _memory.SMS:
-        block = THREADS * VECTORS_PER_THREAD_SMALL * vec
+    p = params()
+    block = p["THREADS"] * p["VECTORS_PER_THREAD"] * vec
+    if _memory.launch_blocks(n, block) < _common.sm_count(x.device):
+        block = p["THREADS"] * p["VECTORS_PER_THREAD_SMALL"] * vec
     _common.launch(vector_add_kernel, (_memory.launch_blocks(n, block),), x, y, out, n,
-                   BLOCK=block, VEC=vec, num_warps=THREADS // 32)
+                   BLOCK=block, VEC=vec, num_warps=p["num_warps"])
     return out
 
 

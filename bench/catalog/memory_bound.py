@@ -21,6 +21,7 @@ from functools import lru_cache
 
 from bench.families.memory import models as mm
 from bench.registry import Kernel
+from bindings import config
 
 FLOATS = ("fp32", "fp16", "bf16")
 
@@ -151,6 +152,34 @@ def _online_triton_params(precision=None) -> dict:
                 one_pass_n={e: c for e, (c, _) in tiles.SOFTMAX_ONLINE.items()})
 
 
+# --- parameters: read from cuda/memory_config.h, never copied ---------------------------
+
+def _cuda_params(derive):
+    """params: derive(h) of cuda/memory_config.h's values h (bindings/config.py), read
+    lazily, under the names the records have always shown."""
+    return lambda: derive(config.memory_params())
+
+
+def _triton_params(twin: str, **names: str):
+    """params: the twin's launch (triton_impl/tiles.py, which reads cuda/memory_config.h and
+    imports no Triton), renamed: record name -> tiles key."""
+    def params():
+        from triton_impl import tiles
+
+        values = getattr(tiles, twin)()
+        return {k: values[v] for k, v in names.items()}
+
+    return params
+
+
+def _online_cuda_params(h: dict) -> dict:
+    """A row of at most one step (threads x elements in flight each) is read once: 16384
+    elements on the 16-byte path, 4096 on the scalar path (rows not a multiple of 16 bytes)."""
+    return dict(threads=h["ONLINE_THREADS"],
+                one_pass_n=h["ONLINE_THREADS"] * h["ONLINE_ELEMENTS"],
+                one_pass_n_unaligned=h["ONLINE_THREADS"] * h["ONLINE_SCALAR_UNROLL"])
+
+
 # --- records ---------------------------------------------------------------------------
 
 def _params(**values: int):
@@ -192,15 +221,21 @@ def records() -> list[Kernel]:
                "the lecture's Figure 5 _add, masked store; 16-byte accesses after a run-time check",
                mm.vector_add, "reads 2n, writes n", _cuda("vector_add"),
                _triton("vector_add"), "cuda/vector_add.cu", "triton_impl/vector_add.py",
-               _params(threads=256, vectors_per_thread=4), _params(num_warps=8, vectors_per_thread=4)),
+               _cuda_params(lambda h: dict(threads=h["ADD_THREADS"],
+                                           vectors_per_thread=h["ADD_UNROLL"])),
+               _triton_params("vector_add", num_warps="num_warps",
+                              vectors_per_thread="VECTORS_PER_THREAD")),
         *_references("vector_add", "torch.add(x, y)", eager_model=mm.vector_add),
 
         *_pair("copy", "copy",
                "out = x; the bandwidth ceiling's kernel: 16-byte vectors, 4 in flight per thread",
                "the guide's copy, offsets = pid * BLOCK + arange(BLOCK); 16-byte accesses",
                mm.copy, "reads n, writes n", _cuda("copy"), _triton("copy"), "cuda/copy.cu",
-               "triton_impl/copy.py", _params(threads=256, vectors_per_thread=4),
-               _params(num_warps=8, vectors_per_thread=4)),
+               "triton_impl/copy.py",
+               _cuda_params(lambda h: dict(threads=h["COPY_THREADS"],
+                                           vectors_per_thread=h["COPY_UNROLL"])),
+               _triton_params("copy", num_warps="num_warps",
+                              vectors_per_thread="VECTORS_PER_THREAD")),
         Kernel(name="triton_copy_bug_offsets_ignore_pid", op="copy", backend="triton",
                version="bug1", summary=wrong.format(1) + "offsets = arange(BLOCK) ignore the "
                "program id", source="triton_impl/copy.py", precisions=FLOATS,
@@ -220,7 +255,9 @@ def records() -> list[Kernel]:
                "the seed's fused kernel with tl.rand4x: same masks as the CUDA twin, bit for bit",
                mm.relu_dropout, "reads n, writes n", _cuda("relu_dropout"),
                _triton("relu_dropout"), "cuda/relu_dropout.cu", "triton_impl/relu_dropout.py",
-               _params(threads=256, groups_per_thread=4), _params(num_warps=8, BLOCK=4096)),
+               _cuda_params(lambda h: dict(threads=h["DROP_THREADS"],
+                                           groups_per_thread=h["DROP_UNROLL"])),
+               _triton_params("relu_dropout", num_warps="num_warps", BLOCK="BLOCK")),
         *_references("relu_dropout", "F.dropout(F.relu(x), p, inplace=True): two kernels and a "
                      "mask", eager_model=mm.relu_dropout_eager),
 
@@ -229,14 +266,15 @@ def records() -> list[Kernel]:
                "the seed's softmax, BLOCK = next_power_of_2(n), columns without a transpose",
                mm.softmax_sram, "reads N, writes N (n <= 32768)", _cuda("softmax_row_sram"),
                _triton("softmax", "row_sram"), "cuda/softmax_row_sram.cu",
-               "triton_impl/softmax.py", _params(max_n=32768, staged=True),
-               _params(max_n=32768), suffix="_row_sram"),
+               "triton_impl/softmax.py",
+               _cuda_params(lambda h: dict(max_n=h["SOFTMAX_SRAM_MAX_N"], staged=True)),
+               _triton_params("softmax", max_n="SRAM_MAX_N"), suffix="_row_sram"),
         *_pair("softmax", "online",
                "softmax over any dim, any length: online max and sum, then a backward pass",
                "online softmax with per-lane running max and sum, backward second pass",
                mm.softmax_online, "reads 2N, writes N", _cuda("softmax_online"),
                _triton("softmax", "online"), "cuda/softmax_online.cu", "triton_impl/softmax.py",
-               _params(threads=1024, one_pass_n=16384, one_pass_n_unaligned=4096),
+               _cuda_params(_online_cuda_params),
                _online_triton_params,
                suffix="_online"),
         Kernel(name="triton_softmax_bug_flush_small", op="softmax", backend="triton",
@@ -253,8 +291,10 @@ def records() -> list[Kernel]:
                "the guide's 2-D blocks and masks, 8 x 512 tiles, rounded to the nearest grey",
                mm.rgb_to_grey, "reads 3HW, writes HW bytes", _cuda("rgb_to_grey"),
                _triton("rgb_to_grey"), "cuda/rgb_to_grey.cu", "triton_impl/rgb_to_grey.py",
-               _params(threads_x=32, threads_y=8, pixels_per_thread=16),
-               _params(BLOCK_H=8, BLOCK_W=512, num_warps=8), precisions=("u8",)),
+               _cuda_params(lambda h: dict(threads_x=h["GREY_BX"], threads_y=h["GREY_BY"],
+                                           pixels_per_thread=h["GREY_PX"])),
+               _triton_params("rgb_to_grey", BLOCK_H="BLOCK_H", BLOCK_W="BLOCK_W",
+                              num_warps="num_warps"), precisions=("u8",)),
         *_references("rgb_to_grey", "0.2989 R + 0.5870 G + 0.1140 B in PyTorch: ~7 kernels",
                      precisions=("u8",)),
     ]

@@ -29,12 +29,11 @@ struct Version {
   cvt::MatmulLauncher launch;
 };
 
+// Every version of CVT_MATMUL_OPS (matmul_config.h), in ladder order.
 static const Version kVersions[] = {
-    {"v1_naive", cvt::launch_matmul_v1_naive},
-    {"v1_coalesced", cvt::launch_matmul_v1_coalesced},
-    {"v1_5_thread_tiling", cvt::launch_matmul_v1_5_thread_tiling},
-    {"v2_register_tiling", cvt::launch_matmul_v2_register_tiling},
-    {"v3_smem_tiling", cvt::launch_matmul_v3_smem_tiling},
+#define CVT_VERSION(VERSION) {#VERSION, cvt::launch_matmul_##VERSION},
+    CVT_MATMUL_OPS(CVT_VERSION)
+#undef CVT_VERSION
 };
 
 struct Options {

@@ -4,6 +4,7 @@
 //   memory_driver all [--reps R]          every kernel, every dtype, awkward sizes
 //   memory_driver KERNEL [--reps R]       one of: vector_add copy relu_dropout
 //                                         softmax_row_sram softmax_online rgb_to_grey
+//                                         (CVT_MEMORY_OPS, memory_config.h)
 //
 // Each case fills the inputs with random values, poisons the output (NaN, or 0xAB bytes for
 // uint8: every element must be written), runs the launcher once and compares every element
@@ -14,8 +15,10 @@
 // within one grey level for RGB -> grey. Cases include lengths 1, primes, sizes that are not
 // multiples of any block, pointers offset by one element (the launchers' scalar paths),
 // softmax over rows and over columns (inner > 1), rows of -inf. With --reps R > 0 it also
-// times R launches of each case and prints the median. Exit status 1 on any wrong element
-// or CUDA error. This is the program to put under compute-sanitizer:
+// times R launches of each case and prints the median. The launchers that size their grid
+// by the GPU's SM count get the count of the device they run on (cudaDeviceGetAttribute).
+// Exit status 1 on any wrong element or CUDA error. This is the program to put under
+// compute-sanitizer:
 //   compute-sanitizer --tool memcheck  build/cmake/memory_driver all
 //   compute-sanitizer --tool racecheck build/cmake/memory_driver softmax_row_sram
 #include <algorithm>
@@ -78,6 +81,7 @@ struct Buffer {
 
 struct Options {
   int reps = 0;
+  int sms = 0;  // SMs of the current device: main() asks the runtime
 };
 
 static double time_ms(const std::function<cudaError_t()>& launch, int reps) {
@@ -128,7 +132,7 @@ static int run_elementwise(const char* kernel, DType t, int64_t n, size_t off, c
   const uint64_t seed = 0x123456789ABCull;
   std::function<cudaError_t()> launch;
   const std::string k = kernel;
-  if (k == "vector_add") launch = [&] { return cvt::launch_vector_add(t, dx.ptr(), dy.ptr(), dout.ptr(), n, 0); };
+  if (k == "vector_add") launch = [&] { return cvt::launch_vector_add(t, dx.ptr(), dy.ptr(), dout.ptr(), n, o.sms, 0); };
   else if (k == "copy") launch = [&] { return cvt::launch_copy(t, dx.ptr(), dout.ptr(), n, 0); };
   else launch = [&] { return cvt::launch_relu_dropout(t, dx.ptr(), dout.ptr(), n, p, seed, 0); };
   CUDA_CHECK(launch());
@@ -174,8 +178,8 @@ static int run_softmax(const char* kernel, DType t, int64_t outer, int64_t n, in
   CUDA_CHECK(cudaMemset(dy.ptr(), 0xFF, bytes));
   const bool sram = std::string(kernel) == "softmax_row_sram";
   std::function<cudaError_t()> launch = [&] {
-    return sram ? cvt::launch_softmax_row_sram(t, dx.ptr(), dy.ptr(), outer, n, inner, 0)
-                : cvt::launch_softmax_online(t, dx.ptr(), dy.ptr(), outer, n, inner, 0);
+    return sram ? cvt::launch_softmax_row_sram(t, dx.ptr(), dy.ptr(), outer, n, inner, o.sms, 0)
+                : cvt::launch_softmax_online(t, dx.ptr(), dy.ptr(), outer, n, inner, o.sms, 0);
   };
   CUDA_CHECK(launch());
   CUDA_CHECK(cudaDeviceSynchronize());
@@ -245,8 +249,12 @@ static int run_grey(int64_t h, int64_t w, size_t off, const Options& o, std::mt1
 
 // ---- the cases -------------------------------------------------------------------------------
 
-static const char* kKernels[] = {"vector_add", "copy", "relu_dropout", "softmax_row_sram",
-                                 "softmax_online", "rgb_to_grey"};
+// Every op of CVT_MEMORY_OPS (memory_config.h); run() below knows how to check each.
+static const char* kKernels[] = {
+#define CVT_KERNEL_NAME(NAME) #NAME,
+    CVT_MEMORY_OPS(CVT_KERNEL_NAME)
+#undef CVT_KERNEL_NAME
+};
 
 static int run(const std::string& k, const Options& o) {
   std::mt19937 rng(1234);
@@ -297,6 +305,9 @@ int main(int argc, char** argv) {
     for (const char* k : kKernels) std::printf("%s\n", k);
     return 0;
   }
+  int device = 0;
+  CUDA_CHECK(cudaGetDevice(&device));
+  CUDA_CHECK(cudaDeviceGetAttribute(&o.sms, cudaDevAttrMultiProcessorCount, device));
   int failures = 0;
   if (what == "all") {
     for (const char* k : kKernels) failures += run(k, o);
