@@ -7,6 +7,7 @@ import pytest
 from bench.families.matmul.problem import matmul_tolerance
 from bench import model_table, problems, registry
 from bench.families.matmul import models
+from bindings import precision as prec
 from bench.families.matmul.models import MatmulShape
 
 LADDER = [k for k in registry.kernels() if k.backend == "cuda" and k.op == "matmul"
@@ -97,3 +98,37 @@ def test_problem_work_and_bytes():
     for device in ("cpu", "cuda"):
         assert mm.parse_shapes(mm.check_shapes[device])
     assert mm.tolerance(s, "fp32") == matmul_tolerance("fp32", 7)
+
+
+def test_every_model_takes_every_precision_of_its_kernel():
+    """Kernel.traffic(shape, precision): the tiles the kernel runs at that precision, the
+    bytes of that precision's elements."""
+    for k in registry.kernels():
+        if k.model is None:
+            continue
+        problem = problems.get(k.op)
+        shape = problem.parse_shapes(problem.model_shapes or problem.time_shapes["cuda"])[0]
+        for precision in k.precisions:
+            t = k.traffic(shape, precision)
+            assert t.elem_bytes == prec.element_bytes(precision), (k.name, precision)
+
+
+def test_half_precision_bytes_are_half_at_the_same_tiles():
+    k = registry.get("triton_grouped")
+    s = MatmulShape(4096, 4096, 4096)
+    tiles = {n: v for n, v in k.tile_params("fp16").items() if n != "precision"}
+    fp32 = k.model(s, {**tiles, "precision": "fp32"})
+    fp16 = k.model(s, {**tiles, "precision": "fp16"})
+    assert fp16.global_loads == fp32.global_loads
+    assert 2 * fp16.global_load_bytes == fp32.global_load_bytes
+    # and the registry uses each precision's own tiles: fp16 runs BLOCK_K = 64, fp32 16
+    assert k.tile_params("fp16")["BLOCK_K"] != k.tile_params("fp32")["BLOCK_K"]
+
+
+def test_model_command_prints_the_precision(capsys):
+    from bench import cli
+
+    assert cli.main(["model", "--kernels", "triton_grouped", "--shape", "256x256x256",
+                     "--precision", "fp32,fp16"]) == 0
+    out = capsys.readouterr().out
+    assert "256x256x256  fp32" in out and "256x256x256  fp16" in out

@@ -22,8 +22,9 @@ from functools import lru_cache
 from bench.families.memory import models as mm
 from bench.registry import Kernel
 from bindings import config
+from bindings import precision as prec
 
-FLOATS = ("fp32", "fp16", "bf16")
+FLOATS = prec.FLOATS
 
 
 # --- loaders (nothing is imported or built until a kernel runs) ---------------------------
@@ -157,13 +158,13 @@ def _online_triton_params(precision=None) -> dict:
 def _cuda_params(derive):
     """params: derive(h) of cuda/memory_config.h's values h (bindings/config.py), read
     lazily, under the names the records have always shown."""
-    return lambda: derive(config.memory_params())
+    return lambda precision=None: derive(config.memory_params())
 
 
 def _triton_params(twin: str, **names: str):
     """params: the twin's launch (triton_impl/tiles.py, which reads cuda/memory_config.h and
     imports no Triton), renamed: record name -> tiles key."""
-    def params():
+    def params(precision=None):
         from triton_impl import tiles
 
         values = getattr(tiles, twin)()
