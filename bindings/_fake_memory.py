@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import torch
 
-from . import config
+from . import config, precision
 from .config import MAX_GRID_Y, NAMESPACE
 
-FLOAT_DTYPES = (torch.float32, torch.float16, torch.bfloat16)
+FLOAT_DTYPES = tuple(precision.torch_dtype(label) for label in precision.FLOATS)
 
 
 def softmax_sram_max_n() -> int:

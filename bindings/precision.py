@@ -71,3 +71,8 @@ def element_bytes(label: str) -> int:
 
 def torch_dtype(label: str):
     return get(label).torch_dtype()
+
+
+def dtype_name(dtype) -> str:
+    """"float32" for torch.float32: how error messages name a tensor's dtype."""
+    return str(dtype).replace("torch.", "")

@@ -27,7 +27,7 @@ import torch
 import triton
 import triton.language as tl
 
-from bindings.precision import MATMUL, torch_dtype
+from bindings.precision import MATMUL, dtype_name, torch_dtype
 
 NAMESPACE = "cvt_triton"
 
@@ -96,10 +96,9 @@ def check_device(op: str, *tensors: torch.Tensor, what: str = "A and B") -> None
 def check_dtype(op: str, a: torch.Tensor, b: torch.Tensor, precision: str) -> None:
     want = DTYPES[precision]
     if a.dtype != want or b.dtype != want:
-        names = {torch.float32: "float32", torch.float16: "float16", torch.bfloat16: "bfloat16"}
-        got = [names.get(t.dtype, str(t.dtype).replace("torch.", "")) for t in (a, b)]
+        got = [dtype_name(t.dtype) for t in (a, b)]
         label = "" if precision == "fp32" and op.startswith("triton_v") else f" (precision {precision})"
-        raise TypeError(f"{op}: A and B must be {names[want]}{label}, got {got[0]} and {got[1]}")
+        raise TypeError(f"{op}: A and B must be {dtype_name(want)}{label}, got {got[0]} and {got[1]}")
 
 
 def check_matmul_2d(op: str, a: torch.Tensor, b: torch.Tensor, precision: str = "fp32"):

@@ -19,13 +19,14 @@ from __future__ import annotations
 
 import torch
 
+from bindings import precision
 from triton_impl import _common
 
-FLOAT_DTYPES = {torch.float32: "float32", torch.float16: "float16", torch.bfloat16: "bfloat16"}
+FLOAT_DTYPES = tuple(precision.torch_dtype(label) for label in precision.FLOATS)
 
 
 def dtype_name(dtype: torch.dtype) -> str:
-    return FLOAT_DTYPES.get(dtype, str(dtype).replace("torch.", ""))
+    return precision.dtype_name(dtype)
 
 
 def check_tensor(op: str, x, what: str = "x") -> None:
