@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import difflib
 import math
+import os
 import sys
 
 from bench import registry
@@ -344,7 +345,9 @@ def cmd_readme_table(args) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m bench", description=__doc__,
+    invoked = os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else ""
+    prog = invoked if invoked.startswith("cvt-bench") else "python -m bench"
+    p = argparse.ArgumentParser(prog=prog, description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="command", required=True)
 
