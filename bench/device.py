@@ -19,9 +19,31 @@ def setup() -> str:
     return "cpu"
 
 
-def can_run(kernel, device: str, precision: str | None = None) -> tuple[bool, str]:
-    """Whether `kernel` can run on `device` (at `precision`, if given), and why not."""
+def gpu_capability() -> tuple[int, int] | None:
+    """The compute capability of the current GPU ((9, 0) on the H100), or None without one."""
+    import torch
+
+    if not torch.cuda.is_available():
+        return None
+    return tuple(torch.cuda.get_device_capability())
+
+
+def sm_name(capability) -> str:
+    return f"sm_{capability[0]}{capability[1]}"
+
+
+def can_run(kernel, device: str, precision: str | None = None,
+            capability: tuple[int, int] | None = None) -> tuple[bool, str]:
+    """Whether `kernel` can run on `device` (at `precision`, if given), and why not.
+    On a GPU, the kernel's min_capability is compared with `capability` (default: this
+    GPU's), so a Hopper-only kernel is skipped with its reason on an A100 or an L4."""
     if device == "cuda":
+        have = capability or gpu_capability()
+        need = tuple(getattr(kernel, "min_capability", (0, 0)))
+        if have is not None and tuple(have) < need:
+            what = getattr(kernel, "needs", "") or "a newer GPU"
+            return False, (f"needs {sm_name(need)} or newer ({what}); this GPU is "
+                           f"{sm_name(have)}")
         return True, ""
     if not kernel.runs_on_cpu:
         return False, "needs a GPU"

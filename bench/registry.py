@@ -22,6 +22,9 @@ from bindings import precision as prec
 PRECISIONS = {label: p.meaning for label, p in prec.TABLE.items()}
 
 BACKENDS = ("cuda", "triton", "cublas", "torch")
+# The oldest GPU the suite supports (compute capability 8.0: A100, RTX 30xx and newer): the
+# CUDA ops are built from it up (bindings/_toolchain.py), and Triton itself needs it.
+ARCH_FLOOR = (8, 0)
 # The library kernels: what "% of reference" divides by (the first of an op's kernels found
 # in this order), profiled only when asked for by name.
 REFERENCE_BACKENDS = ("cublas", "torch")
@@ -54,6 +57,10 @@ class Kernel:
     runs_on_cpu True if it can run without a GPU (Triton interpreter, torch on CPU)
     formula     the lecture's traffic formula as a student reads it ("2N³/V"), shown in
                 the README table and the report; "" if the kernel has none
+    min_capability  the oldest GPU it runs on, as a compute capability: the suite's floor
+                (8, 0) (Ampere) for most, (9, 0) for the kernels that need Hopper
+    needs       what a min_capability above the floor is for ("Hopper: TMA descriptors"),
+                said when the kernel is skipped on an older GPU
     """
 
     name: str
@@ -71,6 +78,8 @@ class Kernel:
     formula: str = ""
     twin_note: str = ""  # why there is no twin, when twin is None and that is a lesson
     departure: str = ""  # why its measured traffic leaves the model (found in its SASS)
+    min_capability: tuple[int, int] = ARCH_FLOOR
+    needs: str = ""
 
     def runner(self, precision: str) -> Callable:
         if precision not in self.precisions:

@@ -313,8 +313,7 @@ def plan(a: torch.Tensor, b: torch.Tensor, precision: str, tf32_row_major_b: str
     return a_use, b_rows, False, True, notes
 
 
-_prune, _bench = _common.tuning_hooks(NAME, tiles_hopper.persistent_smem_bytes,
-                                      tiles_hopper.SMEM_BYTES)
+_prune, _bench = _common.tuning_hooks(NAME, tiles_hopper.persistent_smem_bytes)
 
 
 LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg")
