@@ -15,7 +15,6 @@ Each run:
 from __future__ import annotations
 
 import math
-import warnings
 from dataclasses import asdict, dataclass
 
 from bench import device as dev
@@ -57,9 +56,7 @@ def check_one(kernel, problem, shape, precision: str, mode: str = "random", seed
         fn = kernel.runner(precision)
         inputs = problem.inputs(shape, precision, seed=seed, mode=mode, device=device)
         dev.poison_output_memory(problem.output_nbytes(shape, precision), device)
-        with warnings.catch_warnings(), dev.poisoned_cpu_allocations():
-            if mode == "nonfinite":  # the interpreter's numpy warns about the NaN we planted
-                warnings.simplefilter("ignore", RuntimeWarning)
+        with dev.quiet_interpreter(device), dev.poisoned_cpu_allocations():
             out = fn(*inputs)
             dev.synchronize(device)
         err = problem.error(out, inputs, mode=mode)

@@ -126,6 +126,11 @@ def _guard(out, kinds, env, args, command: str):
 
 
 def cmd_list(args) -> int:
+    if args.markdown:
+        from bench import kernels
+
+        print(kernels.markdown())
+        return 0
     rows = []
     for k in registry.select(args.kernels, include_wrong=True):
         rows.append([k.name, k.backend, k.version, ",".join(k.precisions), k.twin or "-",
@@ -353,6 +358,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("list", help="every registered kernel")
     s.add_argument("--kernels", default=None, help="comma-separated globs (default: all)")
+    s.add_argument("--markdown", action="store_true",
+                   help="the table of docs/api.md: every kernel's Python function")
     s.set_defaults(func=cmd_list)
 
     s = sub.add_parser("check", help="correctness against a float64 reference")

@@ -1,7 +1,9 @@
 """Where kernels run: the GPU if there is one, else the CPU (Triton through its interpreter)."""
 from __future__ import annotations
 
+import contextlib
 import os
+import warnings
 
 
 def has_gpu() -> bool:
@@ -55,6 +57,19 @@ def can_run(kernel, device: str, precision: str | None = None,
         return False, ("Triton interpreter: bf16 is wrong on the CPU (tl.dot returns garbage, "
                        "float32 -> bfloat16 truncates where the GPU rounds); runs on a GPU")
     return True, ""
+
+
+@contextlib.contextmanager
+def quiet_interpreter(device: str):
+    """Hides the RuntimeWarnings that Triton's interpreter lets numpy print (a division or
+    an overflow computed in masked-off lanes, whose results are never stored) while a
+    kernel runs on the CPU; on a GPU, nothing changes."""
+    if device == "cuda":
+        yield
+        return
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        yield
 
 
 def synchronize(device: str) -> None:

@@ -35,6 +35,7 @@ from __future__ import annotations
 import math
 
 from bench import problem_base
+from bench.problem_base import REQUIRED
 from bench.families.memory.models import TensorShape
 from bindings import precision as prec
 from bindings.precision import ACCUMULATOR_ROUNDOFF as F32
@@ -156,6 +157,7 @@ class VectorAddProblem(MemoryProblem):
     """out = x + y (same shape, same dtype)."""
 
     name = "vector_add"
+    arguments = (("x", REQUIRED), ("y", REQUIRED))
     shape_help = "a tensor shape, e.g. 1000003 or 1000x1000"
     inputs_count = 2
     check_shapes = {"cpu": "1,6,1000,4099,3x5x7",
@@ -183,6 +185,7 @@ class CopyProblem(MemoryProblem):
     """out = x, bit for bit."""
 
     name = "copy"
+    arguments = (("x", REQUIRED),)
     shape_help = "a tensor shape, e.g. 1000003 or 1000x1000"
     # n > 1024 (the wrong copies' block) in every set: one program hides both bugs
     check_shapes = {"cpu": "1,6,1000,4099", "cuda": "1,6,127,1000,4099,65537,1000003,1000x1000"}
@@ -272,6 +275,7 @@ class ReluDropoutProblem(MemoryProblem):
     """out = keep ? relu(x) / (1 - p) : 0, inputs (x, p, seed) with the seed's p = 0.5, seed 13."""
 
     name = "relu_dropout"
+    arguments = (("x", REQUIRED), ("p", DROPOUT_P), ("seed", DROPOUT_SEED))
     shape_help = "a tensor shape, e.g. 1000x1000 (the seed's)"
     check_shapes = {"cpu": "1,6,1000,4099,3x5x7", "cuda": "1,6,127,4099,65537,1000003,1000x1000"}
     time_shapes = {"cpu": "",
@@ -347,6 +351,7 @@ class SoftmaxProblem(MemoryProblem):
     """
 
     name = "softmax"
+    arguments = (("x", REQUIRED), ("dim", -1))
     shape_help = "a tensor shape with an optional reduced dim, e.g. 4096x32768 or 3000x3000:dim=0"
     allow_dim = True
     check_shapes = {"cpu": "1x1,3x5,7x33,5x200:dim=0,4x3x5:dim=1,2x1000,2x9000",
@@ -412,6 +417,7 @@ class RgbToGreyProblem(MemoryProblem):
     """grey = round(0.2989 R + 0.5870 G + 0.1140 B) of a uint8 3 x H x W image."""
 
     name = "rgb_to_grey"
+    arguments = (("image", REQUIRED),)
     shape_help = "3xHxW (or HxW), e.g. 3x1066x1600"
     precisions = ("u8",)
     check_shapes = {"cpu": "3x1x1,3x7x5,3x33x65", "cuda": "3x1x1,3x7x5,3x150x225,3x33x512,"
