@@ -57,6 +57,12 @@ class Problem:
     def tolerance(self, shape, precision: str) -> float:
         raise NotImplementedError
 
+    def error_map(self, out, inputs, mode: str = "random"):
+        """The error of every output element (a tensor of the output's shape, inf where an
+        element is NaN or a non-finite value is wrong), so that a failed check can say
+        where it fails; None where the op cannot say (the check then gives the maximum)."""
+        return None
+
     def exact_possible(self, shape, precision: str) -> bool:
         return True
 

@@ -105,18 +105,51 @@ _cache: list[Kernel] | None = None
 
 
 def kernels() -> list[Kernel]:
-    """Every registered kernel, in catalog order. Checks that names are unique."""
+    """Every registered kernel: the catalog's, in catalog order, then the plugins' (files
+    named by --plugin or CVT_PLUGINS, installed entry points: bench/plugins.py). Checks that
+    names are unique and that every plugin kernel's op exists."""
     global _cache
     if _cache is None:
+        from bench import plugins
+
         found: list[Kernel] = []
         for module in catalog_modules():
             found.extend(importlib.import_module(module).records())
+        own = {k.name for k in found}
+        extra = plugins.records()
+        found.extend(extra)
         names = [k.name for k in found]
         dupes = sorted({n for n in names if names.count(n) > 1})
         if dupes:
-            raise RuntimeError(f"registry: duplicate kernel names {dupes}")
+            where = {n: [k.source for k in found if k.name == n] for n in dupes}
+            raise plugins.PluginError("registry: kernel names defined twice: " + "; ".join(
+                f"{n} ({', '.join(w)})" for n, w in where.items())
+                + ("" if not own.intersection(dupes) else " (rename the plugin's kernel)"))
+        _check_plugin_ops(extra)
         _cache = found
     return list(_cache)
+
+
+def _check_plugin_ops(extra: list[Kernel]) -> None:
+    from bench import plugins, problems
+
+    for k in extra:
+        if not problems.known(k.op):
+            raise plugins.PluginError(f"{k.name} ({k.source}): op {k.op!r} is no op of the "
+                                      f"suite; ops: {', '.join(problems.problems())}")
+        bad = [p for p in k.precisions if p not in PRECISIONS]
+        if bad:
+            raise plugins.PluginError(f"{k.name} ({k.source}): unknown precision {bad[0]!r}; "
+                                      f"precisions: {', '.join(PRECISIONS)}")
+        if k.backend not in BACKENDS:
+            raise plugins.PluginError(f"{k.name} ({k.source}): backend {k.backend!r}; "
+                                      f"backends: {', '.join(BACKENDS)}")
+
+
+def forget() -> None:
+    """Drops the cached kernel list (after plugins were added: bench.plugins.use)."""
+    global _cache
+    _cache = None
 
 
 def get(name: str) -> Kernel:

@@ -193,6 +193,12 @@ class MatmulProblem(Problem):
     def tolerance(self, shape, precision):
         return matmul_tolerance(precision, shape.K)
 
+    def error_map(self, out, inputs, mode="random"):
+        if mode == "nonfinite":
+            return None
+        a, b = inputs
+        return matmul_error_map(out, a, b)
+
     def exact_possible(self, shape, precision):
         return exact_mode_possible(precision, shape.K)
 

@@ -64,6 +64,20 @@ def nonfinite_positions(numel: int) -> dict[str, int]:
     return {"nan": numel // 3, "posinf": (2 * numel) // 3, "neginf": numel - 1}
 
 
+def _nan_aware_error_map(out, ref, scale):
+    """|out - ref| / scale per element; inf where the output is NaN or a non-finite value
+    differs from the reference's; 0 where both are the same non-finite value."""
+    import torch
+
+    out = out.double()
+    same_special = (torch.isnan(ref) & torch.isnan(out)) | (~torch.isfinite(ref) & (out == ref))
+    diff = (out - ref).abs()
+    err = diff / scale.clamp_min(torch.finfo(torch.float64).tiny)
+    err = torch.where((scale == 0) & (diff == 0), torch.zeros_like(err), err)
+    err = torch.where(torch.isnan(err) | torch.isinf(diff), torch.full_like(err, math.inf), err)
+    return torch.where(same_special, torch.zeros_like(err), err)
+
+
 def _nan_aware_error(out, ref, scale) -> float:
     """max |out - ref| / scale over elements where ref is finite; inf where NaN/inf differ."""
     import torch
@@ -180,6 +194,13 @@ class VectorAddProblem(MemoryProblem):
     def tolerance(self, shape, precision):
         return prec.get(precision).output_roundoff + F32
 
+    def error_map(self, out, inputs, mode="random"):
+        x, y = inputs
+        if self._wrong_output(out, x.shape, x.dtype):
+            return None
+        xd, yd = x.double(), y.double()
+        return _nan_aware_error_map(out, xd + yd, xd.abs() + yd.abs())
+
 
 class CopyProblem(MemoryProblem):
     """out = x, bit for bit."""
@@ -205,6 +226,13 @@ class CopyProblem(MemoryProblem):
 
     def tolerance(self, shape, precision):
         return 0.0
+
+    def error_map(self, out, inputs, mode="random"):
+        (x,) = inputs
+        if self._wrong_output(out, x.shape, x.dtype):
+            return None
+        xd = x.double()
+        return _nan_aware_error_map(out, xd, xd.abs())
 
 
 M32 = 0xFFFFFFFF
