@@ -337,6 +337,19 @@ def cmd_report(args) -> int:
     return report.run(args.out, quick=args.quick, patterns=args.kernels, force=args.force)
 
 
+def cmd_compare(args) -> int:
+    from bench import compare
+
+    try:
+        text, files = compare.run(args.a, args.b, args.out, force=args.force)
+    except compare.CompareError as exc:
+        raise UsageError(str(exc)) from None
+    print(text)
+    print(f"wrote {args.out}/compare.md" + (f" and {', '.join(str(p) for p in files)}"
+                                              if files else ""))
+    return 0
+
+
 def readme_table() -> str:
     """The README's tables, from the registry: each op family's, in family order."""
     from bench import families
@@ -436,6 +449,15 @@ def build_parser() -> argparse.ArgumentParser:
                    help="replace the result set already in --out (the new set is written "
                         "beside it and takes its place only when complete)")
     s.set_defaults(func=cmd_report)
+
+    s = sub.add_parser("compare", parents=[common],
+                       help="two result sets side by side (e.g. two GPUs): ratios, ceilings")
+    s.add_argument("a", help="result set A (a folder with time.json), e.g. results/h100")
+    s.add_argument("b", help="result set B, e.g. results/h200")
+    s.add_argument("--out", default="results/local/compare",
+                   help="where compare.md and figures/compare.png go (default: %(default)s)")
+    s.add_argument("--force", action="store_true", help="replace a compare.md already in --out")
+    s.set_defaults(func=cmd_compare)
 
     s = sub.add_parser("readme-table", parents=[common], help="print the README's ladder table (markdown)")
     s.set_defaults(func=cmd_readme_table)
