@@ -1,7 +1,7 @@
 """Writes tests/support/data/sample_results/: a SMALL, FABRICATED result set for the plot and
 report tests. The numbers are invented to look like an H100 run (ceilings from DESIGN.md,
 throughputs of the right order); they are NOT measurements. Every file says so in its
-meta["note"]. Regenerate with:  python tests/support/data/make_sample.py
+meta["note"]. Regenerate with:  python -m tests.support.data.make_sample
 """
 from __future__ import annotations
 
