@@ -73,8 +73,8 @@ the transposing copy.
             buffer and the op copies it into the contiguous result. At aligned row- or
             column-major inputs there is no copy. Tensors on the current CUDA device
             (or the CPU under TRITON_INTERPRET=1: the interpreter emulates descriptors).
-  run       python docs/research/fast_matmul/tune_probe.py --out DIR   (GPU: every variant)
-            python -m pytest tests/test_triton_hopper.py                (CPU: interpreter)
+  run       python docs/research/fast_matmul/tune_probe.py --out DIR        (GPU: every variant)
+            python -m pytest tests/interpreter/test_matmul_persistent.py     (CPU: interpreter)
 """
 from __future__ import annotations
 

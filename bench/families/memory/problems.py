@@ -261,7 +261,7 @@ def philox_reference(numel: int, seed: int, device=None, start: int = 0):
     int64 tensor arithmetic: Philox4x32-10 of counter (g mod 2^32, g >> 32, 0, 0), key
     (seed mod 2^32, seed >> 32), element 4g + j taking word j; then Triton's
     uint_to_uniform_float (int32 x < 0 -> -x - 1, times 4.6566127342e-10 in float32).
-    Checked against Random123's known answers in tests/test_memory_models.py. `start` (a
+    Checked against Random123's known answers in tests/cpu/test_memory_models.py. `start` (a
     multiple of 4) is the index of the first element: the uniforms of a tensor's tail."""
     import torch
 
