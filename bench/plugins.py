@@ -53,8 +53,8 @@ def kernel(op: str, backend: str, precisions, summary: str, name: str | None = N
     """Declares the decorated function a kernel of the suite (see the module doc).
 
     runs_on_cpu defaults to True for a Triton kernel (the interpreter runs it without a
-    GPU) and False otherwise."""
-    from bench import registry
+    GPU) and False otherwise. The registry (bench/registry.py) turns the declaration into
+    its record and checks it: a known op, precisions and backend, a name of its own."""
 
     def declare(fn):
         source = inspect.getsourcefile(fn) or "<plugin>"
@@ -66,18 +66,17 @@ def kernel(op: str, backend: str, precisions, summary: str, name: str | None = N
             def loader(precision, fn=fn):
                 return fn
         fixed = dict(params or {})
-        record = registry.Kernel(
+        record = dict(
             name=name or fn.__name__, op=op, backend=backend, version=version,
             summary=summary, source=_display(source), precisions=tuple(precisions),
             loader=loader, params=lambda precision=None: fixed, model=model, twin=twin,
             runs_on_cpu=(backend == "triton") if runs_on_cpu is None else runs_on_cpu,
-            formula=formula, min_capability=min_capability or registry.ARCH_FLOOR,
-            needs=needs)
+            formula=formula, needs=needs,
+            **({"min_capability": tuple(min_capability)} if min_capability else {}))
         if _collecting is None:
-            raise PluginError(f"{record.name}: @kernel is for files loaded with --plugin or "
-                              f"{ENV} (or the {ENTRY_POINTS} entry points)")
+            raise PluginError(f"{record['name']}: @kernel is for files loaded with --plugin "
+                              f"or {ENV} (or the {ENTRY_POINTS} entry points)")
         _collecting.append(record)
-        fn.kernel = record
         return fn
 
     return declare
@@ -98,9 +97,8 @@ def paths() -> list[str]:
 
 def use(files) -> None:
     """Adds plugin files (made absolute, checked to exist) to CVT_PLUGINS for this process
-    and the ones it starts, and makes the registry read them. PluginError if one is missing."""
-    from bench import registry
-
+    and the ones it starts (the registry reads CVT_PLUGINS again when it changes).
+    PluginError if one is missing."""
     added = []
     for f in files:
         path = Path(f).expanduser().resolve()
@@ -108,7 +106,6 @@ def use(files) -> None:
             raise PluginError(f"--plugin {f}: no such file")
         added.append(str(path))
     os.environ[ENV] = os.pathsep.join(dict.fromkeys(paths() + added))
-    registry.forget()
 
 
 def _load_file(path: str) -> list:
@@ -157,7 +154,9 @@ def _load_entry_points() -> list:
 
 
 def records() -> list:
-    """Every kernel the plugins define: the files of CVT_PLUGINS, then the entry points."""
+    """Every kernel the plugins define: the files of CVT_PLUGINS, then the entry points;
+    each a dict of bench.registry.Kernel's fields (from @kernel) or a Kernel (from an entry
+    point's function)."""
     found = []
     for path in paths():
         found += _load_file(path)

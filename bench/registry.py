@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import fnmatch
 import importlib
+import os
 import pkgutil
 from dataclasses import dataclass, field
 from typing import Callable, Mapping
@@ -102,21 +103,23 @@ class Kernel:
 
 
 _cache: list[Kernel] | None = None
+_cache_plugins: str | None = None      # the CVT_PLUGINS the cache was made with
 
 
 def kernels() -> list[Kernel]:
     """Every registered kernel: the catalog's, in catalog order, then the plugins' (files
     named by --plugin or CVT_PLUGINS, installed entry points: bench/plugins.py). Checks that
     names are unique and that every plugin kernel's op exists."""
-    global _cache
-    if _cache is None:
-        from bench import plugins
+    global _cache, _cache_plugins
+    from bench import plugins
 
+    named = os.environ.get(plugins.ENV, "")
+    if _cache is None or named != _cache_plugins:
         found: list[Kernel] = []
         for module in catalog_modules():
             found.extend(importlib.import_module(module).records())
         own = {k.name for k in found}
-        extra = plugins.records()
+        extra = [r if isinstance(r, Kernel) else Kernel(**r) for r in plugins.records()]
         found.extend(extra)
         names = [k.name for k in found]
         dupes = sorted({n for n in names if names.count(n) > 1})
@@ -126,7 +129,7 @@ def kernels() -> list[Kernel]:
                 f"{n} ({', '.join(w)})" for n, w in where.items())
                 + ("" if not own.intersection(dupes) else " (rename the plugin's kernel)"))
         _check_plugin_ops(extra)
-        _cache = found
+        _cache, _cache_plugins = found, named
     return list(_cache)
 
 
