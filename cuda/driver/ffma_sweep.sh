@@ -33,7 +33,7 @@ NVCC=(nvcc -O3 -std=c++17 "-arch=$arch" -Icuda)
 candidates=(
   "v4_vectorized|"
   "v4_vectorized|-DCVT_V4_S=16"
-  "v4_vectorized|-DCVT_V4_L=64 -DCVT_V4_V=4"
+  "v4_vectorized|-DCVT_V4_L=64 -DCVT_V4_V=4 -DCVT_V4_S=16"
   "v5_warptiling|"
   "v5_warptiling|-DCVT_V5_BK=16"
   "v5_warptiling|-DCVT_V5_WM=64 -DCVT_V5_WN=32"
