@@ -69,8 +69,10 @@ def ladder(rows) -> tuple[list[str], dict[str, str], dict[str, str]]:
     # Ladder rungs in the lecture's order whatever order the rows came in (a profile run
     # appended later must not reshuffle the colours), then any other label as found.
     order.sort(key=lambda v: (LADDER_ORDER.index(v) if v in LADDER_ORDER else len(LADDER_ORDER)))
-    cmap = matplotlib.colormaps["tab10"]
-    colours = {v: matplotlib.colors.to_hex(cmap(i % 10)) for i, v in enumerate(order)}
+    # tab10 while it suffices (the lecture's colours stay as they were); past ten labels
+    # (the FFMA rungs with the Triton matmuls) tab20, so that no two share a colour
+    cmap = matplotlib.colormaps["tab10" if len(order) <= 10 else "tab20"]
+    colours = {v: matplotlib.colors.to_hex(cmap(i % cmap.N)) for i, v in enumerate(order)}
     return order, version_of, colours
 
 
@@ -407,7 +409,8 @@ def roofline(time_payload, out_dir, profile_payload=None, shape: str | None = No
     ax.set_xlabel("arithmetic intensity (FLOP per DRAM byte)")
     ax.set_ylabel("TFLOP/s")
     shapes = sorted({p[5] for p in points})
-    which = "the lecture's versions and their Triton twins" if ladder_only else "every kernel"
+    which = ("the ladder (the lecture's versions, the FFMA rungs) and the Triton twins"
+             if ladder_only else "every kernel")
     ax.set_title(f"Roofline with the ceilings measured in this run: {which}, at "
                  f"{', '.join(shapes)}\n({basis})", fontsize=10)
     ax.legend(fontsize=7.5, loc="upper left")
@@ -439,9 +442,9 @@ def lecture(time_payload, profile_payload, out_dir, shape: str | None = None) ->
         return []
     fig, (left, right) = plt.subplots(1, 2, figsize=(15, 5.6),
                                       gridspec_kw={"width_ratios": [1, 1.15]})
-    # The global path (shared has its own story, v3 only), level by level: every level
-    # after `bench profile`; the model alone where no counters were taken (the model half
-    # beside timings of a GPU without Nsight Compute), with no empty legend entries.
+    # The global path (shared has its own story: v3 and the FFMA rungs), level by level:
+    # every level after `bench profile`; the model alone where no counters were taken (the
+    # model half beside timings of a GPU without Nsight Compute), with no empty legend entries.
     level_colours = ["#08306b", "#2171b5", "#6baed6", "#fd8d3c", "#d94801"]
     levels, colours_of_levels = [], []
     for lv, lc in zip(LEVELS[:5], level_colours):
@@ -469,7 +472,8 @@ def lecture(time_payload, profile_payload, out_dir, shape: str | None = None) ->
                       legend=False)
     right.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=3,
                  frameon=False)
-    fig.suptitle("GPU matmul v1-v3: fewer bytes asked for, more FLOP/s delivered  "
+    fig.suptitle(f"GPU matmul {cuda_versions[0]}-{cuda_versions[-1]}: fewer bytes asked for, "
+                 "more FLOP/s delivered  "
                  "(solid = CUDA, dashed = Triton twin, colour = version)", fontsize=11)
     fig.tight_layout()
     return save(fig, out_dir, "lecture")
