@@ -129,6 +129,16 @@ def bytes_fmt(x, _pos=None) -> str:
     return binary_bytes(x) if x > 0 else ""
 
 
+def legend_entries(axes) -> tuple[list, list[str]]:
+    """(handles, labels) of every labelled line of several panels, each label once, in the
+    order first drawn: one legend for a figure whose panels share their kernels."""
+    seen: dict = {}
+    for ax in axes:
+        for handle, label in zip(*ax.get_legend_handles_labels()):
+            seen.setdefault(label, handle)
+    return list(seen.values()), list(seen)
+
+
 def env_line(payload) -> str:
     e = payload.get("env", {}) or {}
     bits = [e.get("gpu") or "no GPU", f"torch {e.get('torch')}", f"triton {e.get('triton')}",

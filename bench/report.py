@@ -48,7 +48,8 @@ def _ceilings(time_payload: dict) -> dict:
 def copy_row(c: dict) -> list[str]:
     """The copy bandwidth as a row of the ceilings table: the DRAM level (bytes read +
     written per second), the ceiling every bandwidth of the report is compared with."""
-    return ["DRAM: copy bandwidth (bytes read + written / time)", f"{f(c.get('copy_gbps'), 0)} GB/s",
+    return ["DRAM: copy bandwidth (bytes read + written / time)",
+            f"{f(c.get('copy_gbps'), 0)} GB/s",
             f"{binary_bytes(c.get('copy_bytes'))} copied by torch, median of the timed copies"]
 
 

@@ -25,7 +25,7 @@ import textwrap
 from pathlib import Path
 
 from bench.families.matmul.models import LADDER_VERSIONS
-from bench.plot_style import bytes_fmt, env_line, log_y, pyplot, save
+from bench.plot_style import bytes_fmt, env_line, legend_entries, log_y, pyplot, save
 from bench.results import num
 
 LEVELS = (  # (label, column of a profile row, what it is)
@@ -37,11 +37,10 @@ LEVELS = (  # (label, column of a profile row, what it is)
     ("shared", "shared_bytes", "bytes loaded from shared memory"),
 )
 # The level names as a figure's axis shows them: which level counts the bytes.
-LEVEL_TICKS = {"model": "model\n(threads ask,\nclosed form)", "issued": "issued\n(threads ask,\ncounted)",
-               "L1": "L1\n(requested)", "L2": "L2\n(L1 misses)", "DRAM": "DRAM\n(read)",
-               "shared": "shared\n(loads)"}
+LEVEL_TICKS = {"model": "model\n(threads ask,\nclosed form)",
+               "issued": "issued\n(threads ask,\ncounted)", "L1": "L1\n(requested)",
+               "L2": "L2\n(L1 misses)", "DRAM": "DRAM\n(read)", "shared": "shared\n(loads)"}
 LANG_STYLE = {"cuda": "-", "triton": "--"}
-PRECISION_COLOURS = {"fp32": "#222222", "tf32": "#1b9e77", "fp16": "#d95f02", "bf16": "#7570b3"}
 TENSOR_CORE_PRECISIONS = ("tf32", "fp16", "bf16")
 # markers that tell kernels of one colour family apart in print (tensor-core panels)
 MARKERS = ("s", "D", "v", "P", "X", "h", "<", ">")
@@ -151,6 +150,21 @@ def _tensor_kernels(rows) -> list[str]:
                   in ("cublas",))
 
 
+def tensor_styles(tc_rows, rows) -> dict[str, dict]:
+    """kernel -> line style of the tensor-core panels: every kernel keeps its colour in
+    every panel (its version's, as in the fp32 panel; cuBLAS black), and a marker of its
+    own tells it apart in print."""
+    _order, version_of, colours = ladder(rows)
+    styles = {}
+    for i, name in enumerate(_tensor_kernels(tc_rows)):
+        backend = next(r["backend"] for r in tc_rows if r["kernel"] == name)
+        style = _kernel_style(name, backend, version_of, colours)
+        if backend in LANG_STYLE:
+            style.update(linestyle="-", marker=MARKERS[i % len(MARKERS)], markersize=5)
+        styles[name] = style
+    return styles
+
+
 def _tensor_panel(ax, rows, precision, ceilings, styles):
     """One tensor-core precision: one line per kernel, the colours of the fp32 panel."""
     at = [r for r in rows if r["precision"] == precision]
@@ -192,29 +206,17 @@ def throughput(time_payload, out_dir) -> list[Path]:
     top_legend.legend(*top.get_legend_handles_labels(), loc="center left", fontsize=8,
                       frameon=False, title="fp32: solid CUDA, dashed Triton twin,\n"
                                            "colour = ladder version", title_fontsize=8)
-    # every tensor-core kernel keeps its colour in every panel (its version's, as in the
-    # fp32 panel); a marker of its own tells it apart in print
-    order, version_of, colours = ladder(rows)
-    styles = {}
-    for i, name in enumerate(_tensor_kernels(tc)):
-        backend = next(r["backend"] for r in tc if r["kernel"] == name)
-        style = _kernel_style(name, backend, version_of, colours)
-        if backend in LANG_STYLE:
-            style.update(linestyle="-", marker=MARKERS[i % len(MARKERS)], markersize=5)
-        styles[name] = style
+    styles = tensor_styles(tc, rows)
     axes = []
     for j, p in enumerate(precisions):
         ax = fig.add_subplot(grid[1, j], sharey=axes[0] if axes else None)
         _tensor_panel(ax, tc, p, ceilings, styles)
         axes.append(ax)
     axes[0].set_ylabel("TFLOP/s")
-    seen = {}
-    for ax in axes:
-        for handle, label in zip(*ax.get_legend_handles_labels()):
-            seen.setdefault(label, handle)
+    handles, labels = legend_entries(axes)
     bottom_legend = fig.add_subplot(grid[1, n])
     bottom_legend.axis("off")
-    bottom_legend.legend([seen[k] for k in styles if k in seen], [k for k in styles if k in seen],
+    bottom_legend.legend(handles, labels,
                          loc="center left", fontsize=8.5, frameon=False,
                          title="tensor cores: one colour per kernel,\ndotted = cuBLAS at "
                                f"{ceilings.get('cublas_shape', '?')}", title_fontsize=8)

@@ -113,7 +113,9 @@ def summary_lines(s: dict) -> list[str]:
         at = [r for r in rows if r["shape"] == big]
 
         def pct(r):
-            return f"{f(r['tflops'], 1)} TFLOP/s ({f(r.get('pct_reference'), 0)}% of cuBLAS)"
+            share = num(r.get("pct_reference"))
+            share = f"{share:.0f}" if share >= 10 else f"{share:.2g}"
+            return f"{num(r['tflops']):.3g} TFLOP/s ({share}% of cuBLAS)"
 
         ladder = sorted((r for r in at if r["backend"] == "cuda" and r["precision"] == "fp32"
                          and r["version"] in LADDER_VERSIONS),

@@ -91,11 +91,7 @@ def bandwidth(time_payload, out_dir, op: str) -> list[Path]:
         ax.set_xlabel("compulsory bytes per launch (inputs read once + output written once)")
         ax.set_ylabel("DRAM GB/s  (compulsory bytes / median time)")
         ax.set_title(f"{op}, {precision}" + (f", {lay}" if lay else ""))
-    seen = {}
-    for ax in axes.flat[:len(panels)]:
-        for handle, label in zip(*ax.get_legend_handles_labels()):
-            seen.setdefault(label, handle)
-    handles, labels = list(seen.values()), list(seen)
+    handles, labels = plot_style.legend_entries(axes.flat[:len(panels)])
     fig.suptitle(f"{op}: achieved DRAM bandwidth versus size, each precision in its own "
                  f"panel\n{plot_style.env_line(time_payload)}", fontsize=10)
     fig.tight_layout(rect=(0, 0.11 / nrows, 1, 1))

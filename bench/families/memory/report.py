@@ -3,12 +3,12 @@
     bandwidth  per op, every kernel x shape: achieved GB/s (compulsory bytes / median time),
                % of the copy bandwidth measured in the same run, and the speed-up over
                PyTorch eager at the same shape and precision
-    targets    the issue's targets, each with MET / MISSED and the numbers behind it:
-               - add, copy, ReLU + dropout at the >= 256 MB shapes: >= 90% of the copy
+    targets    the family's targets, each with MET / MISSED and the numbers behind it:
+               - add, copy, ReLU + dropout at the >= 256 MiB shapes: >= 90% of the copy
                  bandwidth, in both languages;
                - softmax at 4096 x 32768 float32: >= 80% of it and faster than torch.softmax;
-               - at the seed documents' own benchmark shapes: every kernel at least as fast
-                 as the PyTorch eager version it replaces.
+               - at the shapes the documents each op was taken from benchmark it at: every
+                 kernel at least as fast as the PyTorch eager version it replaces.
     counters   per profiled kernel: DRAM bytes (ncu) next to the compulsory and model bytes:
                where a kernel misses, this says whether it moved more bytes than it must
                (extra passes reaching DRAM) or moved the right bytes too slowly.
@@ -114,7 +114,7 @@ def evaluate_targets(time_payload: dict) -> list[dict]:
         speed = ref / num(r["median_ms"]) if ref else math.nan
         targets = [s for s in p.target_shapes.split(",") if s]
         big = (shape in targets and prec == "fp32" if r["op"] == "softmax"
-               else _input_bytes(r["op"], shape, prec) >= 256 * 2**20)   # "tensors >= 256 MB"
+               else _input_bytes(r["op"], shape, prec) >= 256 * 2**20)   # 256 MiB or more
         if big and targets:
             need = 100 * p.bandwidth_target
             ok = pct >= need
@@ -147,8 +147,9 @@ def section_targets(time_payload: dict) -> str:
     misses = [t for t in results if not t["met"]]
     noisy = sum(bool(t.get("noise")) for t in misses)
     text = (f"## Memory-bound ops: targets\n\n{met} of {len(results)} met. Bandwidth targets at "
-            "the >= 256 MB shapes (softmax: 4096 x 32768 float32); seed-shape targets at the "
-            "seed documents' own benchmark shapes, against PyTorch eager timed in the same run."
+            "the >= 256 MiB shapes (softmax: 4096 x 32768 float32); seed-shape targets at the "
+            "shapes the documents each op was taken from benchmark it at, against PyTorch "
+            "eager timed in the same run."
             "\n\n" + fmt.md_table(["target", "op", "kernel", "shape", "precision", "needed",
                                     "% of copy", "vs eager", "status"], table))
     if misses:
