@@ -39,6 +39,7 @@ Nothing happens at import; :func:`register` needs torch.
 """
 from __future__ import annotations
 
+
 def _op(qualname: str):
     """torch.ops.<namespace>.<name> of "namespace::name": what the backward calls."""
     import torch
