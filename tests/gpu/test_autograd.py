@@ -25,8 +25,6 @@ from bench.families.memory.problems import relu_dropout_expected
 from bindings import config
 from bindings import precision as prec
 
-pytestmark = pytest.mark.gpu
-
 ROOT = Path(__file__).resolve().parents[2]
 F32 = prec.get("fp32").output_roundoff
 SHAPES = [(17, 13, 7), (130, 129, 33)]          # M, N, K

@@ -28,8 +28,6 @@ from bench.families.matmul.problem import matmul_tolerance
 from bench.families.memory.problems import relu_dropout_expected
 from bindings import precision as prec
 
-pytestmark = pytest.mark.interpreter
-
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "docs" / "examples" / "train_mlp.py"
 F32 = prec.get("fp32").output_roundoff
