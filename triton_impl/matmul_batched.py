@@ -190,4 +190,4 @@ def _op_impl(a: torch.Tensor, b: torch.Tensor, precision: str) -> torch.Tensor:
 
 def op():
     """torch.ops.cvt_triton.matmul_batched(a, b, precision) (registered on first call)."""
-    return _common.register_op("matmul_batched", _op_impl)
+    return _common.register_op("matmul_batched", _op_impl, derivative="batched_matmul")

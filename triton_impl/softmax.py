@@ -361,7 +361,7 @@ def _online_impl(x: torch.Tensor, dim: int) -> torch.Tensor:
 def op(version: str = "online"):
     """torch.ops.cvt_triton.softmax_row_sram / softmax_online(x, dim) (registered on first call)."""
     if version == "row_sram":
-        return _common.register_op("softmax_row_sram", _row_sram_impl)
+        return _common.register_op("softmax_row_sram", _row_sram_impl, derivative="softmax")
     if version == "online":
-        return _common.register_op("softmax_online", _online_impl)
+        return _common.register_op("softmax_online", _online_impl, derivative="softmax")
     raise ValueError(f"triton_softmax: version must be 'row_sram' or 'online', got {version!r}")
