@@ -12,7 +12,8 @@
 //      store_vec move it as one access of its size. That is legal only when the address
 //      is a multiple of that size; the launchers check it at run time (aligned16) and
 //      instantiate the same kernel with VEC = 1 otherwise. Outputs are written "streaming"
-//      (evict-first), see store_vec.
+//      (evict-first), see store_vec. vec_max, vec_sum_exp and vec_exp_scaled do a softmax's
+//      float32 arithmetic on a whole vector, 16-bit elements a 32-bit pair at a time.
 //   3. Reductions. warp_allreduce folds 32 values with shuffles (no shared memory);
 //      block_allreduce folds a whole 1-D block: each warp folds its 32 values, warp
 //      leaders write one value each to shared memory, warp 0 folds those;

@@ -31,6 +31,9 @@
 //   precond.  contiguous input (the binding calls .contiguous()); any n >= 1 (64-bit
 //             offsets); rows of -inf, NaN and +inf behave as in version 1. Row vector path
 //             when n * sizeof(T) and both pointers are multiples of 16 bytes, else VEC = 1.
+//   variant   (under measurement, reached through the debug op cvt::softmax_rows_variant)
+//             softmax_row_online_packed_kernel: a step kept in registers as loaded, 512-thread
+//             blocks, two per SM; docs/performance/debts/NOTES.md.
 //   run       python -m bench check --kernels '*softmax_online' --shapes 8x100003,3x5x7:dim=1
 //             python -m bench time --kernels '*softmax*' --shapes 4096x32768 --precision fp32
 #include <cmath>

@@ -35,6 +35,9 @@
 //             (exp(-inf - -inf) = exp(NaN)); a NaN or a +inf makes its row NaN, as torch.
 //             Row vector path when n * sizeof(T) and both pointers are multiples of 16 bytes
 //             (then every row starts aligned; run-time check), else VEC = 1, the same code.
+//   variant   (under measurement, reached through the debug op cvt::softmax_rows_variant)
+//             softmax_row_sram_packed_kernel: the row in shared memory in its own type, three
+//             blocks per SM; docs/performance/debts/NOTES.md.
 //   run       python -m bench check --kernels '*softmax_row_sram' --shapes 1000x1000,100x100:dim=0
 //             python -m bench time --kernels '*softmax*' --shapes 4096x32768 --precision fp32
 #include <cmath>

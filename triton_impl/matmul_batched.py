@@ -20,6 +20,9 @@
               A: M*K*ceil(N/BLOCK_N)   B: N*K*ceil(M/BLOCK_M)   stores: M*N
             times the number of batch entries of the output. A broadcast operand is read
             once per entry that uses it; L2 usually serves the repeats.
+  variants  under measurement (VARIANTS below; docs/performance/debts/NOTES.md): "autotuned"
+            tunes the tiles over matmul_autotuned's candidates, with its tf32 operand swap
+            (B_FROM_REGISTERS: C^T = B^T A^T, each k-step's wgmma retired by wait_for_dot).
   precond.  fp32/tf32: float32; fp16/bf16: float16/bfloat16 (output the same dtype); both
             operands of rank >= 2 with broadcastable batch dimensions; any strides (speed
             needs one unit stride per matrix); tensors on the current CUDA device.

@@ -23,6 +23,9 @@
                        (n <= the chunk: ONE_CHUNK) is read once, as the CUDA twin's one-step
                        rows. Pass 1 loads with eviction_policy="evict_last", pass 2 with
                        "evict_first" (KEEP): the rows in flight then stay in L2 for pass 2.
+  variants  under measurement (VARIANTS below; docs/performance/debts/NOTES.md): "one_chunk"
+            reads online rows of up to SRAM_MAX_N elements once. The split version (a row
+            over several programs) is triton_impl/softmax_split.py.
   mapping   CUDA (cuda/softmax_*.cu)                this file
             block per row, row staged in shared     program per row, row in registers
               memory (version 1)

@@ -34,7 +34,8 @@ the Triton twin of cuda/softmax_split.cu, with global memory where CUDA has a cl
   traffic   PHASE 0: reads N, writes N elements (2 N sizeof(T)) plus 8 G bytes of pairs and
             the polls per row; PHASE 1 + 2: reads 2 N, writes N.
   precond.  float32 / float16 / bfloat16, softmax over the last dimension (the wrapper makes
-            x contiguous); any n >= 1 with n + BLOCK < 2^31; G <= what the GPU holds at once
+            x contiguous); any n >= 1 with n + BLOCK < 2^31, fewer than 2^31 - 2^16 rows (the
+            row loop's counter stays in 32 bits); G <= what the GPU holds at once
             (else ValueError: ask for two_launches). Rows of -inf, NaN and +inf behave as in
             softmax.py.
   run       python docs/performance/debts/debts_h100.py OUT    (the variants side by side)
@@ -71,7 +72,7 @@ def softmax_row_split_kernel(
     n_vec = n // VEC * VEC                    # = n (VEC > 1 only when n % VEC == 0)
     mask = cols < n_vec
     k = tl.arange(0, SEGMENTS_P2)
-    for row in range(group, rows, groups):    # i32 ok: rows < 2^31
+    for row in range(group, rows, groups):    # i32 ok: rows + groups < 2^31 (wrapper)
         row64 = tl.cast(row, tl.int64)        # (the interpreter hands the loop a Python int)
         x_row = x_ptr + row64 * n
         y_row = y_ptr + row64 * n
@@ -84,8 +85,9 @@ def softmax_row_split_kernel(
             m = tl.max(x, axis=0)
             shift = tl.where(m == -float("inf"), 0.0, m)       # all -inf: exp(-inf) = 0
             s = tl.sum(tl.exp(x - shift), axis=0)
-            tl.store(pairs + 2 * seg, m)
-            tl.store(pairs + 2 * seg + 1, s)
+            mine = pairs + 2 * seg                # i32 ok: 2 seg < 2 G < 2^17 (G <= resident)
+            tl.store(mine, m)
+            tl.store(mine + 1, s)
         if PHASE == 0:
             tl.debug_barrier()                # every store of the pair before the release
             tl.atomic_add(count_ptr + row, 1, sem="release")
@@ -96,9 +98,9 @@ def softmax_row_split_kernel(
                 polls += 1
         if PHASE != 1:
             # .cg: from L2, never a stale L1 line (the pairs of a neighbour row share lines)
-            pm = tl.load(pairs + 2 * k, mask=k < SEGMENTS, other=-float("inf"),
-                         cache_modifier=".cg")
-            ps = tl.load(pairs + 2 * k + 1, mask=k < SEGMENTS, other=0.0, cache_modifier=".cg")
+            theirs = pairs + 2 * k                # i32 ok: 2 k < 2 G < 2^17 (G <= resident)
+            pm = tl.load(theirs, mask=k < SEGMENTS, other=-float("inf"), cache_modifier=".cg")
+            ps = tl.load(theirs + 1, mask=k < SEGMENTS, other=0.0, cache_modifier=".cg")
             row_max = tl.max(pm, axis=0)
             shift = tl.where(row_max == -float("inf"), 0.0, row_max)
             row_sum = tl.sum(ps * tl.exp(pm - shift), axis=0)
@@ -163,8 +165,9 @@ def softmax_split(x: torch.Tensor, dim: int = -1, *, block: int | None = None,
     n = x.shape[-1]
     rows = x.numel() // n
     block, warps, segments = config(x.element_size(), n, block, warps)
-    if n + block >= 2**31:
-        raise ValueError(f"{NAME}: rows must be shorter than 2^31 - {block} elements, got {n}")
+    if n + block >= 2**31 or rows >= 2**31 - 2**16:
+        raise ValueError(f"{NAME}: rows must be shorter than 2^31 - {block} elements and fewer "
+                         f"than 2^31 - 2^16, got {rows} rows of {n}")
     vec = _memory.vector_width(x.dtype, x, y, row_elements=n)
     pairs = torch.empty((rows, segments, 2), dtype=torch.float32, device=x.device)
     count = torch.zeros(rows, dtype=torch.int32, device=x.device)

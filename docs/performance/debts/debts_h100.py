@@ -677,15 +677,20 @@ def _warm(task: str) -> str:
             a = torch.randn(512, 512, device="cuda")
             registry.get("triton_persistent").runner("tf32")(a, a)
         elif task.startswith("softmax:"):
-            elem = int(task.split(":")[1])
-            dtype = torch.float32 if elem == 4 else torch.float16
-            dtypes = (dtype,) if elem == 4 else (torch.float16, torch.bfloat16)
-            for dt in dtypes:
-                for _rows, n in SOFTMAX_SHAPES:
-                    x = torch.randn(16, n, device="cuda").to(dt)
-                    for v in softmax_variants(n, elem):
-                        if v["name"].startswith("triton"):
-                            v["make"]()(x)
+            dtype = _dtype(task.split(":")[1])
+            elem = torch.empty((), dtype=dtype).element_size()
+            small = [tuple(int(d) for d in text.split("x")) for text, _mode in SMALL_CHECKS]
+            for _rows, n in SOFTMAX_SHAPES:
+                for v in softmax_variants(n, elem):
+                    if not v["name"].startswith("triton"):
+                        continue
+                    fn = v["make"]()
+                    # the measured rows (16 of them: the same specialisation as 4096), then
+                    # the small checks' shapes, which the variants also run
+                    shapes = [(16, n)] + ([s for s in small if s[1] <= v["max_n"]]
+                                          if v["kind"] == "variant" else [])
+                    for shape in shapes:
+                        fn(torch.randn(*shape, device="cuda").to(dtype))
         torch.cuda.synchronize()
         return f"{task}: compiled in {time.monotonic() - t0:.0f} s"
     except Exception as exc:  # noqa: BLE001 - the measuring process compiles what is missing
@@ -701,7 +706,7 @@ def start_warmup(sections) -> object:
     if "tf32" in sections:
         tasks.append("tf32")
     if "softmax" in sections:
-        tasks += ["softmax:4", "softmax:2"]
+        tasks += [f"softmax:{p}" for p in SOFTMAX_DTYPES]
     if not tasks:
         return None
     pool = concurrent.futures.ProcessPoolExecutor(
