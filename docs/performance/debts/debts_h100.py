@@ -443,7 +443,7 @@ def _f(v, digits):
 
 # --------------------------------------------------------------------------- tf32
 
-def matmul_rows_check(c, a, b, precision, rows: int = 256) -> tuple[float, float]:
+def matmul_rows_check(c, a, b, precision, rows: int = 128) -> tuple[float, float]:
     """The harness's matmul error (bench/families/matmul/problem.py) on the first and the last
     `rows` rows of C (a full float64 check of 8192^3 would take longer than the timing)."""
     from bench.families.matmul.problem import matmul_error, matmul_tolerance
@@ -570,13 +570,22 @@ def run_tf32(out: Out, timer: Timer, rounds: int, quick: bool):
 
 def batched_check(c, a, b, precision) -> tuple[float, float]:
     """The harness's matmul error on a few matrices of the stack (first, second, middle,
-    last) and, for a 2-D product, on its first and last 256 rows."""
+    last) and, for a 2-D product, on its first and last 128 rows."""
     if a.dim() == 2:
         return matmul_rows_check(c, a, b, precision)
     from bench.families.matmul.problem import matmul_error, matmul_tolerance
     n = a.shape[0]
     worst = max(matmul_error(c[i], a[i], b[i]) for i in sorted({0, 1, n // 2, n - 1}))
     return worst, matmul_tolerance(precision, a.shape[-1])
+
+
+def _config_text(cfg) -> str:
+    """A triton.Config as 'BMxBNxBK w8 s3 g8' (+ ' swap' for the tf32 operand swap)."""
+    if cfg is None:
+        return ""
+    k = cfg.kwargs
+    return (f"{k['BLOCK_M']}x{k['BLOCK_N']}x{k['BLOCK_K']} w{cfg.num_warps} s{cfg.num_stages} "
+            f"g{k['GROUP_M']}" + (" swap" if k.get("B_FROM_REGISTERS") else ""))
 
 
 def run_batched(out: Out, timer: Timer, rounds: int, quick: bool):
@@ -614,7 +623,7 @@ def run_batched(out: Out, timer: Timer, rounds: int, quick: bool):
                     err, tol = batched_check(c, a, b, precision)
                     del c
                     status = "ok" if err <= tol else "FAIL"
-                    note = str(mb.best_config(precision)) if "autotuned" in name else ""
+                    note = _config_text(mb.best_config(precision)) if "autotuned" in name else ""
                 except Exception as exc:  # noqa: BLE001
                     err = tol = None
                     status, note = "ERROR", f"{type(exc).__name__}: {str(exc).splitlines()[0][:160]}"
