@@ -20,12 +20,13 @@ the transposing copy.
             contiguous); a row-major B (K x N) is N-major. With pointer loads, Triton 3.6
             scatters such a B 4 bytes at a time into a K-major buffer (cp.async of 4
             bytes; in the SASS: LDGSTS.E instead of LDGSTS.E.BYPASS.128): 4x the copy
-            instructions, and bank conflicts. TMA cannot transpose at all: with a TMA
-            load ("direct" below) the N-major tile is copied into a K-major buffer
-            through registers at every k-step. The ways out (tf32_row_major_b):
+            instructions, and bank conflicts. TMA cannot transpose at all: with a plain
+            TMA load the N-major tile is copied into a K-major buffer through registers at
+            every k-step (measured at 0.20x cuBLAS: docs/performance/fast_matmul.md). The
+            ways out (tf32_row_major_b):
               gluon     (default on the H100) matmul_swap_gluon: the swap below, written
                         in Gluon so that every wgmma wait and fragment load sits where
-                        the register operand needs it; 0.98x cuBLAS.
+                        the register operand needs it; 0.95x cuBLAS.
               swap      compute the transposed tile, C^T = B^T A^T. A^T is K-major as
                         loaded (A is row-major), so it is wgmma's shared-memory operand;
                         B^T is the left operand, which wgmma may take from REGISTERS,
@@ -43,9 +44,7 @@ the transposing copy.
                         matmul_swap_gluon's header), and with it the tensor core idles
                         while they load (0.65x). Where Gluon does not run (the
                         interpreter, other GPUs, while torch traces) this is the default.
-              transpose B^T is written once by transpose_kernel (one read and one write
-                        of B, inside the op, timed with it), then both operands are
-                        K-major. Costs ~2*K*N*4 bytes of memory traffic per call.
+            (Writing B^T once before the product, one more pass over B, measured ~0.69x.)
             A column-major B (e.g. x.T) is K-major already and needs none of them.
   change    from matmul_autotuned: TMA descriptors instead of pointer tiles, a persistent
             grid instead of one program per tile, the tf32 paths above, and an epilogue
@@ -53,12 +52,12 @@ the transposing copy.
             halves the staging buffer so the pipeline can take another stage).
   traffic   global loads as the blocked kernels: A M*K*ceil(N/BN), B N*K*ceil(M/BM)
             elements (TMA fetches nothing outside the tensor, as masked loads request
-            nothing); stores M*N. The transpose path adds K*N loads and K*N stores (B^T).
-  measured  H100, 4096^3, against cuBLAS at the same precision (2026-11-22 probe; final
-            numbers: docs/research/fast_matmul/tune_report.py): tf32 with a column-major B
-            0.946x (128x256x32, split epilogue); tf32 with a row-major B by gluon 0.98x,
-            by swap 0.65x (0.82x before wait_for_dot, racing), by transpose (one extra
-            pass) ~0.69x, direct 0.20x (PERFLOG.md). fp16/bf16: see the report.
+            nothing); stores M*N.
+  measured  H100, 4096^3, against cuBLAS at the same precision (2026-11-22; the method,
+            the variants tried and their numbers: docs/performance/fast_matmul.md): tf32
+            with a column-major B 0.96x (128x256x32, split epilogue); tf32 with a
+            row-major B by gluon 0.95x, by swap 0.65x (0.82x before wait_for_dot,
+            racing); fp16 0.99x, bf16 0.96x.
             Which path runs is decided by B's layout alone: a column-major B (B.stride(0)
             == 1, e.g. x.T, a view, no copy) takes the K-major path; a row-major B in tf32
             takes DEFAULT_TF32_ROW_MAJOR_B ("gluon"; "swap" where Gluon does not run, or
@@ -73,7 +72,7 @@ the transposing copy.
             buffer and the op copies it into the contiguous result. At aligned row- or
             column-major inputs there is no copy. Tensors on the current CUDA device
             (or the CPU under TRITON_INTERPRET=1: the interpreter emulates descriptors).
-  run       python docs/research/fast_matmul/tune_probe.py --out DIR        (GPU: every variant)
+  run       python -m bench time --kernels triton_persistent --shapes 4096x4096x4096 --out DIR
             python -m pytest tests/interpreter/test_matmul_persistent.py     (CPU: interpreter)
 """
 from __future__ import annotations
@@ -90,10 +89,8 @@ from triton_impl.matmul_autotuned import round_to_tf32, wait_for_dot
 
 NAME = "triton_persistent"
 PRECISIONS = ("tf32", "fp16", "bf16")
-# tf32 with a row-major B: "gluon", "swap" and "transpose" (header), or "direct": tl.dot(a,
-# b) on the N-major tile as it is, which makes Triton copy B into a K-major buffer through
-# registers (the slow baseline, kept to measure what the others save).
-TF32_ROW_MAJOR_B = ("gluon", "swap", "transpose", "direct")
+# tf32 with a row-major B: "gluon" or "swap" (header).
+TF32_ROW_MAJOR_B = ("gluon", "swap")
 DEFAULT_TF32_ROW_MAJOR_B = "gluon"
 
 CONFIGS = tiles_hopper.PERSISTENT_CONFIGS
@@ -169,8 +166,8 @@ def matmul_persistent_kernel(
                              input_precision=INPUT_PRECISION)
                 acc = wait_for_dot(acc)     # registers free before the next k-step's loads
             else:
-                # BK x BN, N-major: wgmma reads it so for 16-bit types; for tf32 ("direct")
-                # Triton copies it into a K-major buffer through registers (slow)
+                # BK x BN, N-major: wgmma reads it so for 16-bit types (tf32 never comes
+                # here: a row-major B takes SWAP_AB, a column-major one B_K_MAJOR)
                 b = b_desc.load([off_k, off_n])
                 acc = tl.dot(a, b, acc, input_precision=INPUT_PRECISION)
 
@@ -197,25 +194,6 @@ def matmul_persistent_kernel(
                      mask=(rows[:, None] < M) & (cols[None, :] < N))
 
 
-@triton.jit
-def transpose_kernel(
-    x_ptr, y_ptr,                         # X (R x C, rows contiguous), Y = X^T (C x R)
-    R, C,                                 # sizes
-    stride_xr, stride_yr,                 # row strides in elements
-    BLOCK: tl.constexpr,
-):
-    """Y = X^T, one BLOCK x BLOCK tile per program. Loads and stores are both coalesced:
-    the compiler moves the tile through shared memory to change which index is
-    contiguous per thread (the tl.trans)."""
-    pid = tl.program_id(0)
-    tiles_c = tile_count(C, BLOCK)
-    rows = (pid // tiles_c).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
-    cols = (pid % tiles_c).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
-    mask = (rows[:, None] < R) & (cols[None, :] < C)
-    tile = tl.load(x_ptr + rows[:, None] * stride_xr + cols[None, :], mask=mask)
-    tl.store(y_ptr + cols[:, None] * stride_yr + rows[None, :], tl.trans(tile), mask=mask.T)
-
-
 # --------------------------------------------------------------------------- host side
 
 def _padded(n: int, elem: int) -> int:
@@ -240,20 +218,6 @@ def _staged_row_major(x: torch.Tensor) -> torch.Tensor:
     view = buf[:, :cols]
     view.copy_(x)
     return view
-
-
-def transpose(x: torch.Tensor) -> torch.Tensor:
-    """X^T as a row-major (C x R) view with 16-byte aligned rows, by transpose_kernel.
-    X must have contiguous rows (stride(1) == 1)."""
-    assert x.dim() == 2 and x.stride(1) == 1, "transpose: rows of x must be contiguous"
-    R, C = x.shape
-    buf = torch.empty((C, _padded(R, x.element_size())), dtype=x.dtype, device=x.device)
-    y = buf[:, :R]
-    block = 64
-    grid = (triton.cdiv(R, block) * triton.cdiv(C, block),)
-    _common.launch(transpose_kernel, grid, x, y, R, C, x.stride(0), y.stride(0), BLOCK=block,
-                   num_warps=4)
-    return y
 
 
 def _allocator(size: int, alignment: int, stream):
@@ -305,11 +269,6 @@ def plan(a: torch.Tensor, b: torch.Tensor, precision: str, tf32_row_major_b: str
     if mode not in TF32_ROW_MAJOR_B:
         raise ValueError(f"{NAME}: tf32_row_major_b must be one of {TF32_ROW_MAJOR_B}, "
                          f"got {mode!r}")
-    if mode == "transpose":
-        notes.append("B transposed once (transpose_kernel)")
-        return a_use, transpose(b_rows), True, False, notes
-    if mode == "direct":
-        return a_use, b_rows, False, False, notes
     return a_use, b_rows, False, True, notes
 
 
@@ -364,14 +323,10 @@ def params(precision: str = "fp16") -> dict:
 
 
 def matmul(a: torch.Tensor, b: torch.Tensor, precision: str = "fp16", *,
-           config: dict | None = None, tf32_row_major_b: str | None = None,
-           grid_programs: int | None = None) -> torch.Tensor:
+           config: dict | None = None, tf32_row_major_b: str | None = None) -> torch.Tensor:
     """C = A @ B at the given precision. ``config`` (a CONFIGS entry, or any
-    tiles_hopper.persistent_cfg) skips the tuning;
-    ``tf32_row_major_b`` picks "gluon", "swap", "transpose" or "direct" for tf32 with a
-    row-major B (tf32_mode says which runs);
-    ``grid_programs`` overrides the persistent grid (the probe uses it to compare with
-    one program per tile)."""
+    tiles_hopper.persistent_cfg) skips the tuning; ``tf32_row_major_b`` picks "gluon" or
+    "swap" for tf32 with a row-major B (tf32_mode says which runs)."""
     _common.check_precision(NAME, precision, PRECISIONS)
     M, N, K = _common.check_matmul_2d(NAME, a, b, precision)
     trivial = _common.trivial_result(a, M, N, K)
@@ -389,7 +344,7 @@ def matmul(a: torch.Tensor, b: torch.Tensor, precision: str = "fp16", *,
     # num_ctas > 1 (a config option: thread-block clusters) makes each program a cluster
     # of that many CTAs, so the persistent grid has SMs / num_ctas programs.
     ctas = (config or {}).get("num_ctas", 1)
-    programs = grid_programs or max(1, num_programs(a.device) // ctas)
+    programs = max(1, num_programs(a.device) // ctas)
     if not _common.interpreting():
         triton.set_allocator(_allocator)
     args = (a_use, b_use, c, M, N, K, a_use.stride(0), b_use.stride(0), c.stride(0))

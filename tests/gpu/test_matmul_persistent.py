@@ -23,7 +23,7 @@ def _check(kernel, shape, precision, mode="random"):
                            seed=shape.M + shape.N, device="cuda")
 
 
-@pytest.mark.parametrize("mode", ["gluon", "swap", "transpose", "direct"])
+@pytest.mark.parametrize("mode", ["gluon", "swap"])
 @pytest.mark.parametrize("shape", [MatmulShape(1000, 1064, 1000), MatmulShape(999, 1001, 1003),
                                    MatmulShape(4096, 4096, 4096)], ids=str)
 def test_gpu_tf32_paths(mode, shape):

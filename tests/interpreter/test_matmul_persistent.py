@@ -24,8 +24,7 @@ T = 32   # the interpreter configuration's tile side (tiles_hopper.PERSISTENT_IN
 
 class TestPersistentInterpreter:
     @pytest.mark.parametrize("exact", [False, True], ids=["random", "exact"])
-    @pytest.mark.parametrize("case", ["fp16-row", "fp16-col", "tf32-swap", "tf32-transpose",
-                                      "tf32-direct", "tf32-col"])
+    @pytest.mark.parametrize("case", ["fp16-row", "fp16-col", "tf32-swap", "tf32-col"])
     def test_every_tile_edge(self, case, exact):
         from triton_impl import matmul_persistent as mp
 
@@ -57,22 +56,13 @@ class TestPersistentInterpreter:
         assert mp.plan(a, b, "fp16")[4] == []                       # aligned, row-major
         assert mp.plan(a, b.T.contiguous().T, "fp16")[2:] == (True, False, [])  # col-major B
         assert mp.plan(a, b, "tf32", "swap")[2:] == (False, True, [])
-        assert mp.plan(a, b, "tf32", "transpose")[4] == ["B transposed once (transpose_kernel)"]
+        assert mp.plan(a, b, "tf32", "gluon")[2:] == (False, True, [])
         a13 = torch.randn(8, 13)                                     # 52-byte rows
         assert mp.plan(a13, torch.randn(13, 12), "fp16")[4] == ["A copied to 16-byte aligned rows"]
         sliced = torch.randn(16, 24)[:, ::2]                         # inner stride 2
         assert "B copied to 16-byte aligned rows" in mp.plan(a, sliced, "tf32")[4]
         with pytest.raises(ValueError, match="triton_persistent: tf32_row_major_b must be"):
             mp.plan(a, b, "tf32", "sideways")
-
-    def test_transpose_kernel_is_exact(self):
-        from triton_impl import matmul_persistent as mp
-
-        for rows, cols in [(1, 1), (5, 130), (129, 64), (200, 3)]:
-            x = torch.randn(rows, cols)
-            y = mp.transpose(x)
-            assert y.shape == (cols, rows) and torch.equal(y, x.T)
-            assert (y.stride(0) * 4) % 16 == 0 and y.stride(1) == 1
 
     def test_tf32_swap_rounds_b_to_nearest_even(self):
         """The swap path rounds B to TF32, to nearest with ties to even (the cases of
@@ -128,7 +118,7 @@ class TestPersistentPaths:
         assert mp.plan(a, b, "tf32")[2:4] == (False, True)
         assert mp.DEFAULT_TF32_ROW_MAJOR_B == "gluon"
         assert mp.tf32_mode(a, b) == "swap"          # no Gluon under the interpreter
-        assert mp.tf32_mode(a, b, "transpose") == "transpose"
+        assert mp.tf32_mode(a, b, "gluon") == "swap"
         assert_correct(mp.matmul(a, b, "tf32", tf32_row_major_b="gluon"), a, b, "tf32", False)
         assert mp.candidates_key("tf32", True) == "tf32-swap"
         assert mp.candidates_key("tf32", False) == "tf32"
