@@ -431,7 +431,7 @@ def run(out_dir, quick: bool = False, patterns: str | None = None, force: bool =
 
             try:
                 prows, pmeta = profile.run(
-                    [k for k in kernels if k.backend not in profile.REFERENCE_BACKENDS], None,
+                    [k for k in kernels if k.backend not in registry.REFERENCE_BACKENDS], None,
                     None, out, checkpoint=checkpoint)
                 results.write(out, "profile", prows, env=penv, meta=pmeta)
             except profile.CounterPermissionError as exc:
