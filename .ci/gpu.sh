@@ -71,7 +71,7 @@ for stage in "$@"; do
     build
     timeout "${REPORT_LIMIT:-420}" python3 -m bench report --out "$OUT/set" --force \
       > "$OUT/report.log" 2>&1; echo "report rc=$?"; grep -A12 "^## Summary" "$OUT/set/report.md"
-    timeout 150 python3 -m bench profile --append --kernels @ladder \
+    timeout ${P4096_LIMIT:-150} python3 -m bench profile --append --kernels @ladder \
       --shapes 4096x4096x4096 --out "$OUT/set" > "$OUT/profile4096.log" 2>&1
     echo "profile 4096 rc=$?"; tail -3 "$OUT/profile4096.log"
     timeout 60 python3 -m bench report --out "$OUT/set" --replot > /dev/null 2>&1
