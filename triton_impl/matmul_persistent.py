@@ -25,7 +25,7 @@ the transposing copy.
             through registers at every k-step. The ways out (tf32_row_major_b):
               gluon     (default on the H100) matmul_swap_gluon: the swap below, written
                         in Gluon so that every wgmma wait and fragment load sits where
-                        the register operand needs it; 0.98x cuBLAS.
+                        the register operand needs it; 0.95x cuBLAS.
               swap      compute the transposed tile, C^T = B^T A^T. A^T is K-major as
                         loaded (A is row-major), so it is wgmma's shared-memory operand;
                         B^T is the left operand, which wgmma may take from REGISTERS,
@@ -54,11 +54,11 @@ the transposing copy.
   traffic   global loads as the blocked kernels: A M*K*ceil(N/BN), B N*K*ceil(M/BM)
             elements (TMA fetches nothing outside the tensor, as masked loads request
             nothing); stores M*N. The transpose path adds K*N loads and K*N stores (B^T).
-  measured  H100, 4096^3, against cuBLAS at the same precision (2026-11-22 probe; final
-            numbers: docs/research/fast_matmul/tune_report.py): tf32 with a column-major B
-            0.946x (128x256x32, split epilogue); tf32 with a row-major B by gluon 0.98x,
-            by swap 0.65x (0.82x before wait_for_dot, racing), by transpose (one extra
-            pass) ~0.69x, direct 0.20x (PERFLOG.md). fp16/bf16: see the report.
+  measured  H100, 4096^3, against cuBLAS at the same precision (2026-11-22; the method,
+            the variants tried and their numbers: docs/performance/fast_matmul.md): tf32
+            with a column-major B 0.96x (128x256x32, split epilogue); tf32 with a
+            row-major B by gluon 0.95x, by swap 0.65x (0.82x before wait_for_dot,
+            racing); fp16 0.99x, bf16 0.96x.
             Which path runs is decided by B's layout alone: a column-major B (B.stride(0)
             == 1, e.g. x.T, a view, no copy) takes the K-major path; a row-major B in tf32
             takes DEFAULT_TF32_ROW_MAJOR_B ("gluon"; "swap" where Gluon does not run, or
@@ -73,7 +73,7 @@ the transposing copy.
             buffer and the op copies it into the contiguous result. At aligned row- or
             column-major inputs there is no copy. Tensors on the current CUDA device
             (or the CPU under TRITON_INTERPRET=1: the interpreter emulates descriptors).
-  run       python docs/research/fast_matmul/tune_probe.py --out DIR   (GPU: every variant)
+  run       python -m bench time --kernels triton_persistent --shapes 4096x4096x4096 --out DIR
             python -m pytest tests/test_triton_hopper.py                (CPU: interpreter)
 """
 from __future__ import annotations

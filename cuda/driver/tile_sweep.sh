@@ -2,7 +2,8 @@
 # Tile-parameter sweep of the ladder on the GPU: builds one standalone driver per
 # candidate (the parameters of cuda/matmul_config.h overridden with -D), runs the
 # version it concerns at 2048^3 and 4096^3 and prints the median TFLOP/s of each.
-# The defaults in cuda/matmul_config.h were chosen from this table (PERFLOG.md).
+# The defaults in cuda/matmul_config.h were chosen from this table
+# (docs/performance/ladder.md, "Tile sweep: how the defaults were chosen").
 #
 #   bash cuda/driver/tile_sweep.sh OUT_DIR
 set -euo pipefail

@@ -16,7 +16,7 @@ from bench.families.matmul.models import LADDER_VERSIONS
 from bench.families.matmul.problem import MatmulProblem
 from bindings import precision as prec
 
-CEILING_SIZE = 4096              # cuBLAS ceilings at 4096^3, as in docs/DESIGN.md
+CEILING_SIZE = 4096              # cuBLAS ceilings at 4096^3 (docs/DESIGN.md, "Ceilings")
 FP32_FMA_PER_SM_PER_CLOCK = 128  # Hopper (sm_90): 128 FP32 lanes per SM
 
 _PROBLEM = MatmulProblem()

@@ -7,8 +7,10 @@
                - add, copy, ReLU + dropout at the >= 256 MB shapes: >= 90% of the copy
                  bandwidth, in both languages;
                - softmax at 4096 x 32768 float32: >= 80% of it and faster than torch.softmax;
-               - at the seed documents' own benchmark shapes: every kernel at least as fast
-                 as the PyTorch eager version it replaces.
+               - at the shapes the source documents benchmark (the "seed shape" rows: the
+                 lecture notes, "A Practitioner's Guide to Triton", the notebook "Meet
+                 Triton"): every kernel at least as fast as the PyTorch eager version it
+                 replaces.
     counters   per profiled kernel: DRAM bytes (ncu) next to the compulsory and model bytes:
                where a kernel misses, this says whether it moved more bytes than it must
                (extra passes reaching DRAM) or moved the right bytes too slowly.
@@ -141,15 +143,17 @@ def section_targets(time_payload: dict) -> str:
     misses = [t for t in results if not t["met"]]
     noisy = sum(bool(t.get("noise")) for t in misses)
     text = (f"## Memory-bound ops: targets\n\n{met} of {len(results)} met. Bandwidth targets at "
-            "the >= 256 MB shapes (softmax: 4096 x 32768 float32); seed-shape targets at the "
-            "seed documents' own benchmark shapes, against PyTorch eager timed in the same run."
+            "the >= 256 MB shapes (softmax: 4096 x 32768 float32); \"seed shape\" targets at "
+            "the shapes the source documents benchmark (the lecture notes \"GPU Matmul and "
+            "Operator Compilation\", \"A Practitioner's Guide to Triton\", the notebook "
+            "\"Meet Triton\"), against PyTorch eager timed in the same run."
             "\n\n" + fmt.md_table(["target", "op", "kernel", "shape", "precision", "needed",
                                     "% of copy", "vs eager", "status"], table))
     if misses:
         text += (f"\n\n{noisy} of the {len(misses)} misses are slower than PyTorch eager by "
                  "less than the larger interquartile range of the two timings: this run "
                  "cannot tell those medians apart. Every miss is explained with the counters "
-                 "in PERFLOG.md (\"Seed shapes\").")
+                 "in docs/performance/memory_bound.md (\"Small shapes\").")
     return text
 
 
