@@ -2,9 +2,10 @@
 //
 //   idea      softmax(x)_k = exp(x_k - m) / sum_j exp(x_j - m) with m = max_j x_j: shifting
 //             by the row maximum changes nothing mathematically and keeps every exp in
-//             (0, 1], so nothing overflows ("numerically stable softmax" of the notebook
-//             "Meet Triton"). It takes three sweeps over the row (max, sum, output); if the
-//             row stays on chip between them, DRAM sees it once. A block owns a row.
+//             (0, 1], so nothing overflows (the "numerically stable softmax" of the
+//             notebook "Meet Triton"). It takes three sweeps over the row (max, sum,
+//             output); if the row stays on chip between them, DRAM sees it once. A block
+//             owns a row.
 //             Sweep 1 copies the row from DRAM into shared memory (as float32: up to
 //             kSoftmaxSramMaxN = 32768 elements = 128 KiB) while each thread tracks the
 //             maximum of its elements; warp shuffles and one shared-memory step fold the

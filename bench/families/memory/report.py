@@ -3,14 +3,14 @@
     bandwidth  per op, every kernel x shape: achieved GB/s (compulsory bytes / median time),
                % of the copy bandwidth measured in the same run, and the speed-up over
                PyTorch eager at the same shape and precision
-    targets    the issue's targets, each with MET / MISSED and the numbers behind it:
+    targets    the targets, each with MET / MISSED and the numbers behind it:
                - add, copy, ReLU + dropout at the >= 256 MB shapes: >= 90% of the copy
                  bandwidth, in both languages;
                - softmax at 4096 x 32768 float32: >= 80% of it and faster than torch.softmax;
-               - at the shapes the source documents benchmark (the "seed shape" rows: the
-                 lecture notes, "A Practitioner's Guide to Triton", the notebook "Meet
-                 Triton"): every kernel at least as fast as the PyTorch eager version it
-                 replaces.
+               - at the shapes the source documents benchmark (the "seed shape" rows:
+                 the lecture notes, "A Practitioner's Guide to Triton" and the
+                 notebook "Meet Triton"): every kernel at least as fast as the PyTorch eager
+                 version it replaces.
     counters   per profiled kernel: DRAM bytes (ncu) next to the compulsory and model bytes:
                where a kernel misses, this says whether it moved more bytes than it must
                (extra passes reaching DRAM) or moved the right bytes too slowly.
