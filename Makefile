@@ -3,24 +3,33 @@
 #   make report    the main job: check, time, profile and plot every kernel, write a report
 #   make test      the tests: CPU tier everywhere, GPU tier where there is a GPU
 #
-# Python: the system python3 when it already has torch and triton (a GPU machine with
-# torch preinstalled and no network), otherwise a .venv made from requirements-cpu.txt.
-# Where torch has CUDA, the extension is built in place first (setup.py, ninja, sm_90).
+# Python, chosen in this order and said in one line:
+#  1. the system python3 when it has everything (torch, triton, pytest, matplotlib; and, on a
+#     machine without a GPU, numpy < 2.4, which the Triton interpreter needs);
+#  2. a GPU machine whose system Python has a CUDA torch but lacks some of the rest: a .venv
+#     that sees the system's packages (--system-site-packages, so its GPU torch is kept),
+#     with only what is missing installed into it;
+#  3. otherwise a CPU .venv made from requirements-cpu.txt (the CPU tier only).
+# Where torch has CUDA, the extension is built in place first (setup.py, ninja), for the GPUs
+# of this machine unless TORCH_CUDA_ARCH_LIST says otherwise.
 
 SHELL := /bin/bash
 SYSTEM_PYTHON ?= python3
 VENV := .venv
-# The system Python is used when it has everything; on a machine without a GPU it also
-# needs numpy < 2.4 (the Triton interpreter, the CPU tier's only test of the Triton kernels).
-HAVE_SYSTEM_TORCH := $(shell $(SYSTEM_PYTHON) -c "import torch, triton, pytest, matplotlib, \
-  numpy, sys; old = tuple(map(int, numpy.__version__.split('.')[:2])) < (2, 4); \
-  sys.exit(not (torch.cuda.is_available() or old))" >/dev/null 2>&1 && echo yes)
-PY := $(if $(HAVE_SYSTEM_TORCH),$(SYSTEM_PYTHON),$(VENV)/bin/python)
-WHY_SYSTEM := the system Python has torch, triton, pytest and matplotlib
-WHY_VENV := a .venv from requirements-cpu.txt: the system Python lacks torch, triton, pytest or matplotlib, or has numpy >= 2.4 without a GPU
-$(info make: using $(PY) ($(if $(HAVE_SYSTEM_TORCH),$(WHY_SYSTEM),$(WHY_VENV))))
+PROBE := import sys, importlib.util as u; \
+  missing = [m for m in ("torch", "triton", "pytest", "matplotlib", "numpy", "hypothesis", "tqdm") if u.find_spec(m) is None]; \
+  gpu = u.find_spec("torch") is not None and __import__("torch").cuda.is_available(); \
+  numpy_ok = u.find_spec("numpy") is not None and tuple(map(int, __import__("numpy").__version__.split(".")[:2])) < (2, 4); \
+  print("system" if not missing and (gpu or numpy_ok) else "gpu-venv" if gpu else "cpu-venv", " ".join(missing) or "-")
+PYTHON_CHOICE := $(shell $(SYSTEM_PYTHON) -c '$(PROBE)' 2>/dev/null || echo "cpu-venv python3-not-usable")
+CHOICE := $(word 1,$(PYTHON_CHOICE))
+MISSING := $(wordlist 2,99,$(PYTHON_CHOICE))
+PY := $(if $(filter system,$(CHOICE)),$(SYSTEM_PYTHON),$(VENV)/bin/python)
+WHY_system := the system Python has torch, triton, pytest, hypothesis, tqdm and matplotlib
+WHY_gpu-venv := the system Python has a GPU torch but lacks $(MISSING): a .venv on top of it (--system-site-packages) gets them
+WHY_cpu-venv := no torch with a GPU in the system Python (it lacks: $(MISSING)), so a CPU .venv from requirements-cpu.txt: the CPU tier only, GPU tests and timings are skipped
+$(info make: Python = $(PY): $(WHY_$(CHOICE)))
 JOBS ?= $(shell nproc)
-export TORCH_CUDA_ARCH_LIST ?= 9.0
 export MAX_JOBS ?= $(JOBS)
 OUT ?= results/local
 # `make report` replaces its own default folder; any other OUT holding a result set is
@@ -30,12 +39,18 @@ PYTEST_ARGS ?=
 
 .PHONY: env build test report clean
 
-env: $(if $(HAVE_SYSTEM_TORCH),,$(VENV)/.installed)
+env: $(if $(filter system,$(CHOICE)),,$(VENV)/.installed-$(CHOICE))
 
-$(VENV)/.installed: requirements-cpu.txt
+$(VENV)/.installed-cpu-venv: requirements-cpu.txt
 	$(SYSTEM_PYTHON) -m venv $(VENV)
 	$(VENV)/bin/pip install -q --upgrade pip
 	$(VENV)/bin/pip install -q -r requirements-cpu.txt
+	touch $@
+
+$(VENV)/.installed-gpu-venv:
+	rm -rf $(VENV)
+	$(SYSTEM_PYTHON) -m venv --system-site-packages $(VENV)
+	$(VENV)/bin/pip install -q $(filter-out torch triton,$(MISSING))
 	touch $@
 
 # Builds bindings/_C*.so where torch has CUDA; says why not elsewhere.

@@ -23,8 +23,8 @@ case "$stage" in
 ladder)
   (time make build) > "$OUT/build.log" 2>&1 || { tail -30 "$OUT/build.log"; exit 1; }
   grep -E "Compiling entry|Used [0-9]+ registers|spill" "$OUT/build.log" > "$OUT/ptxas.txt" || true
-  timeout 240 python3 -m pytest tests/test_cuda_matmul.py tests/test_cuda_build.py tests/test_layout.py \
-    -n 8 -q -p no:cacheprovider 2>&1 | tee "$OUT/pytest_ladder.log" | tail -25
+  timeout 240 python3 -m pytest tests/gpu/test_matmul_cuda.py tests/cpu/test_cuda_build.py \
+    tests/cpu/test_layout.py -n 8 -q -p no:cacheprovider 2>&1 | tee "$OUT/pytest_ladder.log" | tail -25
   timeout 150 bash cuda/driver/tile_sweep.sh build/sweep > "$OUT/sweep.log" 2>&1; tail -14 "$OUT/sweep.log"
   timeout 120 python3 - <<'PY' 2>&1 | tee "$OUT/ladder_vs_cublas.txt"
 import torch, bindings

@@ -15,7 +15,6 @@ Each run:
 from __future__ import annotations
 
 import math
-import warnings
 from dataclasses import asdict, dataclass
 
 from bench import device as dev
@@ -57,9 +56,7 @@ def check_one(kernel, problem, shape, precision: str, mode: str = "random", seed
         fn = kernel.runner(precision)
         inputs = problem.inputs(shape, precision, seed=seed, mode=mode, device=device)
         dev.poison_output_memory(problem.output_nbytes(shape, precision), device)
-        with warnings.catch_warnings(), dev.poisoned_cpu_allocations():
-            if mode == "nonfinite":  # the interpreter's numpy warns about the NaN we planted
-                warnings.simplefilter("ignore", RuntimeWarning)
+        with dev.quiet_interpreter(device), dev.poisoned_cpu_allocations():
             out = fn(*inputs)
             dev.synchronize(device)
         err = problem.error(out, inputs, mode=mode)
@@ -68,7 +65,103 @@ def check_one(kernel, problem, shape, precision: str, mode: str = "random", seed
         return CheckResult(error=math.nan, status="ERROR",
                            note=f"{type(exc).__name__}: {first}", **row)
     passed = err == 0.0 if mode == "exact" else err <= tol
-    return CheckResult(error=err, status="ok" if passed else "FAIL", **row)
+    if passed:
+        return CheckResult(error=err, status="ok", **row)
+    return CheckResult(error=err, status="FAIL", note=diagnose(problem, out, inputs, mode, tol),
+                       **row)
+
+
+# ---------------------------------------------------------------------------------------
+# Where a failed check fails
+# ---------------------------------------------------------------------------------------
+
+TILE_SIZES = (256, 128, 64, 32, 16, 8)     # block sizes a kernel's edge may sit at
+
+
+def _spans(indices: list[int]) -> str:
+    """[3, 4, 5, 9] -> '3-5, 9' (at most four spans, then '...')."""
+    spans, start = [], None
+    for i, v in enumerate(indices):
+        if start is None:
+            start = v
+        if i + 1 == len(indices) or indices[i + 1] != v + 1:
+            spans.append(f"{start}" if start == v else f"{start}-{v}")
+            start = None
+    return ", ".join(spans[:4]) + (", ..." if len(spans) > 4 else "")
+
+
+def _axis_pattern(bad_lines: list[int], length: int, what: str) -> str | None:
+    """What the wrong rows (or columns) have in common: a tail past a tile edge, a stride."""
+    if not bad_lines:
+        return None
+    first, count = bad_lines[0], len(bad_lines)
+    if bad_lines == list(range(first, length)):             # a tail
+        if first == length - 1:
+            return f"the last {what} ({first})"
+        edge = next((t for t in TILE_SIZES if first % t == 0 and first > 0), None)
+        where = f" ({first}-{length - 1})" + (
+            f": they start at {first}, a multiple of {edge}, where a partial tile begins"
+            if edge else "")
+        return f"the last {count} {what}s{where}"
+    for t in TILE_SIZES:                                     # every t-th line
+        rest = {i % t for i in bad_lines}
+        if len(rest) == 1 and count >= 2 and count >= length // t - 1:
+            return f"every {what} with index % {t} == {rest.pop()} (a tile edge inside)"
+    return f"{what}s {_spans(bad_lines)}"
+
+
+def where_wrong(err, tol, out) -> str:
+    """One line that says where the output is wrong: how many elements, the first index,
+    and the pattern when there is one (like torch.testing.assert_close's mismatch report)."""
+    import torch
+
+    bad = ~(err <= tol)                                      # NaN errors count as wrong
+    count, total = int(bad.sum()), bad.numel()
+    if count == 0:
+        return ""
+    flat = int(bad.reshape(-1).nonzero()[0])
+    first = tuple(int(i) for i in torch.unravel_index(torch.tensor(flat), bad.shape))         if bad.dim() > 1 else (flat,)
+    parts = [f"{count} of {total} elements wrong ({100 * count / total:.3g}%), first at "
+             f"{list(first) if len(first) > 1 else first[0]}"]
+    out = out.detach()
+    nan = torch.isnan(out.double()) & bad
+    if int(nan.sum()) == count:
+        parts.append("all NaN: never written (outputs start as NaN)")
+    elif int(nan.sum()):
+        parts.append(f"{int(nan.sum())} of them NaN (never written?)")
+    if bad.dim() == 2 and count < total:
+        rows = bad.any(dim=1).nonzero().flatten().tolist()
+        cols = bad.any(dim=0).nonzero().flatten().tolist()
+        whole_rows = bool(bad[rows].all()) if rows else False
+        whole_cols = bool(bad[:, cols].all()) if cols else False
+        if whole_rows:
+            parts.append(f"whole rows: {_axis_pattern(rows, bad.shape[0], 'row')}")
+        elif whole_cols:
+            parts.append(f"whole columns: {_axis_pattern(cols, bad.shape[1], 'column')}")
+        else:
+            for lines, n, what in ((rows, bad.shape[0], "row"), (cols, bad.shape[1], "column")):
+                if len(lines) < n:
+                    parts.append(f"in {_axis_pattern(lines, n, what)}")
+    elif count == total:
+        parts.append("every element")
+    return "; ".join(parts)
+
+
+def diagnose(problem, out, inputs, mode: str, tol: float) -> str:
+    """where_wrong() from the problem's error map, or a note that the op cannot say."""
+    import torch
+
+    if not isinstance(out, torch.Tensor):
+        return f"the kernel returned {type(out).__name__}, not a tensor"
+    try:
+        err = problem.error_map(out, inputs, mode=mode)
+    except Exception:            # a diagnosis must never hide the failure itself
+        err = None
+    if err is None:
+        expected = getattr(inputs[0], "shape", None)
+        return (f"output shape {tuple(out.shape)}, dtype {out.dtype}" +
+                (f" (inputs {tuple(expected)})" if expected is not None else ""))
+    return where_wrong(err, 0.0 if mode == "exact" else tol, out)
 
 
 def _shapes_for(problem, shapes, device: str) -> list:

@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import difflib
 import math
+import os
 import sys
 
 from bench import registry
@@ -125,6 +126,11 @@ def _guard(out, kinds, env, args, command: str):
 
 
 def cmd_list(args) -> int:
+    if args.markdown:
+        from bench import kernels
+
+        print(kernels.markdown())
+        return 0
     rows = []
     for k in registry.select(args.kernels, include_wrong=True):
         rows.append([k.name, k.backend, k.version, ",".join(k.precisions), k.twin or "-",
@@ -331,6 +337,19 @@ def cmd_report(args) -> int:
     return report.run(args.out, quick=args.quick, patterns=args.kernels, force=args.force)
 
 
+def cmd_compare(args) -> int:
+    from bench import compare
+
+    try:
+        text, files = compare.run(args.a, args.b, args.out, force=args.force)
+    except compare.CompareError as exc:
+        raise UsageError(str(exc)) from None
+    print(text)
+    print(f"wrote {args.out}/compare.md" + (f" and {', '.join(str(p) for p in files)}"
+                                              if files else ""))
+    return 0
+
+
 def readme_table() -> str:
     """The README's tables, from the registry: each op family's, in family order."""
     from bench import families
@@ -344,15 +363,23 @@ def cmd_readme_table(args) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m bench", description=__doc__,
+    invoked = os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else ""
+    prog = invoked if invoked.startswith("cvt-bench") else "python -m bench"
+    p = argparse.ArgumentParser(prog=prog, description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="command", required=True)
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--plugin", action="append", default=[], metavar="FILE",
+                        help="a Python file of your own kernels (bench.plugins.kernel) to "
+                             "run beside the built-in ones; repeatable (docs/plugins.md)")
 
-    s = sub.add_parser("list", help="every registered kernel")
+    s = sub.add_parser("list", parents=[common], help="every registered kernel")
     s.add_argument("--kernels", default=None, help="comma-separated globs (default: all)")
+    s.add_argument("--markdown", action="store_true",
+                   help="the table of docs/api.md: every kernel's Python function")
     s.set_defaults(func=cmd_list)
 
-    s = sub.add_parser("check", help="correctness against a float64 reference")
+    s = sub.add_parser("check", parents=[common], help="correctness against a float64 reference")
     s.add_argument("--kernels", default="*", help="comma-separated globs, e.g. 'cuda_*,triton_v3*'")
     s.add_argument("--shapes", default=None,
                    help="MxNxK[,MxNxK...] (default: the op's shapes for this machine)")
@@ -365,7 +392,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--force", action="store_true", help="replace a check.json already in --out")
     s.set_defaults(func=cmd_check)
 
-    s = sub.add_parser("time", help="(GPU) timings, ceilings, %% cuBLAS; writes time.csv/json")
+    s = sub.add_parser("time", parents=[common], help="(GPU) timings, ceilings, %% cuBLAS; writes time.csv/json")
     s.add_argument("--kernels", default="*")
     s.add_argument("--shapes", default=None,
                    help="shapes for every op, or per op: 'copy=67108864;softmax=4096x32768' "
@@ -381,7 +408,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--force", action="store_true", help="replace a time.json already in --out")
     s.set_defaults(func=cmd_time)
 
-    s = sub.add_parser("model", help="closed-form traffic of each kernel at a shape")
+    s = sub.add_parser("model", parents=[common], help="closed-form traffic of each kernel at a shape")
     s.add_argument("--kernels", default="*")
     s.add_argument("--shape", default=None, help="MxNxK")
     s.add_argument("--shapes", default=None, help="MxNxK[,...] (default: 1024^3 and 4096^3)")
@@ -392,7 +419,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--force", action="store_true", help="replace a model.json already in --out")
     s.set_defaults(func=cmd_model)
 
-    s = sub.add_parser("profile", help="(GPU + ncu) counters per level next to the model")
+    s = sub.add_parser("profile", parents=[common], help="(GPU + ncu) counters per level next to the model")
     s.add_argument("--kernels", default="*")
     s.add_argument("--shapes", default=None, help="default: 1024x1024x1024")
     s.add_argument("--precision", default=None, help="default: each kernel's first precision")
@@ -407,12 +434,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help="replace a profile.json already in --out")
     s.set_defaults(func=cmd_profile)
 
-    s = sub.add_parser("plot", help="figures from a result directory")
+    s = sub.add_parser("plot", parents=[common], help="figures from a result directory")
     s.add_argument("--results", required=True)
     s.add_argument("--out", default=None, help="default: RESULTS/figures")
     s.set_defaults(func=cmd_plot)
 
-    s = sub.add_parser("report", help="run the default suite; write files, figures, report.md")
+    s = sub.add_parser("report", parents=[common], help="run the default suite; write files, figures, report.md")
     s.add_argument("--out", required=True)
     s.add_argument("--quick", action="store_true", help="fewer shapes and repetitions")
     s.add_argument("--kernels", default=None, help="globs (default: every kernel)")
@@ -423,7 +450,16 @@ def build_parser() -> argparse.ArgumentParser:
                         "beside it and takes its place only when complete)")
     s.set_defaults(func=cmd_report)
 
-    s = sub.add_parser("readme-table", help="print the README's ladder table (markdown)")
+    s = sub.add_parser("compare", parents=[common],
+                       help="two result sets side by side (e.g. two GPUs): ratios, ceilings")
+    s.add_argument("a", help="result set A (a folder with time.json), e.g. results/h100")
+    s.add_argument("b", help="result set B, e.g. results/h200")
+    s.add_argument("--out", default="results/local/compare",
+                   help="where compare.md and figures/compare.png go (default: %(default)s)")
+    s.add_argument("--force", action="store_true", help="replace a compare.md already in --out")
+    s.set_defaults(func=cmd_compare)
+
+    s = sub.add_parser("readme-table", parents=[common], help="print the README's ladder table (markdown)")
     s.set_defaults(func=cmd_readme_table)
     return p
 
@@ -431,11 +467,18 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     from bench import results
 
+    from bench import plugins
+
     args = build_parser().parse_args(argv)       # argparse itself exits 2 on bad syntax
     if getattr(args, "command", None) == "plot" and args.out is None:
         args.out = f"{args.results}/figures"
     try:
+        plugins.use(args.plugin)
         return args.func(args)
-    except (UsageError, results.OutDirError, results.ResultFileError) as exc:
+    except BrokenPipeError:                       # `... | head` closed our stdout
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+    except (UsageError, results.OutDirError, results.ResultFileError,
+            plugins.PluginError) as exc:
         print(f"bench {args.command}: {exc}", file=sys.stderr)
         return 2

@@ -1,7 +1,9 @@
 """Where kernels run: the GPU if there is one, else the CPU (Triton through its interpreter)."""
 from __future__ import annotations
 
+import contextlib
 import os
+import warnings
 
 
 def has_gpu() -> bool:
@@ -19,9 +21,31 @@ def setup() -> str:
     return "cpu"
 
 
-def can_run(kernel, device: str, precision: str | None = None) -> tuple[bool, str]:
-    """Whether `kernel` can run on `device` (at `precision`, if given), and why not."""
+def gpu_capability() -> tuple[int, int] | None:
+    """The compute capability of the current GPU ((9, 0) on the H100), or None without one."""
+    import torch
+
+    if not torch.cuda.is_available():
+        return None
+    return tuple(torch.cuda.get_device_capability())
+
+
+def sm_name(capability) -> str:
+    return f"sm_{capability[0]}{capability[1]}"
+
+
+def can_run(kernel, device: str, precision: str | None = None,
+            capability: tuple[int, int] | None = None) -> tuple[bool, str]:
+    """Whether `kernel` can run on `device` (at `precision`, if given), and why not.
+    On a GPU, the kernel's min_capability is compared with `capability` (default: this
+    GPU's), so a Hopper-only kernel is skipped with its reason on an A100 or an L4."""
     if device == "cuda":
+        have = capability or gpu_capability()
+        need = tuple(getattr(kernel, "min_capability", (0, 0)))
+        if have is not None and tuple(have) < need:
+            what = getattr(kernel, "needs", "") or "a newer GPU"
+            return False, (f"needs {sm_name(need)} or newer ({what}); this GPU is "
+                           f"{sm_name(have)}")
         return True, ""
     if not kernel.runs_on_cpu:
         return False, "needs a GPU"
@@ -33,6 +57,19 @@ def can_run(kernel, device: str, precision: str | None = None) -> tuple[bool, st
         return False, ("Triton interpreter: bf16 is wrong on the CPU (tl.dot returns garbage, "
                        "float32 -> bfloat16 truncates where the GPU rounds); runs on a GPU")
     return True, ""
+
+
+@contextlib.contextmanager
+def quiet_interpreter(device: str):
+    """Hides the RuntimeWarnings that Triton's interpreter lets numpy print (a division or
+    an overflow computed in masked-off lanes, whose results are never stored) while a
+    kernel runs on the CPU; on a GPU, nothing changes."""
+    if device == "cuda":
+        yield
+        return
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        yield
 
 
 def synchronize(device: str) -> None:

@@ -23,6 +23,8 @@ def git_sha() -> str:
     with CVT_GIT_SHA; otherwise the result says "unknown"."""
     if os.environ.get("CVT_GIT_SHA"):
         return os.environ["CVT_GIT_SHA"]
+    if not (ROOT / ".git").exists():      # an installed copy: its version says what it is
+        return "unknown"
     try:
         sha = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=ROOT,
                              capture_output=True, text=True, timeout=10).stdout.strip()
@@ -31,6 +33,24 @@ def git_sha() -> str:
         return (sha or "unknown") + ("+dirty" if dirty.strip() else "")
     except (OSError, subprocess.SubprocessError):
         return "unknown"
+
+
+def suite_version() -> str | None:
+    """The version of cuda-vs-triton: pyproject.toml's in a checkout, the installed
+    distribution's otherwise."""
+    pyproject = ROOT / "pyproject.toml"
+    if pyproject.exists():
+        import re
+
+        found = re.search(r'^version\s*=\s*"([^"]+)"', pyproject.read_text(), re.M)
+        if found:
+            return found.group(1)
+    try:
+        from importlib.metadata import version
+
+        return version("cuda-vs-triton")
+    except Exception:       # PackageNotFoundError: neither a checkout nor installed
+        return None
 
 
 def _nvml():
@@ -104,6 +124,7 @@ def environment(device: str) -> dict:
     env = {
         "date_utc": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "device": device,
+        "version": suite_version(),
         "git_sha": git_sha(),
         "python": platform.python_version(),
         "torch": _version("torch"),

@@ -131,9 +131,11 @@ def plan(kernels, shapes_text, precisions, everything) -> tuple[list[tuple], lis
         ref = reference_for(op, everything)
         used = {p for k in chosen if k.op == op and k is not ref for p in k.precisions
                 if not precisions or p in precisions}
+        for k in [k for k in chosen if k.op == op and not dev.can_run(k, "cuda")[0]]:
+            skipped.append(k)                     # e.g. a Hopper-only kernel on an A100
         for shape in shapes:
             for k in chosen:
-                if k.op != op:
+                if k.op != op or k in skipped:
                     continue
                 for p in k.precisions:
                     if precisions and p not in precisions:
@@ -209,7 +211,9 @@ def run(kernels, shapes_text: str | None = None, precisions: list[str] | None = 
         _progress(i, len(work), text, t0)
         inputs = fn = None  # free the inputs before the next shape's
     for k in skipped:
+        runs, why_not = dev.can_run(k, "cuda")
         why = (f"no Problem for op {k.op!r}" if not problems.known(k.op)
+               else why_not if not runs
                else f"no shapes given for op {k.op!r}, or they do not fit it")
         rows.append(dict(kernel=k.name, backend=k.backend, version=k.version, op=k.op,
                          status="skip", note=why))

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 MODES = ("random", "exact", "nonfinite")
+REQUIRED = object()     # an argument without a default (Problem.arguments)
 
 
 class Problem:
@@ -14,6 +15,9 @@ class Problem:
 
     name = ""
     shape_help = ""
+    # How a script calls a kernel of this op (bench.kernels): its arguments in order, each a
+    # name and a default (REQUIRED: none). The same order as inputs() returns them.
+    arguments: tuple = ()
     # Default shapes, as text, per device ("cpu" runs Triton through the interpreter:
     # keep those tiny). "time" shapes are the x axis of the throughput figure; "model"
     # shapes are where the report tabulates the traffic models; "profile" where the
@@ -52,6 +56,12 @@ class Problem:
 
     def tolerance(self, shape, precision: str) -> float:
         raise NotImplementedError
+
+    def error_map(self, out, inputs, mode: str = "random"):
+        """The error of every output element (a tensor of the output's shape, inf where an
+        element is NaN or a non-finite value is wrong), so that a failed check can say
+        where it fails; None where the op cannot say (the check then gives the maximum)."""
+        return None
 
     def exact_possible(self, shape, precision: str) -> bool:
         return True

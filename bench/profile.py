@@ -418,10 +418,12 @@ def run(kernels, shapes_text: str | None, precisions: list[str] | None, out_dir,
                and base_name(m) not in known]
     names = [m for m in names if m not in dropped]
 
+    from bench import device as dev
+
     work = []
     for k in kernels:
-        if not problems.known(k.op):
-            continue
+        if not problems.known(k.op) or not dev.can_run(k, "cuda")[0]:
+            continue                  # no Problem, or a GPU older than the kernel needs
         problem = problems.get(k.op)
         try:
             shapes = problems.shapes_for(problem, shapes_text, problem.profile_shapes)

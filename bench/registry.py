@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import fnmatch
 import importlib
+import os
 import pkgutil
 from dataclasses import dataclass, field
 from typing import Callable, Mapping
@@ -22,6 +23,9 @@ from bindings import precision as prec
 PRECISIONS = {label: p.meaning for label, p in prec.TABLE.items()}
 
 BACKENDS = ("cuda", "triton", "cublas", "torch")
+# The oldest GPU the suite supports (compute capability 8.0: A100, RTX 30xx and newer): the
+# CUDA ops are built from it up (bindings/_toolchain.py), and Triton itself needs it.
+ARCH_FLOOR = (8, 0)
 # The library kernels: what "% of reference" divides by (the first of an op's kernels found
 # in this order), profiled only when asked for by name.
 REFERENCE_BACKENDS = ("cublas", "torch")
@@ -54,6 +58,10 @@ class Kernel:
     runs_on_cpu True if it can run without a GPU (Triton interpreter, torch on CPU)
     formula     the lecture's traffic formula as a student reads it ("2N³/V"), shown in
                 the README table and the report; "" if the kernel has none
+    min_capability  the oldest GPU it runs on, as a compute capability: the suite's floor
+                (8, 0) (Ampere) for most, (9, 0) for the kernels that need Hopper
+    needs       what a min_capability above the floor is for ("Hopper: TMA descriptors"),
+                said when the kernel is skipped on an older GPU
     """
 
     name: str
@@ -71,6 +79,8 @@ class Kernel:
     formula: str = ""
     twin_note: str = ""  # why there is no twin, when twin is None and that is a lesson
     departure: str = ""  # why its measured traffic leaves the model (found in its SASS)
+    min_capability: tuple[int, int] = ARCH_FLOOR
+    needs: str = ""
 
     def runner(self, precision: str) -> Callable:
         if precision not in self.precisions:
@@ -93,21 +103,56 @@ class Kernel:
 
 
 _cache: list[Kernel] | None = None
+_cache_plugins: str | None = None      # the CVT_PLUGINS the cache was made with
 
 
 def kernels() -> list[Kernel]:
-    """Every registered kernel, in catalog order. Checks that names are unique."""
-    global _cache
-    if _cache is None:
+    """Every registered kernel: the catalog's, in catalog order, then the plugins' (files
+    named by --plugin or CVT_PLUGINS, installed entry points: bench/plugins.py). Checks that
+    names are unique and that every plugin kernel's op exists."""
+    global _cache, _cache_plugins
+    from bench import plugins
+
+    named = os.environ.get(plugins.ENV, "")
+    if _cache is None or named != _cache_plugins:
         found: list[Kernel] = []
         for module in catalog_modules():
             found.extend(importlib.import_module(module).records())
+        own = {k.name for k in found}
+        extra = [r if isinstance(r, Kernel) else Kernel(**r) for r in plugins.records()]
+        found.extend(extra)
         names = [k.name for k in found]
         dupes = sorted({n for n in names if names.count(n) > 1})
         if dupes:
-            raise RuntimeError(f"registry: duplicate kernel names {dupes}")
-        _cache = found
+            where = {n: [k.source for k in found if k.name == n] for n in dupes}
+            raise plugins.PluginError("registry: kernel names defined twice: " + "; ".join(
+                f"{n} ({', '.join(w)})" for n, w in where.items())
+                + ("" if not own.intersection(dupes) else " (rename the plugin's kernel)"))
+        _check_plugin_ops(extra)
+        _cache, _cache_plugins = found, named
     return list(_cache)
+
+
+def _check_plugin_ops(extra: list[Kernel]) -> None:
+    from bench import plugins, problems
+
+    for k in extra:
+        if not problems.known(k.op):
+            raise plugins.PluginError(f"{k.name} ({k.source}): op {k.op!r} is no op of the "
+                                      f"suite; ops: {', '.join(problems.problems())}")
+        bad = [p for p in k.precisions if p not in PRECISIONS]
+        if bad:
+            raise plugins.PluginError(f"{k.name} ({k.source}): unknown precision {bad[0]!r}; "
+                                      f"precisions: {', '.join(PRECISIONS)}")
+        if k.backend not in BACKENDS:
+            raise plugins.PluginError(f"{k.name} ({k.source}): backend {k.backend!r}; "
+                                      f"backends: {', '.join(BACKENDS)}")
+
+
+def forget() -> None:
+    """Drops the cached kernel list (after plugins were added: bench.plugins.use)."""
+    global _cache
+    _cache = None
 
 
 def get(name: str) -> Kernel:

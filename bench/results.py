@@ -34,7 +34,7 @@ from pathlib import Path
 SCHEMA = "cuda-vs-triton/results/1"
 KINDS = ("check", "time", "model", "profile")
 # What must agree for rows to sit in one result set: the machine and the software stack.
-ENV_KEYS = ("device", "gpu", "driver", "cuda_runtime", "torch", "triton", "git_sha")
+ENV_KEYS = ("device", "gpu", "driver", "cuda_runtime", "torch", "triton", "version", "git_sha")
 # Files of a result set other than <kind>.csv/json.
 OTHER_FILES = ("report.md", "steps.json")
 

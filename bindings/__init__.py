@@ -2,10 +2,14 @@
 
 Two ways to get them, tried in this order by :func:`ops`:
 
-1. the extension that ``python setup.py build_ext --inplace`` (or ``pip install``) built,
-   ``bindings/_C*.so``, unless a source file is newer than it or ``CVT_JIT=1`` is set;
-2. a just-in-time build with ``torch.utils.cpp_extension.load`` and ninja. It is cached
-   and rebuilt only when a source changes, so a student can edit ``cuda/*.cu`` and rerun.
+1. the extension that ``python setup.py build_ext --inplace`` (or ``pip install
+   --no-build-isolation .``) built, ``bindings/_C*.so``, unless a source file is newer than
+   it, it was built for other GPUs than this one (``bindings/_C.arch``), or ``CVT_JIT=1``;
+2. a just-in-time build with ``torch.utils.cpp_extension.load`` and ninja, for the GPUs of
+   this machine (``TORCH_CUDA_ARCH_LIST`` overrides). It is cached (``build/jit`` in a
+   checkout, ``~/.cache/cuda-vs-triton/jit`` in an installed copy, ``CVT_BUILD_DIR``
+   overrides) and rebuilt only when a source changes, so a student can edit
+   ``cuda/*.cu`` and rerun.
 
 Without a CUDA build of PyTorch, :func:`ops` raises :class:`CudaOpsUnavailable` with the
 reason. Importing this package does nothing; the first call to :func:`ops` loads.
@@ -21,9 +25,8 @@ from pathlib import Path
 from bindings import config
 from bindings.config import NAMESPACE
 
-ROOT = Path(__file__).resolve().parent.parent
-CUDA_DIR = ROOT / "cuda"
-BINDINGS_DIR = ROOT / "bindings"
+BINDINGS_DIR = Path(__file__).resolve().parent
+CUDA_DIR = config.CUDA_DIR          # cuda/ of the checkout, or the installed copy's
 
 NVCC_FLAGS = ["-O3", "-std=c++17", "-lineinfo", "-Xptxas=-v"]
 
@@ -77,22 +80,53 @@ def _is_stale(library: str) -> bool:
     return any(os.path.getmtime(f) > built for f in _watched_files())
 
 
+def _other_gpu(library: str) -> str | None:
+    """Why the prebuilt library cannot run on this GPU (built for other architectures,
+    per the _C.arch file beside it), or None if it can or nothing says otherwise."""
+    import torch
+
+    from ._toolchain import ARCH_FILE, covers
+
+    arch_file = Path(library).with_name(ARCH_FILE)
+    if not arch_file.exists() or not torch.cuda.is_available():
+        return None
+    built_for = arch_file.read_text().strip()
+    capability = torch.cuda.get_device_capability()
+    if covers(built_for, capability):
+        return None
+    return (f"{os.path.basename(library)} was built for {built_for}, this GPU is "
+            f"sm_{capability[0]}{capability[1]}")
+
+
+def build_dir() -> str:
+    """Where the just-in-time build keeps its files: CVT_BUILD_DIR, else build/jit in a
+    checkout, else the user's cache (an installed copy may sit in a read-only folder)."""
+    if os.environ.get("CVT_BUILD_DIR"):
+        return os.environ["CVT_BUILD_DIR"]
+    checkout = BINDINGS_DIR.parent
+    if (checkout / "setup.py").exists() and (checkout / "cuda").is_dir():
+        return str(checkout / "build" / "jit")
+    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(cache, "cuda-vs-triton", "jit")
+
+
 def _jit_build() -> None:
     from torch.utils import cpp_extension
 
-    from ._toolchain import use_safe_cxx
+    from ._toolchain import use_arch_list, use_safe_cxx
 
     use_safe_cxx()
-    os.environ.setdefault("TORCH_CUDA_ARCH_LIST", "9.0")
-    build_dir = os.environ.get("CVT_BUILD_DIR", str(ROOT / "build" / "jit"))
-    os.makedirs(build_dir, exist_ok=True)
+    archs = use_arch_list()
+    # one folder per architecture list: a checkout shared by two GPUs keeps both builds
+    directory = os.path.join(build_dir(), "arch-" + archs.replace(";", "_").replace("+", ""))
+    os.makedirs(directory, exist_ok=True)
     cpp_extension.load(
         name="cvt_ops",
         sources=sources(),
         extra_include_paths=[str(CUDA_DIR)],
         extra_cflags=cxx_flags(),
         extra_cuda_cflags=NVCC_FLAGS,
-        build_directory=build_dir,
+        build_directory=directory,
         is_python_module=False,
         verbose=os.environ.get("CVT_VERBOSE_BUILD") == "1",
     )
@@ -114,12 +148,12 @@ def ops():
             )
         library = _prebuilt()
         if library and os.environ.get("CVT_JIT") != "1":
-            if _is_stale(library):
-                warnings.warn(
-                    f"{os.path.basename(library)} is older than a source in cuda/ or bindings/; "
-                    f"building just in time instead (rerun setup.py to refresh it)",
-                    stacklevel=2,
-                )
+            stale = (f"{os.path.basename(library)} is older than a source in cuda/ or "
+                     f"bindings/" if _is_stale(library) else _other_gpu(library))
+            if stale:
+                warnings.warn(f"{stale}; building just in time instead (rerun "
+                              f"`python setup.py build_ext --inplace` to refresh it)",
+                              stacklevel=2)
                 _jit_build()
             else:
                 torch.ops.load_library(library)

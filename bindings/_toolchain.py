@@ -12,6 +12,7 @@ the shared libstdc++.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -94,3 +95,71 @@ def cuda_home() -> str | None:
             if line.startswith("#$ TOP="):
                 candidates.append(str(Path(line.split("=", 1)[1].strip()).resolve()))
     return next((str(Path(c)) for c in candidates if has_headers(c)), None)
+
+
+# ---------------------------------------------------------------------------------------
+# Which GPU architectures to build for
+# ---------------------------------------------------------------------------------------
+
+# Without a visible GPU (a build box, a container build), the extension is built for the
+# architectures the suite supports from its floor up: Ampere (A100 8.0; RTX 30xx, A10 8.6),
+# Ada (L4, RTX 40xx 8.9) and Hopper (H100, H200 9.0), plus PTX of the newest, which the
+# driver compiles for anything newer. The kernels need nothing past sm_80.
+DEFAULT_ARCH_LIST = "8.0;8.6;8.9;9.0+PTX"
+ARCH_FLOOR = (8, 0)
+ARCH_FILE = "_C.arch"        # beside bindings/_C*.so: the list it was built for
+
+
+def local_arch_list() -> str | None:
+    """The compute capabilities of the visible GPUs ("8.0;9.0"), or None without one."""
+    try:
+        import torch
+
+        if not torch.cuda.is_available():
+            return None
+        caps = {torch.cuda.get_device_capability(i) for i in range(torch.cuda.device_count())}
+    except Exception:       # a CPU-only torch, or no driver
+        return None
+    return ";".join(f"{major}.{minor}" for major, minor in sorted(caps))
+
+
+def arch_list() -> tuple[str, str]:
+    """The architectures to build for and why: TORCH_CUDA_ARCH_LIST when set, else the
+    GPUs of this machine, else DEFAULT_ARCH_LIST."""
+    explicit = os.environ.get("TORCH_CUDA_ARCH_LIST")
+    if explicit:
+        return explicit, "TORCH_CUDA_ARCH_LIST"
+    local = local_arch_list()
+    if local:
+        return local, "the GPUs of this machine"
+    return DEFAULT_ARCH_LIST, "no GPU visible: the default list"
+
+
+def use_arch_list() -> str:
+    """Sets TORCH_CUDA_ARCH_LIST for torch's build (see arch_list) and returns it."""
+    archs, _why = arch_list()
+    os.environ["TORCH_CUDA_ARCH_LIST"] = archs
+    return archs
+
+
+def covers(built_for: str, capability: tuple[int, int]) -> bool:
+    """True if an extension built for `built_for` ("8.0;9.0+PTX") runs on a GPU of
+    `capability`. Machine code for X.y runs on X.z with z >= y (8.0 code runs on an 8.6
+    GPU), except arch-specific code ("9.0a"), which runs on 9.0 only; PTX of any older
+    version runs anywhere newer (the driver compiles it)."""
+    have = tuple(capability)
+    for entry in re.split(r"[;\s]+", built_for.strip()):
+        ptx = entry.endswith("+PTX")
+        version = entry.removesuffix("+PTX")
+        specific = version.endswith("a")
+        try:
+            major, minor = (int(x) for x in version.rstrip("a").split("."))
+        except ValueError:
+            continue
+        if specific and (major, minor) == have:
+            return True
+        if not specific and major == have[0] and minor <= have[1]:
+            return True
+        if ptx and (major, minor) <= have:
+            return True
+    return False

@@ -16,7 +16,10 @@ import re
 from functools import lru_cache
 from pathlib import Path
 
-CUDA_DIR = Path(__file__).resolve().parent.parent / "cuda"
+_PACKAGE = Path(__file__).resolve().parent
+# The CUDA sources: cuda/ beside bindings/ in a checkout; inside the package in an installed
+# copy (pip install puts them in bindings/cuda/: build_backend.py).
+CUDA_DIR = _PACKAGE / "cuda" if (_PACKAGE / "cuda").is_dir() else _PACKAGE.parent / "cuda"
 CONFIG = CUDA_DIR / "matmul_config.h"
 MEMORY_CONFIG = CUDA_DIR / "memory_config.h"
 NAMESPACE = "cvt"          # torch.ops.cvt.<op>

@@ -16,7 +16,7 @@
 //
 // Ten rounds, each two 32x32->64-bit multiplies (kept as hi and lo words) mixed with the
 // key, the key bumped by the golden ratio constants between rounds. Known-answer values
-// from the Random123 distribution are checked in tests/test_memory_models.py (Python
+// from the Random123 distribution are checked in tests/cpu/test_memory_models.py (Python
 // reference) and by the driver (cuda/driver/memory_driver.cu).
 #pragma once
 #include <cstdint>

@@ -1,9 +1,16 @@
-"""Test tiers (see DESIGN.md, "Tests, in tiers").
+"""Test tiers, one per folder (see docs/DESIGN.md, "Tests, in tiers"):
 
-- CPU tier: everything not marked `gpu`. Triton kernels run through the interpreter
-  (marker `interpreter`), which needs numpy < 2.4; where numpy is newer (the GPU machine)
-  those tests are skipped because the GPU tier runs the same kernels natively.
-- GPU tier: marker `gpu`, skipped without CUDA.
+- tests/cpu/: every machine, with or without a GPU; no Triton kernel runs through the
+  interpreter here.
+- tests/interpreter/: Triton kernels through TRITON_INTERPRET=1 on a machine without a GPU.
+  The interpreter needs numpy < 2.4; where numpy is newer, or where a GPU runs the same
+  kernels natively (the GPU tier), these tests are skipped.
+- tests/gpu/: needs a CUDA GPU, skipped without one.
+- tests/support/: helpers and data shared by the folders, no tests.
+
+The folder is the only place a tier is written: every test gets the marker of its folder
+(`interpreter`, `gpu`) here, so `-m gpu` and `-m "not gpu"` select tiers. `slow` is a cost,
+not a tier: a marker of its own (pytest.ini). tests/INDEX.md lists the tests of each kernel.
 
 The Triton interpreter must be switched on before any Triton kernel is defined, so this
 file sets TRITON_INTERPRET=1 on machines without a GPU before the tests import anything.
@@ -11,11 +18,14 @@ file sets TRITON_INTERPRET=1 on machines without a GPU before the tests import a
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 import torch
 
 HAS_GPU = torch.cuda.is_available()
+TESTS = Path(__file__).resolve().parent
+TIERS = ("cpu", "interpreter", "gpu")
 if not HAS_GPU:
     os.environ.setdefault("TRITON_INTERPRET", "1")
 
@@ -42,6 +52,17 @@ def pytest_configure(config):
         f"`pip install 'numpy<2.4'`; CVT_SKIP_INTERPRETER=1 skips that tier on purpose.")
 
 
+def tier(path) -> str:
+    """The tier of a test file: the folder of tests/ it sits in."""
+    parts = Path(path).resolve().relative_to(TESTS).parts
+    if len(parts) < 2 or parts[0] not in TIERS:
+        raise pytest.UsageError(
+            f"{path}: a test file goes in tests/cpu/, tests/interpreter/ or tests/gpu/ "
+            f"(its folder is its tier: tests/conftest.py)")
+    return parts[0]
+
+
+@pytest.hookimpl(tryfirst=True)     # before -m deselects by the markers added here
 def pytest_collection_modifyitems(config, items):
     skip_gpu = pytest.mark.skip(reason="needs a CUDA GPU")
     skip_interp = pytest.mark.skip(
@@ -49,9 +70,12 @@ def pytest_collection_modifyitems(config, items):
         "or numpy >= 2.4 breaks the interpreter)")
     interp_ok = not HAS_GPU and not _numpy_too_new()
     for item in items:
-        if "gpu" in item.keywords and not HAS_GPU:
+        folder = tier(item.path)
+        if folder != "cpu":
+            item.add_marker(folder)
+        if folder == "gpu" and not HAS_GPU:
             item.add_marker(skip_gpu)
-        if "interpreter" in item.keywords and not interp_ok:
+        if folder == "interpreter" and not interp_ok:
             item.add_marker(skip_interp)
 
 
@@ -60,7 +84,7 @@ def poisoned_outputs_on_the_cpu():
     """CPU tier: every torch.empty / empty_like / empty_strided CPU tensor starts as NaN
     (bench/device.py), so an output element a Triton kernel forgets to write fails any
     test that checks it, whatever memory the CPU allocator hands back. (The GPU tier
-    poisons the caching allocator's block before each run instead: tests/checks.py.)"""
+    poisons the caching allocator's block before each run instead: tests/support/checks.py.)"""
     if HAS_GPU:
         yield
         return

@@ -227,12 +227,28 @@ def sm_count(device: torch.device) -> int:
 SMALL_PROBLEM_FMAS = 2 ** 27
 
 
-def tuning_hooks(op: str, smem_bytes, smem_limit: int):
+# Shared memory one block may opt in to on the H100 (232448 bytes): what the candidate lists
+# of tiles.py and tiles_hopper.py were designed for, and the budget under the interpreter.
+H100_SMEM_PER_BLOCK = 227 * 1024
+
+
+def smem_per_block(device: torch.device) -> int:
+    """Shared memory one block may use on `device` (the opt-in maximum: 227 KiB on the
+    H100 and H200, 163 KiB on the A100, 99 KiB on the L4 and RTX 30xx/40xx), asked once per
+    device; H100_SMEM_PER_BLOCK under the interpreter or where torch does not say."""
+    if interpreting() or device.type != "cuda":
+        return H100_SMEM_PER_BLOCK
+    props = cuda_properties(device)
+    return int(getattr(props, "shared_memory_per_block_optin", 0) or H100_SMEM_PER_BLOCK)
+
+
+def tuning_hooks(op: str, smem_bytes):
     """(early_config_prune, do_bench) for triton.autotune, shared by the autotuned matmuls.
 
     prune   drops the candidates whose shared memory (smem_bytes(cfg, element bytes), cfg
-            with num_stages) exceeds smem_limit, and keeps only the first candidate for
-            problems under SMALL_PROBLEM_FMAS;
+            with num_stages) exceeds what a block may use on the GPU of the call
+            (smem_per_block), and keeps only the first candidate for problems under
+            SMALL_PROBLEM_FMAS;
     bench   times one candidate briefly (10 ms warm-up, 40 ms of runs); a candidate that
             fails to compile or launch is reported and ranked last instead of stopping
             the tuning."""
@@ -241,8 +257,9 @@ def tuning_hooks(op: str, smem_bytes, smem_limit: int):
     def prune(configs, named_args, **kwargs):
         a = named_args["a_ptr"]
         elem = a.element_size() if hasattr(a, "element_size") else 4
+        limit = smem_per_block(a.device) if hasattr(a, "device") else H100_SMEM_PER_BLOCK
         fits = [c for c in configs
-                if smem_bytes({**c.kwargs, "num_stages": c.num_stages}, elem) <= smem_limit]
+                if smem_bytes({**c.kwargs, "num_stages": c.num_stages}, elem) <= limit]
         fits = fits or list(configs)
         M, N, K = named_args["M"], named_args["N"], named_args["K"]
         if M * N * K < SMALL_PROBLEM_FMAS:

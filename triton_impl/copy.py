@@ -13,9 +13,9 @@
 
   The Practitioner's Guide reaches the kernel above in three attempts; the first two are
   kept here, labelled wrong, so that the harness can show it catches them
-  (tests/test_memory_harness.py). They are registered as triton_copy_bug_offsets_ignore_pid
-  and triton_copy_bug_pid_times_n, flagged deliberately_wrong in the registry and left out
-  of every default selection.
+  (tests/interpreter/test_memory_triton.py). They are registered as
+  triton_copy_bug_offsets_ignore_pid and triton_copy_bug_pid_times_n, flagged
+  deliberately_wrong in the registry and left out of every default selection.
 
     bug 1   offsets = tl.arange(0, BLOCK)             every program copies block 0 again:
                                                       elements past BLOCK are never written

@@ -72,7 +72,6 @@ from triton_impl._common import tile_count    # by name: torch.compile copies it
 
 NAME = "triton_autotuned"
 PRECISIONS = ("fp32", "tf32", "fp16", "bf16")
-SMEM_BYTES = 227 * 1024          # H100: shared memory one block may use (232448 bytes)
 
 CONFIGS = tiles.AUTOTUNE_CONFIGS          # the candidates, with why they were chosen
 INTERPRETER_CONFIG = tiles.INTERPRETER_CONFIG
@@ -181,7 +180,7 @@ def smem_bytes(cfg: dict, elem_bytes: int) -> int:
     return cfg["num_stages"] * per_stage
 
 
-_prune, _bench = _common.tuning_hooks(NAME, smem_bytes, SMEM_BYTES)
+_prune, _bench = _common.tuning_hooks(NAME, smem_bytes)
 
 
 def _to_config(cfg: dict) -> triton.Config:

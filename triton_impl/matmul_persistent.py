@@ -74,7 +74,7 @@ the transposing copy.
             column-major inputs there is no copy. Tensors on the current CUDA device
             (or the CPU under TRITON_INTERPRET=1: the interpreter emulates descriptors).
   run       python -m bench time --kernels triton_persistent --shapes 4096x4096x4096 --out DIR
-            python -m pytest tests/test_triton_hopper.py                (CPU: interpreter)
+            python -m pytest tests/interpreter/test_matmul_persistent.py     (CPU: interpreter)
 """
 from __future__ import annotations
 
@@ -313,8 +313,7 @@ def plan(a: torch.Tensor, b: torch.Tensor, precision: str, tf32_row_major_b: str
     return a_use, b_rows, False, True, notes
 
 
-_prune, _bench = _common.tuning_hooks(NAME, tiles_hopper.persistent_smem_bytes,
-                                      tiles_hopper.SMEM_BYTES)
+_prune, _bench = _common.tuning_hooks(NAME, tiles_hopper.persistent_smem_bytes)
 
 
 LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg")

@@ -30,7 +30,7 @@ registers, and a wgmma pipeline that is legal.
             zero-initialised accumulator would meet the in-flight one after the loop and
             ptxas would serialise every wgmma (warning C7515, "non wgmma instructions
             defining accumulator registers"). Both properties are checked on the
-            compiled kernel by the CPU tier (tests/test_wgmma_hazards.py).
+            compiled kernel by the CPU tier (tests/cpu/test_wgmma_hazards.py).
   tile      cuBLAS's orientation: BLOCK_M = 256 rows of A, BLOCK_N = 128 columns of B, so
             the transposed tile is 128 x 256 and each of the two warpgroups issues
             m64n256k8: one 64 x 8 fragment (4 registers per thread) per 64 x 256 x 8 of
@@ -45,8 +45,8 @@ registers, and a wgmma pipeline that is legal.
             (wgmma), rows 16-byte aligned with a unit inner stride (TMA); the caller
             (matmul_persistent.matmul, which stages other layouts) guarantees it. M, N,
             K >= 1. No interpreter: Gluon kernels only compile.
-  run       python -m pytest tests/test_wgmma_hazards.py        (CPU: compiles for sm_90)
-            python -m pytest tests/test_triton_hopper.py -k gluon  (GPU)
+  run       python -m pytest tests/cpu/test_wgmma_hazards.py               (CPU: compiles for sm_90)
+            python -m pytest tests/gpu/test_matmul_persistent.py -k gluon  (GPU)
 """
 from __future__ import annotations
 

@@ -13,7 +13,7 @@
             result is rounded (v + 0.5, then the float -> uint8 conversion truncates), where
             the Practitioner's Guide truncates and turns white into 254. Offsets are int64
             (pid_0 * BLOCK_H * w and the planes at h w, 2 h w pass 2^31 for big images:
-            tests/test_large_offsets.py).
+            tests/gpu/test_large_offsets.py).
   traffic   reads 3 H W bytes, writes H W bytes: compulsory = model = 4 H W bytes.
   precond.  uint8, 3 x H x W (channels first, RGB), any H, W >= 0, made contiguous by the
             wrapper; W <= 65535 * 512 (grid axis 1). 16-byte accesses when W is a multiple

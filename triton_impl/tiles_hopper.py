@@ -15,7 +15,7 @@ the k-depth for the same bytes per stage.
 """
 from __future__ import annotations
 
-SMEM_BYTES = 227 * 1024          # H100: shared memory one block may use (232448 bytes)
+SMEM_BYTES = 227 * 1024          # H100 and H200: shared memory one block may use (232448 bytes)
 
 
 def persistent_cfg(bm, bn, bk, warps, stages, *, group=8, split=1, tma_store=True,

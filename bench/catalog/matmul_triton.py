@@ -140,5 +140,7 @@ def records() -> list[Kernel]:
             params=_tiles_per_precision("PERSISTENT_CONFIGS", first=True, module="tiles_hopper"),
             model=models_triton.matmul_persistent, runs_on_cpu=True,
             formula="N³/BLOCK_N + N³/BLOCK_M",
+            min_capability=(9, 0),
+            needs="Hopper: TMA tensor descriptors (tl.make_tensor_descriptor) and wgmma",
         ),
     ]

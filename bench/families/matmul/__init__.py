@@ -17,7 +17,11 @@ from bench.families.matmul.problem import MatmulProblem
 from bindings import precision as prec
 
 CEILING_SIZE = 4096              # cuBLAS ceilings at 4096^3 (docs/DESIGN.md, "Ceilings")
-FP32_FMA_PER_SM_PER_CLOCK = 128  # Hopper (sm_90): 128 FP32 lanes per SM
+# FP32 lanes per SM (FFMAs per SM per clock), by compute capability, from NVIDIA's
+# architecture whitepapers: the A100 (8.0) has 64; GA10x (8.6: RTX 30xx, A10, A40), Ada (8.9:
+# L4, L40, RTX 40xx) and Hopper (9.0: H100, H200) have 128.
+FP32_LANES_PER_SM = {(7, 0): 64, (7, 5): 64, (8, 0): 64, (8, 6): 128, (8, 7): 128,
+                     (8, 9): 128, (9, 0): 128, (10, 0): 128, (12, 0): 128}
 
 _PROBLEM = MatmulProblem()
 
@@ -44,12 +48,22 @@ def cublas_tflops(flush, precisions=prec.MATMUL, size: int = CEILING_SIZE, polic
     return out
 
 
-def nominal_fp32_tflops(env: dict) -> float | None:
-    """SMs x 128 FMA lanes x 2 flops x max SM clock (needs pynvml for the clock)."""
-    sms, mhz = env.get("sm_count"), env.get("sm_clock_max_mhz")
-    if not sms or not mhz:
+def fp32_lanes_per_sm(env: dict) -> int | None:
+    """FFMAs per SM per clock of the GPU the environment describes, or None if unknown."""
+    try:
+        major, minor = (int(x) for x in str(env.get("compute_capability")).split("."))
+    except ValueError:
         return None
-    return sms * FP32_FMA_PER_SM_PER_CLOCK * 2 * mhz * 1e6 / 1e12
+    return FP32_LANES_PER_SM.get((major, minor))
+
+
+def nominal_fp32_tflops(env: dict) -> float | None:
+    """SMs x FP32 lanes per SM x 2 flops x max SM clock (the clock needs pynvml); None
+    where a number is unknown (no lane count for this architecture, no clock)."""
+    sms, mhz, lanes = env.get("sm_count"), env.get("sm_clock_max_mhz"), fp32_lanes_per_sm(env)
+    if not sms or not mhz or not lanes:
+        return None
+    return sms * lanes * 2 * mhz * 1e6 / 1e12
 
 
 class MatmulFamily(Family):

@@ -439,10 +439,17 @@ def lecture(time_payload, profile_payload, out_dir, shape: str | None = None) ->
         return []
     fig, (left, right) = plt.subplots(1, 2, figsize=(15, 5.6),
                                       gridspec_kw={"width_ratios": [1, 1.15]})
-    levels = LEVELS[:5]  # global path; shared has its own story (v3 only)
+    # The global path (shared has its own story, v3 only), level by level: every level
+    # after `bench profile`; the model alone where no counters were taken (the model half
+    # beside timings of a GPU without Nsight Compute), with no empty legend entries.
     level_colours = ["#08306b", "#2171b5", "#6baed6", "#fd8d3c", "#d94801"]
-    w = 0.8 / len(levels)
-    for j, ((label, col, _doc), lc) in enumerate(zip(levels, level_colours)):
+    levels, colours_of_levels = [], []
+    for lv, lc in zip(LEVELS[:5], level_colours):
+        if any(num(groups[v]["cuda"].get(lv[1])) > 0 for v in cuda_versions):
+            levels.append(lv)
+            colours_of_levels.append(lc)
+    w = 0.8 / max(len(levels), 2)
+    for j, ((label, col, _doc), lc) in enumerate(zip(levels, colours_of_levels)):
         xs, ys = [], []
         for i, v in enumerate(cuda_versions):
             y = num(groups[v]["cuda"].get(col))
@@ -454,8 +461,9 @@ def lecture(time_payload, profile_payload, out_dir, shape: str | None = None) ->
     left.set_xticks(range(len(cuda_versions)))
     left.set_xticklabels([f"{v}\n{_short(groups[v])}" for v in cuda_versions], fontsize=8)
     left.set_ylabel(f"bytes per launch at {shape} (log)")
-    left.set_title("Global-load traffic, model down to DRAM (CUDA ladder)")
-    left.legend(title="level", fontsize=8, ncol=5, loc="upper center",
+    left.set_title("Global-load traffic, model down to DRAM (CUDA ladder)" if len(levels) > 1
+                   else "Global-load traffic the model predicts (CUDA ladder; no counters)")
+    left.legend(title="level", fontsize=8, ncol=max(len(levels), 1), loc="upper center",
                 bbox_to_anchor=(0.5, -0.13), frameon=False)
     _throughput_panel(right, time_payload["rows"], time_payload.get("meta", {}).get("ceilings"),
                       legend=False)

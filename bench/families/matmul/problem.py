@@ -31,7 +31,7 @@ import math
 from dataclasses import dataclass
 
 from bench.families.matmul.models import MatmulShape, lecture_formula
-from bench.problem_base import MODES, Problem
+from bench.problem_base import MODES, REQUIRED, Problem
 from bindings import precision as prec
 
 EXACT_RANGE = 3  # exact mode draws integers in [-3, 3]
@@ -114,6 +114,7 @@ class MatmulProblem(Problem):
     """C = A @ B with A (M x K) and B (K x N), row-major; shapes written MxNxK."""
 
     name = "matmul"
+    arguments = (("a", REQUIRED), ("b", REQUIRED))
     shape_help = "MxNxK, e.g. 1000x999x37"
     check_shapes = {
         # The interpreter runs one Triton program after another in Python: a 64x64x64
@@ -191,6 +192,12 @@ class MatmulProblem(Problem):
 
     def tolerance(self, shape, precision):
         return matmul_tolerance(precision, shape.K)
+
+    def error_map(self, out, inputs, mode="random"):
+        if mode == "nonfinite":
+            return None
+        a, b = inputs
+        return matmul_error_map(out, a, b)
 
     def exact_possible(self, shape, precision):
         return exact_mode_possible(precision, shape.K)

@@ -35,6 +35,7 @@ from __future__ import annotations
 import math
 
 from bench import problem_base
+from bench.problem_base import REQUIRED
 from bench.families.memory.models import TensorShape
 from bindings import precision as prec
 from bindings.precision import ACCUMULATOR_ROUNDOFF as F32
@@ -61,6 +62,20 @@ def nonfinite_positions(numel: int) -> dict[str, int]:
     if numel < 3:
         return {"nan": 0} if numel else {}
     return {"nan": numel // 3, "posinf": (2 * numel) // 3, "neginf": numel - 1}
+
+
+def _nan_aware_error_map(out, ref, scale):
+    """|out - ref| / scale per element; inf where the output is NaN or a non-finite value
+    differs from the reference's; 0 where both are the same non-finite value."""
+    import torch
+
+    out = out.double()
+    same_special = (torch.isnan(ref) & torch.isnan(out)) | (~torch.isfinite(ref) & (out == ref))
+    diff = (out - ref).abs()
+    err = diff / scale.clamp_min(torch.finfo(torch.float64).tiny)
+    err = torch.where((scale == 0) & (diff == 0), torch.zeros_like(err), err)
+    err = torch.where(torch.isnan(err) | torch.isinf(diff), torch.full_like(err, math.inf), err)
+    return torch.where(same_special, torch.zeros_like(err), err)
 
 
 def _nan_aware_error(out, ref, scale) -> float:
@@ -157,6 +172,7 @@ class VectorAddProblem(MemoryProblem):
     """out = x + y (same shape, same dtype)."""
 
     name = "vector_add"
+    arguments = (("x", REQUIRED), ("y", REQUIRED))
     shape_help = "a tensor shape, e.g. 1000003 or 1000x1000"
     inputs_count = 2
     check_shapes = {"cpu": "1,6,1000,4099,3x5x7",
@@ -179,11 +195,19 @@ class VectorAddProblem(MemoryProblem):
     def tolerance(self, shape, precision):
         return prec.get(precision).output_roundoff + F32
 
+    def error_map(self, out, inputs, mode="random"):
+        x, y = inputs
+        if self._wrong_output(out, x.shape, x.dtype):
+            return None
+        xd, yd = x.double(), y.double()
+        return _nan_aware_error_map(out, xd + yd, xd.abs() + yd.abs())
+
 
 class CopyProblem(MemoryProblem):
     """out = x, bit for bit."""
 
     name = "copy"
+    arguments = (("x", REQUIRED),)
     shape_help = "a tensor shape, e.g. 1000003 or 1000x1000"
     # n > 1024 (the wrong copies' block) in every set: one program hides both bugs
     check_shapes = {"cpu": "1,6,1000,4099", "cuda": "1,6,127,1000,4099,65537,1000003,1000x1000"}
@@ -203,6 +227,13 @@ class CopyProblem(MemoryProblem):
 
     def tolerance(self, shape, precision):
         return 0.0
+
+    def error_map(self, out, inputs, mode="random"):
+        (x,) = inputs
+        if self._wrong_output(out, x.shape, x.dtype):
+            return None
+        xd = x.double()
+        return _nan_aware_error_map(out, xd, xd.abs())
 
 
 M32 = 0xFFFFFFFF
@@ -231,7 +262,7 @@ def philox_reference(numel: int, seed: int, device=None, start: int = 0):
     int64 tensor arithmetic: Philox4x32-10 of counter (g mod 2^32, g >> 32, 0, 0), key
     (seed mod 2^32, seed >> 32), element 4g + j taking word j; then Triton's
     uint_to_uniform_float (int32 x < 0 -> -x - 1, times 4.6566127342e-10 in float32).
-    Checked against Random123's known answers in tests/test_memory_models.py. `start` (a
+    Checked against Random123's known answers in tests/cpu/test_memory_models.py. `start` (a
     multiple of 4) is the index of the first element: the uniforms of a tensor's tail."""
     import torch
 
@@ -274,6 +305,7 @@ class ReluDropoutProblem(MemoryProblem):
     in the notebook "Meet Triton"."""
 
     name = "relu_dropout"
+    arguments = (("x", REQUIRED), ("p", DROPOUT_P), ("seed", DROPOUT_SEED))
     shape_help = "a tensor shape, e.g. 1000x1000 (the notebook \"Meet Triton\"'s)"
     check_shapes = {"cpu": "1,6,1000,4099,3x5x7", "cuda": "1,6,127,4099,65537,1000003,1000x1000"}
     time_shapes = {"cpu": "",
@@ -349,6 +381,7 @@ class SoftmaxProblem(MemoryProblem):
     """
 
     name = "softmax"
+    arguments = (("x", REQUIRED), ("dim", -1))
     shape_help = "a tensor shape with an optional reduced dim, e.g. 4096x32768 or 3000x3000:dim=0"
     allow_dim = True
     check_shapes = {"cpu": "1x1,3x5,7x33,5x200:dim=0,4x3x5:dim=1,2x1000,2x9000",
@@ -414,6 +447,7 @@ class RgbToGreyProblem(MemoryProblem):
     """grey = round(0.2989 R + 0.5870 G + 0.1140 B) of a uint8 3 x H x W image."""
 
     name = "rgb_to_grey"
+    arguments = (("image", REQUIRED),)
     shape_help = "3xHxW (or HxW), e.g. 3x1066x1600"
     precisions = ("u8",)
     check_shapes = {"cpu": "3x1x1,3x7x5,3x33x65", "cuda": "3x1x1,3x7x5,3x150x225,3x33x512,"

@@ -1,0 +1,105 @@
+"""Figures and report.md from the small stored result set in tests/support/data/sample_results
+(FABRICATED numbers, see tests/support/data/make_sample.py). CPU only."""
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from bench.families.matmul import plots as matmul_plots
+from bench import plots, report, results
+from tests.support import DATA
+
+SAMPLE = DATA / "sample_results"
+
+
+@pytest.fixture(scope="module")
+def figures(tmp_path_factory):
+    out = tmp_path_factory.mktemp("figs")
+    return out, plots.all_figures(SAMPLE, out)
+
+
+def test_sample_is_marked_as_test_data():
+    for kind, payload in results.load_set(SAMPLE).items():
+        assert "fabricated" in payload["meta"]["note"], kind
+
+
+@pytest.mark.parametrize("name", ["throughput", "traffic", "roofline", "lecture", "model_traffic"])
+def test_every_figure_is_drawn(figures, name):
+    _out, made = figures
+    assert name in made
+    png, svg = made[name]
+    assert png.suffix == ".png" and png.stat().st_size > 20_000
+    assert svg.suffix == ".svg" and svg.read_text().lstrip().startswith("<?xml")
+
+
+def test_twins_share_a_colour():
+    rows = results.read(SAMPLE, "time")["rows"]
+    order, version_of, colours = matmul_plots.ladder(rows)
+    assert version_of["triton_v3_smem_tiling"] == version_of["cuda_v3_smem_tiling"] == "v3"
+    assert order[:2] == ["v1", "v1c"]
+    assert len(set(colours.values())) == len(order)
+
+
+def test_figures_skip_missing_data(tmp_path):
+    results.write(tmp_path, "model", [])
+    assert plots.all_figures(tmp_path, tmp_path / "f") == {}
+
+
+def test_report_markdown_from_sample(tmp_path):
+    for f in SAMPLE.iterdir():
+        shutil.copy(f, tmp_path)
+    figs = plots.all_figures(tmp_path, tmp_path / "figures")
+    text = report.write_markdown(tmp_path, figs).read_text()
+    for heading in ("## Environment", "## Ceilings measured in this run", "## Correctness",
+                    "## Throughput", "## Memory traffic: model versus Nsight Compute",
+                    "## Traffic models (closed form)", "## Figures"):
+        assert heading in text
+    assert "| PASS |" in text
+    assert "![lecture](figures/lecture.png)" in text
+    assert "51.7 TFLOP/s" in text
+
+
+def test_roofline_labels_of_equal_speed_are_spread():
+    ys = [0.70, 0.70, 0.71, 1.5]
+    dy = matmul_plots._spread_labels(ys, min_gap=0.07)
+    moved = sorted(y + d for y, d in zip(ys, dy))
+    assert all(b - a >= 0.07 - 1e-12 for a, b in zip(moved, moved[1:]))
+    assert dy[3] == 0.0                      # a label far from the others stays put
+
+
+def test_redrawing_gives_the_same_svg_bytes(figures, tmp_path):
+    """A replot of unchanged results must not change the committed SVGs (no date, no
+    random ids), so that a diff of a result set shows only what really changed."""
+    _out, made = figures
+    again = plots.all_figures(SAMPLE, tmp_path)
+    for name, (_png, svg) in made.items():
+        assert again[name][1].read_bytes() == svg.read_bytes(), name
+
+
+def test_ladder_roofline_at_the_largest_profiled_size(tmp_path):
+    """With the ladder profiled at a second, larger size, a second roofline shows only the
+    lecture's versions and their twins, at that size."""
+    for f in SAMPLE.iterdir():
+        shutil.copy(f, tmp_path)
+    prof = results.read(tmp_path, "profile")
+    timing = results.read(tmp_path, "time")
+    big = "2048x2048x2048"
+    extra_p, extra_t = [], []
+    for r in prof["rows"]:
+        if r["shape"] == "1024x1024x1024" and r.get("op", "matmul") == "matmul":
+            extra_p.append(dict(r, shape=big, size=2048.0,
+                                dram_read_bytes=(r.get("dram_read_bytes") or 1e6) * 8))
+    for r in timing["rows"]:
+        if r["shape"] == "1024x1024x1024" and r.get("op", "matmul") == "matmul":
+            extra_t.append(dict(r, shape=big, size=2048.0))
+    assert extra_p and extra_t
+    results.write(tmp_path, "profile", prof["rows"] + extra_p, env=prof.get("env"),
+                  meta=prof.get("meta"))
+    results.write(tmp_path, "time", timing["rows"] + extra_t, env=timing.get("env"),
+                  meta=timing.get("meta"))
+    made = plots.all_figures(tmp_path, tmp_path / "figures")
+    assert "roofline_ladder" in made and "roofline" in made
+    svg = made["roofline_ladder"][1].read_text()
+    assert big in svg and "lecture" in svg
+    assert "cublas" not in svg and "triton_autotuned" not in svg

@@ -1,0 +1,26 @@
+"""The lecture figure with the model half only: timings of a GPU without Nsight Compute's
+counters beside the closed-form traffic (what docs/notebooks/ladder.ipynb draws on a GPU).
+The left panel shows the model's bars and a legend of the model alone, no empty levels.
+CPU only: the timings are the FABRICATED sample set of tests/data/sample_results."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from bench import model_table, registry, results
+from bench.families.matmul import plots
+
+SAMPLE = Path(__file__).resolve().parents[1] / "data" / "sample_results"
+
+
+def test_model_half_without_counters(tmp_path):
+    shape = "1024x1024x1024"
+    ladder = [k for k in registry.select("@ladder") if k.backend == "cuda"]
+    model_half = [dict(r, model_global_load_bytes=r["global_load_bytes"])
+                  for r in model_table.rows(ladder, shape)]
+    png, svg = plots.lecture(results.read(SAMPLE, "time"), {"rows": model_half}, tmp_path,
+                             shape=shape)
+    text = svg.read_text()
+    assert png.stat().st_size > 20_000
+    assert "no counters" in text                      # the left panel says what it shows
+    for level in ("issued", "L1", "L2", "DRAM"):      # no legend entry without a bar
+        assert f">{level}<" not in text, level

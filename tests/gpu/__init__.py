@@ -1,0 +1,1 @@
+"""GPU tier: needs a CUDA GPU (skipped without one)."""

@@ -1,0 +1,244 @@
+"""GPU tier, slow: every CUDA and Triton kernel at a shape whose element offsets pass 2^31.
+
+A 32-bit product used as a pointer offset (`h * w`, `k * stride_bk`, `BLOCK_K * N`) wraps
+once the true offset passes 2^31 and the kernel reads or writes the wrong address, often an
+illegal one. The CPU tier finds such products in the compiled Triton code
+(tests/interpreter/test_offsets_static.py); here each kernel runs where they would wrap, on the H100's
+80 GB, and its answer is compared with the float64 reference on the region past 2^31 (and
+on the start, so a kernel that wrote only the end fails too).
+
+The large-A matmul case, the element-wise ops and the long-row softmax at 2^31 + 7 elements
+are in tests/gpu/test_matmul_cuda.py, tests/gpu/test_matmul_triton.py and tests/gpu/test_memory_ops.py;
+this file adds the cases those miss: a wide B (the k-step of B's pointers is BLOCK_K * N),
+M and K within a tile of 2^31 (tile counts and loop counters that wrap in 32 bits),
+softmax along a column (k * inner), a single row longer than 2^31 - BLOCK, row_sram rows,
+and the RGB planes (2 * h * w).
+
+A kernel may refuse a shape past a CUDA grid-dimension limit; it must then say so with the
+value and the limit (the message is checked), never crash or return garbage.
+"""
+from __future__ import annotations
+
+import gc
+import re
+
+import pytest
+
+from bench import problems, registry
+from bench.families.matmul.problem import matmul_error, matmul_tolerance
+from tests.support.checks import float32_precision
+
+# tens of GB each: one worker runs them all, one after the other (Makefile: --dist loadgroup)
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("large-memory")]
+
+LIMIT_MESSAGE = re.compile(r"(65535|2147483647|2\^31|limit)")
+
+
+def _needs(gib: float) -> None:
+    import torch
+
+    free, _total = torch.cuda.mem_get_info()
+    if free < gib * 2**30:
+        pytest.skip(f"needs {gib:.0f} GiB of free GPU memory, {free / 2**30:.1f} GiB free")
+
+
+def _release() -> None:
+    import torch
+
+    gc.collect()
+    torch.cuda.empty_cache()
+
+
+def _run_or_limit(fn, *args):
+    """fn(*args), or None when the kernel refuses the shape with a message naming a limit."""
+    try:
+        return fn(*args)
+    except (RuntimeError, ValueError) as exc:
+        text = str(exc)
+        if LIMIT_MESSAGE.search(text) and "illegal" not in text:
+            return None
+        raise
+
+
+MATMULS = [k for k in registry.select("@matmul") if k.backend in ("cuda", "triton")]
+
+
+@pytest.mark.parametrize("kernel", MATMULS, ids=[k.name for k in MATMULS])
+def test_matmul_wide_b(kernel):
+    """B is K x N with K = 17, N = 2^27 + 2^20 + 3: row 16 of B starts at 16 N > 2^31, reached
+    by the first k-step (BLOCK_K = 16) or by k * stride_bk inside the first tile (BLOCK_K >=
+    32). 9.2 GB of float32."""
+    import torch
+
+    _needs(12)
+    M, K, N = 3, 17, 2**27 + 2**20 + 3
+    torch.manual_seed(0)
+    a = torch.randn(M, K, device="cuda")
+    b = torch.randn(K, N, device="cuda")
+    precision = float32_precision(kernel)
+    out = _run_or_limit(kernel.runner(precision), a, b)
+    if out is not None:
+        tol = matmul_tolerance(precision, K)
+        for cols in (slice(N - 4099, N), slice(0, 4099)):
+            err = matmul_error(out[:, cols], a, b[:, cols])
+            assert err <= tol, f"{kernel.name}: error {err:.3g} > {tol:.3g} at columns {cols}"
+    del a, b, out
+    _release()
+
+
+@pytest.mark.parametrize("kernel", MATMULS, ids=[k.name for k in MATMULS])
+def test_matmul_tall_a_near_2_to_the_31(kernel):
+    """M = 2^31 - 1: a tile count computed as tl.cdiv(M, BLOCK_M) = (M + BLOCK_M - 1) //
+    BLOCK_M wraps negative in 32 bits, and rows computed as off_m + arange pass 2^31 in the
+    last tile. fp16 where the kernel has it (K = N = 1: 8.6 GB), else fp32 (17 GB). The
+    persistent kernel's TMA needs 16-byte rows (K = N = 8 would take 69 GB), so its long
+    side is N = 2^31 - 8 instead, with M = 1 and K = 8 (39 GB): the same wrap, in columns."""
+    import torch
+
+    precision = "fp16" if "fp16" in kernel.precisions else "fp32"
+    dtype = getattr(torch, {"fp16": "float16", "fp32": "float32"}[precision])
+    M, K, N = (1, 8, 2**31 - 8) if kernel.name == "triton_persistent" else (2**31 - 1, 1, 1)
+    _needs((M * K + K * N + M * N) * torch.finfo(dtype).bits / 8 / 2**30 + 2)
+    torch.manual_seed(5)
+    a = torch.randn(M, K, device="cuda", dtype=dtype)
+    b = torch.randn(K, N, device="cuda", dtype=dtype)
+    out = _run_or_limit(kernel.runner(precision), a, b)
+    if out is not None:
+        tol = matmul_tolerance(precision, K)
+        long = max(M, N)
+        for part in (slice(long - 4099, long), slice(0, 4099)):
+            err = (matmul_error(out[part], a[part], b) if M > 1 else
+                   matmul_error(out[:, part], a, b[:, part]))
+            assert err <= tol, f"{kernel.name}: error {err:.3g} > {tol:.3g} at {part}"
+    del a, b, out
+    _release()
+
+
+GROUPED = [k for k in MATMULS if k.name == "triton_grouped"]
+
+
+@pytest.mark.parametrize("kernel", GROUPED, ids=[k.name for k in GROUPED])
+def test_matmul_k_near_2_to_the_31(kernel):
+    """K = 2^31 - 1 (fp16, 1 x K times K x 1: 8.6 GB): a loop `for k0 in range(0, K,
+    BLOCK_K)` steps its 32-bit counter past 2^31 after the last tile and never ends. The
+    kernels count in int64 there (K_WIDE, _common.near_int32_limit). One program walks all
+    2^31 / BLOCK_K tiles (a minute), so this runs one kernel: the CPU tier's scan
+    (tests/interpreter/test_offsets_static.py) compiles every kernel's K_WIDE path and finds any
+    32-bit counter that steps towards a size."""
+    import torch
+
+    K = 2**31 - 1
+    _needs(10)
+    a = torch.ones(1, K, device="cuda", dtype=torch.float16)
+    b = torch.zeros(K, 1, device="cuda", dtype=torch.float16)
+    b[0, 0], b[K // 2, 0], b[K - 1, 0] = 1, 2, 4     # the first, a middle and the last tile
+    out = kernel.runner("fp16")(a, b)
+    assert float(out[0, 0]) == 7.0, (f"{kernel.name}: A (ones) @ B (1, 2, 4 at k = 0, K/2, "
+                                     f"K-1) gave {float(out[0, 0])}, expected 7 exactly")
+    del a, b, out
+    _release()
+
+
+SOFTMAX = [k for k in registry.select("*", op="softmax") if k.backend in ("cuda", "triton")]
+
+
+@pytest.mark.parametrize("kernel", SOFTMAX, ids=[k.name for k in SOFTMAX])
+def test_softmax_along_columns(kernel):
+    """dim=0 of a 32768 x 65540 float16 tensor (4.3 GB): k * inner passes 2^31 in the column
+    kernels (n = 32768 fits row_sram's limit)."""
+    import torch
+
+    _needs(12)
+    n, inner = 32768, 65540                      # n * inner = 2,147,614,720 > 2^31
+    torch.manual_seed(1)
+    x = torch.randn(n, inner, device="cuda", dtype=torch.float16)
+    y = _run_or_limit(kernel.runner("fp16"), x, 0)
+    problem = problems.get("softmax")
+    tol = problem.tolerance(problem.parse_shape(f"{n}x{inner}:dim=0"), "fp16")
+    for cols in (slice(inner - 8, inner), slice(0, 8)):
+        err = problem.error(y[:, cols].contiguous(), (x[:, cols].contiguous(), 0))
+        assert err <= tol, f"{kernel.name}: error {err:.3g} > {tol:.3g} at columns {cols}"
+    del x, y
+    _release()
+
+
+@pytest.mark.parametrize("kernel", SOFTMAX, ids=[k.name for k in SOFTMAX])
+def test_softmax_rows_past_2_to_the_31(kernel):
+    """65540 rows of 32768 float16 (4.3 GB): the last rows start past 2^31."""
+    import torch
+
+    _needs(12)
+    torch.manual_seed(2)
+    x = torch.randn(65540, 32768, device="cuda", dtype=torch.float16)
+    y = _run_or_limit(kernel.runner("fp16"), x, -1)
+    problem = problems.get("softmax")
+    tol = problem.tolerance(problem.parse_shape("65540x32768"), "fp16")
+    for rows in (slice(-3, None), slice(0, 3)):
+        err = problem.error(y[rows].contiguous(), (x[rows].contiguous(), -1))
+        assert err <= tol, f"{kernel.name}: error {err:.3g} > {tol:.3g} at rows {rows}"
+    del x, y
+    _release()
+
+
+ONLINE = [k for k in SOFTMAX if k.version == "online"]
+
+
+@pytest.mark.parametrize("kernel", ONLINE, ids=[k.name for k in ONLINE])
+def test_softmax_one_row_near_2_to_the_31(kernel):
+    """One float32 row of 2^31 - 100 elements (8.6 GB): a chunk's start + lane passes 2^31
+    in the last chunk unless the offsets are 64-bit. float32, because the probabilities of
+    a row that long (~5e-10) are below float16's range. The reference is computed in chunks."""
+    import torch
+
+    _needs(24)
+    n = 2**31 - 100
+    torch.manual_seed(3)
+    x = torch.empty(1, n, device="cuda", dtype=torch.float32)
+    step = 2**28
+    for s in range(0, n, step):                  # randn of 2^31 elements at once needs 8 GB more
+        x[0, s:s + step] = torch.randn(min(step, n - s), device="cuda")
+    y = _run_or_limit(kernel.runner("fp32"), x, -1)
+    row = x[0]
+    top = float(row.max())
+    total = sum(float(torch.exp(row[s:s + step].double() - top).sum()) for s in range(0, n, step))
+    for part in (slice(n - 5000, n), slice(0, 5000)):
+        ref = torch.exp(row[part].double() - top) / total
+        got = y[0, part].double()
+        err = float(((got - ref).abs() / ref.abs().clamp_min(1e-30)).max())
+        assert err <= 2e-3, f"{kernel.name}: relative error {err:.3g} at {part}"
+    del x, y
+    _release()
+
+
+GREY = [k for k in registry.select("*", op="rgb_to_grey") if k.backend in ("cuda", "triton")]
+
+
+@pytest.mark.parametrize("kernel", GREY, ids=[k.name for k in GREY])
+def test_rgb_to_grey_past_2_to_the_31(kernel):
+    """A 3 x 32768 x 32768 uint8 image (3.2 GB): the blue plane starts at 2 h w = 2^31."""
+    import torch
+
+    _needs(8)
+    h = w = 32768
+    torch.manual_seed(4)
+    img = torch.randint(0, 256, (3, h, w), device="cuda", dtype=torch.uint8)
+    grey = _run_or_limit(kernel.runner("u8"), img)
+    problem = problems.get("rgb_to_grey")
+    tol = problem.tolerance(problem.parse_shape(f"3x{h}x{w}"), "u8")
+    for rows in (slice(h - 16, h), slice(0, 16)):
+        err = problem.error(grey[rows].contiguous(), (img[:, rows].contiguous(),))
+        assert err <= tol, f"{kernel.name}: error {err:.3g} > {tol:.3g} at rows {rows}"
+    del img, grey
+    _release()
+
+
+@pytest.mark.parametrize("kernel", GREY, ids=[k.name for k in GREY])
+def test_rgb_to_grey_grid_limit_is_named(kernel):
+    """An image wider than 65535 column blocks: a clear error naming the width and the limit."""
+    import torch
+
+    w = 65535 * 512 + 1
+    img = torch.zeros(3, 1, w, device="cuda", dtype=torch.uint8)
+    with pytest.raises((RuntimeError, ValueError), match=rf"rgb_to_grey: a 1 x {w} image needs "
+                                                         r"65536 .*65535"):
+        kernel.runner("u8")(img)

@@ -1,0 +1,228 @@
+"""GPU tier: the CUDA matmul ladder through its torch ops.
+
+Every version against a float64 reference on the shape sweep, in exact small-integer
+mode, with poisoned outputs, non-contiguous and empty inputs, bad inputs, torch.compile,
+opcheck, 64-bit offsets, and compute-sanitizer on the standalone driver.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from bench import problems, registry
+from bench.check import check_one
+from bench.families.matmul.models import MatmulShape
+from bench.families.matmul.problem import matmul_error, matmul_tolerance
+from tests.support.shapes import EMPTY_SHAPES, GPU_SWEEP
+
+ROOT = Path(__file__).resolve().parents[2]
+
+CUDA_KERNELS = [k for k in registry.kernels() if k.backend == "cuda" and k.op == "matmul"]
+KERNEL_IDS = [k.name for k in CUDA_KERNELS]
+
+
+@pytest.fixture(scope="module")
+def ops():
+    import bindings
+
+    return bindings.ops()
+
+
+def fn(kernel):
+    return kernel.runner("fp32")
+
+
+@pytest.mark.parametrize("kernel", CUDA_KERNELS, ids=KERNEL_IDS)
+@pytest.mark.parametrize("shape", GPU_SWEEP, ids=str)
+def test_matches_fp64_reference(kernel, shape):
+    result = check_one(kernel, problems.get("matmul"), shape, "fp32", seed=shape.M + shape.N,
+                       device="cuda")
+    assert result.status == "ok", result
+
+
+@pytest.mark.parametrize("kernel", CUDA_KERNELS, ids=KERNEL_IDS)
+@pytest.mark.parametrize("shape", [MatmulShape(129, 131, 257), MatmulShape(64, 64, 4096),
+                                   MatmulShape(255, 1, 17)], ids=str)
+def test_exact_with_small_integers(kernel, shape):
+    result = check_one(kernel, problems.get("matmul"), shape, "fp32", "exact", device="cuda")
+    assert result.status == "ok" and result.error == 0.0, result
+
+
+def test_poisoning_reaches_the_next_output(ops):
+    """The check relies on this: an output allocated after poisoning starts as NaN."""
+    import torch
+
+    from bench.device import poison_output_memory
+
+    poison_output_memory(300 * 200 * 4, "cuda")
+    fresh = torch.empty(300, 200, device="cuda")
+    assert torch.isnan(fresh).all()
+
+
+@pytest.mark.parametrize("kernel", CUDA_KERNELS, ids=KERNEL_IDS)
+def test_non_contiguous_inputs(kernel):
+    import torch
+
+    g = torch.Generator().manual_seed(1)
+    a_big = torch.randn(90, 140, generator=g).cuda()
+    b_big = torch.randn(70, 130, generator=g).cuda()
+    cases = [
+        (a_big[:, ::2], b_big.T[:70, :33]),        # strided columns; transposed view
+        (a_big.T[:33, :70], b_big[:, 1::2]),       # transposed view; offset + stride
+    ]
+    for a, b in cases:
+        assert not a.is_contiguous() or not b.is_contiguous()
+        out = fn(kernel)(a, b)
+        assert matmul_error(out, a, b) <= matmul_tolerance("fp32", a.shape[1])
+
+
+@pytest.mark.parametrize("kernel", CUDA_KERNELS, ids=KERNEL_IDS)
+@pytest.mark.parametrize("shape", EMPTY_SHAPES, ids=str)
+def test_empty_dimensions(kernel, shape):
+    import torch
+
+    a = torch.randn(shape.M, shape.K, device="cuda")
+    b = torch.randn(shape.K, shape.N, device="cuda")
+    out = fn(kernel)(a, b)
+    assert out.shape == (shape.M, shape.N) and out.dtype == torch.float32
+    assert torch.equal(out, torch.zeros_like(out))  # K = 0: zeros, not garbage
+
+
+def _bad_inputs():
+    import torch
+
+    f32 = dict(device="cuda", dtype=torch.float32)
+    return [
+        ("float32, got Half", torch.randn(4, 4, device="cuda").half(), torch.randn(4, 4, **f32)),
+        ("float32, got Float and Double", torch.randn(4, 4, **f32), torch.randn(4, 4, device="cuda").double()),
+        ("must be CUDA tensors, got cpu", torch.randn(4, 4), torch.randn(4, 4)),
+        ("must be CUDA tensors", torch.randn(4, 4), torch.randn(4, 4, **f32)),
+        ("2-D matrices, got 3-D", torch.randn(2, 4, 4, **f32), torch.randn(4, 4, **f32)),
+        ("2-D matrices, got 2-D and 1-D", torch.randn(4, 4, **f32), torch.randn(4, **f32)),
+        ("inner dimensions must agree", torch.randn(4, 5, **f32), torch.randn(4, 5, **f32)),
+    ]
+
+
+@pytest.mark.parametrize("kernel", CUDA_KERNELS, ids=KERNEL_IDS)
+def test_bad_inputs_raise_clear_errors(kernel):
+    op_name = Path(kernel.source).stem
+    for expected, a, b in _bad_inputs():
+        with pytest.raises(RuntimeError) as info:
+            fn(kernel)(a, b)
+        message = str(info.value)
+        assert op_name in message and expected in message, message
+
+
+def test_grid_limit_is_reported_not_truncated(ops):
+    import torch
+
+    # v1 coalesced puts rows on gridDim.y: 65535 blocks of 32 rows at most.
+    M = 65535 * 32 + 1
+    a = torch.ones(M, 1, device="cuda")
+    b = torch.ones(1, 1, device="cuda")
+    with pytest.raises(RuntimeError, match=r"matmul_v1_coalesced: output of 2097121 x 1 needs more blocks"):
+        ops.matmul_v1_coalesced(a, b)
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("large-memory")
+@pytest.mark.parametrize("kernel", CUDA_KERNELS, ids=KERNEL_IDS)
+def test_offsets_past_2_to_the_31(kernel):
+    """A holds more than 2^31 elements: row * K overflows 32 bits unless offsets are 64-bit."""
+    import torch
+
+    M, K, N = 65537, 32769, 3          # M * K = 2,147,581,953 > 2^31
+    a = torch.empty(M, K, device="cuda")
+    a[:-4].fill_(0.5)
+    a[-4:] = torch.randn(4, K, device="cuda")  # the rows whose offsets pass 2^31
+    b = torch.randn(K, N, device="cuda")
+    out = fn(kernel)(a, b)
+    tail = out[-4:]
+    assert matmul_error(tail, a[-4:], b) <= matmul_tolerance("fp32", K)
+    del a
+
+
+@pytest.mark.parametrize("kernel", CUDA_KERNELS, ids=KERNEL_IDS)
+def test_torch_compile_fullgraph(kernel, ops):
+    import torch
+
+    op = getattr(ops, Path(kernel.source).stem)
+
+    @torch.compile(fullgraph=True)
+    def f(a, b):
+        return op(a, b).relu() + 1
+
+    a = torch.randn(67, 45, device="cuda")
+    b = torch.randn(45, 31, device="cuda")
+    expected = op(a, b).relu() + 1
+    torch.testing.assert_close(f(a, b), expected)
+
+
+@pytest.mark.parametrize("kernel", CUDA_KERNELS, ids=KERNEL_IDS)
+def test_opcheck(kernel, ops):
+    import torch
+
+    op = getattr(ops, Path(kernel.source).stem)
+    a = torch.randn(33, 17, device="cuda")
+    b = torch.randn(17, 29, device="cuda")
+    torch.library.opcheck(op.default, (a, b), test_utils=(
+        "test_schema", "test_faketensor", "test_aot_dispatch_static"))
+
+
+# --- compute-sanitizer on the standalone driver ------------------------------------------
+
+@pytest.fixture(scope="module")
+def driver(tmp_path_factory):
+    if shutil.which("cmake") is None:
+        pytest.skip("cmake not on PATH")
+    build = tmp_path_factory.mktemp("cmake")
+    for cmd in (["cmake", "-S", str(ROOT), "-B", str(build), "-DCMAKE_BUILD_TYPE=Release"],
+                ["cmake", "--build", str(build), "-j", str(os.cpu_count() or 2)]):
+        out = subprocess.run(cmd, capture_output=True, text=True)
+        assert out.returncode == 0, out.stdout + out.stderr
+    return build / "matmul_driver"
+
+
+def test_driver_checks_every_version(driver):
+    out = subprocess.run([str(driver), "all", "130", "129", "17", "--reps", "3"],
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert out.stdout.count(" ok ") == len(CUDA_KERNELS), out.stdout
+
+
+SANITIZER_SHAPES = ["67 45 31", "130 129 17", "1 1 1", "33 1 9"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("tool", ["memcheck", "racecheck", "initcheck", "synccheck"])
+def test_compute_sanitizer_clean(driver, tool):
+    sanitizer = shutil.which("compute-sanitizer")
+    if sanitizer is None:
+        pytest.skip("compute-sanitizer not on PATH")
+    for shape in SANITIZER_SHAPES:
+        cmd = [sanitizer, "--tool", tool, "--error-exitcode", "3", str(driver), "all",
+               *shape.split(), "--reps", "0"]
+        out = subprocess.run(cmd, capture_output=True, text=True)
+        assert out.returncode == 0, f"{tool} {shape}:\n{out.stdout[-3000:]}\n{out.stderr[-2000:]}"
+        summary = out.stdout + out.stderr  # racecheck words its summary differently
+        assert ("ERROR SUMMARY: 0 errors" in summary
+                or "RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)" in summary), summary[-3000:]
+
+
+def test_extension_shares_torchs_cxx_runtime(ops):
+    """The built extension depends on the shared libstdc++ (see bindings/_toolchain.py):
+    a private static copy crashes the process on the first failed TORCH_CHECK."""
+    import glob
+
+    import bindings
+    from bindings._toolchain import _needed_libraries
+
+    libraries = glob.glob(str(bindings.BINDINGS_DIR / "_C*.so")) or glob.glob(
+        str(ROOT / "build" / "jit" / "*.so"))
+    assert libraries, "no built extension found"
+    for library in libraries:
+        assert "libstdc++" in _needed_libraries(Path(library)), library

@@ -1,0 +1,259 @@
+"""GPU tier: every Triton matmul, natively, at every precision it supports.
+
+The CUDA ladder's shape sweep against the float64 reference with poisoned outputs, exact
+small-integer mode, NaN/inf propagation, every autotune candidate, strided, batched and
+empty inputs, bad inputs, 64-bit offsets, torch.compile(fullgraph=True) and opcheck.
+"""
+from __future__ import annotations
+
+import pytest
+
+from bench import check, problems, registry
+from bench.families.matmul.models import MatmulShape
+from bench.families.matmul.problem import MatmulCase, exact_mode_possible, matmul_error, matmul_tolerance
+from bindings import precision as prec
+from tests.support.checks import float32_precision, poisoned
+from tests.support.shapes import EMPTY_SHAPES, GPU_SWEEP
+
+
+TRITON = [k for k in registry.kernels() if k.backend == "triton" and k.op == "matmul"]
+CASES = [(k, p) for k in TRITON for p in k.precisions]
+CASE_IDS = [f"{k.name}-{p}" for k, p in CASES]
+
+
+def _run(kernel, shape, precision, mode="random"):
+    return check.check_one(kernel, problems.get("matmul"), shape, precision, mode,
+                           seed=shape.M + shape.N, device="cuda")
+
+
+@pytest.mark.parametrize("kernel,precision", CASES, ids=CASE_IDS)
+@pytest.mark.parametrize("shape", GPU_SWEEP, ids=str)
+def test_matches_fp64_reference(kernel, precision, shape):
+    result = _run(kernel, shape, precision)
+    assert result.status == "ok", result
+
+
+@pytest.mark.parametrize("kernel,precision", CASES, ids=CASE_IDS)
+@pytest.mark.parametrize("shape", [MatmulShape(129, 131, 200), MatmulShape(255, 1, 17),
+                                   MatmulShape(64, 64, 4096)], ids=str)
+def test_exact_with_small_integers(kernel, precision, shape):
+    result = _run(kernel, shape, precision, mode="exact")
+    if not exact_mode_possible(precision, shape.K):
+        assert result.status == "skip"
+    else:
+        assert result.status == "ok" and result.error == 0.0, result
+
+
+@pytest.mark.parametrize("kernel,precision", CASES, ids=CASE_IDS)
+@pytest.mark.parametrize("shape", [MatmulShape(67, 45, 31), MatmulShape(257, 129, 130)], ids=str)
+def test_nan_and_inf_propagate(kernel, precision, shape):
+    result = _run(kernel, shape, precision, mode="nonfinite")
+    assert result.status == "ok", result
+
+
+# 1024^3 shares its compiled variants with the tuning of the sweep's 1024^3; the edge shape
+# compiles every candidate once more (about 24 compiles), hence `slow`. The CPU tier runs
+# every candidate on an edge shape through the interpreter.
+CANDIDATE_SHAPES = [MatmulShape(1024, 1024, 1024),
+                    pytest.param(MatmulShape(130, 258, 100), marks=pytest.mark.slow)]
+
+
+@pytest.mark.parametrize("shape", CANDIDATE_SHAPES, ids=str)
+@pytest.mark.parametrize("precision", ["fp32", "tf32", "fp16", "bf16"])
+def test_every_autotune_candidate(precision, shape):
+    """Each candidate run directly, so a config the tuner never picks is still correct."""
+    import torch
+
+    from triton_impl import matmul_autotuned, tiles
+
+    for config in tiles.AUTOTUNE_CONFIGS[precision]:
+        a, b = MatmulCase(shape, precision, seed=3).inputs("cuda")
+        out = poisoned(matmul_autotuned.matmul)(a, b, precision, config=config)
+        torch.cuda.synchronize()
+        err = matmul_error(out, a, b)
+        assert err <= matmul_tolerance(precision, shape.K), (config, shape, err)
+
+
+@pytest.mark.parametrize("kernel,precision", CASES, ids=CASE_IDS)
+def test_non_contiguous_inputs(kernel, precision):
+    import torch
+
+    g = torch.Generator().manual_seed(1)
+    dtype = prec.torch_dtype(precision)
+    a_big = torch.randn(90, 140, generator=g).to(dtype).cuda()
+    b_big = torch.randn(70, 130, generator=g).to(dtype).cuda()
+    run = kernel.runner(precision)
+    for a, b in [(a_big[:, ::2], b_big.T[:70, :33]), (a_big.T[:33, :70], b_big[:, 1::2])]:
+        out = run(a, b)
+        assert matmul_error(out, a, b) <= matmul_tolerance(precision, a.shape[1])
+
+
+@pytest.mark.parametrize("kernel,precision", CASES, ids=CASE_IDS)
+@pytest.mark.parametrize("shape", EMPTY_SHAPES, ids=str)
+def test_empty_dimensions(kernel, precision, shape):
+    import torch
+
+    dtype = prec.torch_dtype(precision)
+    a = torch.randn(shape.M, shape.K, device="cuda", dtype=dtype)
+    b = torch.randn(shape.K, shape.N, device="cuda", dtype=dtype)
+    out = kernel.runner(precision)(a, b)
+    assert out.shape == (shape.M, shape.N) and out.dtype == dtype
+    assert torch.equal(out, torch.zeros_like(out))
+
+
+@pytest.mark.parametrize("kernel", TRITON, ids=[k.name for k in TRITON])
+def test_bad_inputs_raise_clear_errors(kernel):
+    import torch
+
+    run = kernel.runner(float32_precision(kernel))
+    f32 = dict(device="cuda", dtype=torch.float32)
+    cases = [
+        (TypeError, "must be float32", torch.randn(4, 4, **f32).half(), torch.randn(4, 4, **f32)),
+        (ValueError, "on a CUDA device", torch.randn(4, 4), torch.randn(4, 4)),
+        (ValueError, "same device", torch.randn(4, 4), torch.randn(4, 4, **f32)),
+        (ValueError, "inner dimensions must agree", torch.randn(4, 5, **f32),
+         torch.randn(4, 5, **f32)),
+        (ValueError, ("2-D matrices, got 1-D", "at least 2 dimensions"), torch.randn(4, **f32),
+         torch.randn(4, 4, **f32)),
+    ]
+    for exc, expected, a, b in cases:
+        with pytest.raises(exc) as info:
+            run(a, b)
+        message = str(info.value)
+        expected = (expected,) if isinstance(expected, str) else expected
+        assert kernel.name in message and any(e in message for e in expected), message
+
+
+@pytest.mark.parametrize("precision", ["fp32", "tf32", "fp16", "bf16"])
+def test_batched_broadcasting(precision):
+    import torch
+
+    from triton_impl import matmul_batched
+
+    dtype = prec.torch_dtype(precision)
+    g = torch.Generator().manual_seed(0)
+    cases = [((2, 1, 65, 70), (3, 70, 33)), ((65, 70), (2, 70, 33)), ((4, 129, 31), (4, 31, 17)),
+             ((2, 1, 3, 1, 2, 17, 19), (1, 4, 3, 2, 1, 19, 5))]
+    for sa, sb in cases:
+        a = torch.randn(*sa, generator=g).to(dtype).cuda()
+        b = torch.randn(*sb[:-2], sb[-1], sb[-2], generator=g).to(dtype).cuda().mT  # col-major
+        out = matmul_batched.op()(a, b, precision)
+        want = (a.double() @ b.double())
+        mag = a.double().abs() @ b.double().abs()
+        err = ((out.double() - want).abs() / mag.clamp_min(1e-300)).max().item()
+        assert out.shape == want.shape and err <= matmul_tolerance(precision, sa[-1]), err
+
+
+def test_grouped_launch_order_on_the_gpu():
+    from triton_impl import matmul_grouped
+
+    want = [[0, 3, 6, 9], [1, 4, 7, 10], [2, 5, 8, 11], [12, 14, 16, 18], [13, 15, 17, 19]]
+    assert matmul_grouped.launch_order(5, 4, 3).tolist() == want
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("large-memory")
+@pytest.mark.parametrize("kernel", TRITON, ids=[k.name for k in TRITON])
+def test_offsets_past_2_to_the_31(kernel):
+    """A holds more than 2^31 elements: row * stride overflows 32 bits unless it is int64."""
+    import torch
+
+    M, K, N = 65537, 32769, 3          # M * K = 2,147,581,953 > 2^31
+    a = torch.empty(M, K, device="cuda")
+    a[:-4].fill_(0.5)
+    a[-4:] = torch.randn(4, K, device="cuda")
+    b = torch.randn(K, N, device="cuda")
+    precision = float32_precision(kernel)
+    out = kernel.runner(precision)(a, b)
+    assert matmul_error(out[-4:], a[-4:], b) <= matmul_tolerance(precision, K)
+
+
+def _op_and_args(kernel, precision):
+    import importlib
+    from pathlib import Path
+
+    mod = importlib.import_module(f"triton_impl.{Path(kernel.source).stem}")
+    extra = () if kernel.twin else (precision,)
+    return mod.op(), extra
+
+
+@pytest.mark.parametrize("kernel", TRITON, ids=[k.name for k in TRITON])
+def test_torch_compile_fullgraph(kernel):
+    import torch
+
+    precision = "fp32" if kernel.twin else "fp16"
+    op, extra = _op_and_args(kernel, precision)
+    dtype = prec.torch_dtype(precision)
+
+    @torch.compile(fullgraph=True)
+    def f(a, b):
+        return op(a, b, *extra).relu() + 1
+
+    a = torch.randn(67, 45, device="cuda", dtype=dtype)
+    b = torch.randn(45, 31, device="cuda", dtype=dtype)
+    torch.testing.assert_close(f(a, b), op(a, b, *extra).relu() + 1)
+
+
+@pytest.mark.parametrize("kernel", TRITON, ids=[k.name for k in TRITON])
+def test_opcheck(kernel):
+    import torch
+
+    op, extra = _op_and_args(kernel, float32_precision(kernel))
+    a = torch.randn(33, 17, device="cuda")
+    b = torch.randn(17, 29, device="cuda")
+    torch.library.opcheck(op.default, (a, b, *extra), test_utils=(
+        "test_schema", "test_faketensor", "test_aot_dispatch_static"))
+
+
+def test_round_to_tf32_native_bit_for_bit():
+    """round_to_tf32 by cvt.rn.tf32.f32 (what the tf32 swap paths run on the H100) and its
+    integer version agree with the float64 rounding of tests.support.checks, bit for bit."""
+    import torch
+
+    from tests.support.checks import assert_tf32_rounded, round_to_tf32_on, tf32_rounding_inputs
+    from triton_impl import _common
+
+    assert _common.native_tf32_round(torch.device("cuda")) == (
+        torch.cuda.get_device_capability() >= (9, 0))
+    x = tf32_rounding_inputs().cuda()
+    assert_tf32_rounded(round_to_tf32_on(x, native=False), x)
+    if _common.native_tf32_round(x.device):
+        assert_tf32_rounded(round_to_tf32_on(x, native=True), x)
+
+
+@pytest.mark.parametrize("module,precision,key", [
+    ("matmul_autotuned", "fp16", "fp16"), ("matmul_persistent", "fp16", "fp16"),
+    ("matmul_persistent", "tf32", "tf32-swap")])
+def test_direct_wrapper_calls_tune_once(module, precision, key, monkeypatch):
+    """Calling a wrapper directly (not through its registered op) tunes on the module's own
+    autotuner, once: the second call times nothing. (Through torch.library.wrap_triton in
+    eager mode every call built a new autotuner and tuned again.)"""
+    import importlib
+
+    import torch
+    import triton.testing
+
+    mod = importlib.import_module(f"triton_impl.{module}")
+    timed = []
+    real = triton.testing.do_bench
+
+    def counting(*args, **kwargs):
+        timed.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(triton.testing, "do_bench", counting)
+    shape = (528, 520, 512)           # above SMALL_PROBLEM_FMAS, used by no other test
+    dtype = prec.torch_dtype(precision)
+    a = torch.randn(shape[0], shape[2], device="cuda", dtype=dtype)
+    b = torch.randn(shape[2], shape[1], device="cuda", dtype=dtype)
+    # the tf32 row-major B of matmul_persistent runs matmul_swap_gluon by default (one
+    # configuration, nothing to tune): its Triton swap is asked for by name
+    options = {"tf32_row_major_b": "swap"} if key == "tf32-swap" else {}
+    mod.matmul(a, b, precision, **options)
+    tuner = mod.kernel_for(key)
+    assert any(k[:3] == shape for k in tuner.cache), tuner.cache.keys()
+    assert timed, "the first call should have timed the candidates"
+    timed.clear()
+    for _ in range(2):
+        mod.matmul(a, b, precision, **options)
+    assert not timed, "a second call tuned again"

@@ -1,0 +1,28 @@
+"""GPU tier: the CUDA worked example of docs/plugins.md (docs/examples/my_cuda_matmul.py,
+built with torch.utils.cpp_extension.load_inline) is checked by the harness on odd shapes."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from bench import cli, plugins, registry
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def fresh(monkeypatch):
+    monkeypatch.setenv(plugins.ENV, "")
+    registry.forget()
+    yield
+    registry.forget()
+
+
+def test_cuda_example_checks(fresh, capsys):
+    code = cli.main(["check", "--plugin", str(ROOT / "docs" / "examples" / "my_cuda_matmul.py"),
+                     "--kernels", "my_cuda*", "--shapes", "1x1x1,17x13x7,130x129x33",
+                     "--exact"])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "0 failed" in out and "my_cuda_matmul" in out

@@ -1,0 +1,43 @@
+"""GPU tier, slow: compute-sanitizer (memcheck, racecheck, initcheck) over every CUDA and
+Triton kernel of the registry, through the torch ops and the Triton wrappers, at odd shapes
+(tests/support/sanitize_target.py). The standalone CUDA drivers get the same tools in
+tests/gpu/test_matmul_cuda.py and tests/gpu/test_memory_ops.py.
+
+A report is traced to its kernel by the marker line the target prints before each launch;
+the test prints a table kernel x tool -> errors.
+"""
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from bench.profile import find_cuda_tool
+from tests.support.sanitize_target import errors_by_kernel
+
+ROOT = Path(__file__).resolve().parents[2]
+TOOLS = ("memcheck", "racecheck", "initcheck")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("tool", TOOLS)
+def test_compute_sanitizer_over_every_kernel(tool):
+    sanitizer = find_cuda_tool("compute-sanitizer")
+    if sanitizer is None:
+        pytest.skip("compute-sanitizer not found")
+    env = dict(os.environ, PYTHONUNBUFFERED="1", TRITON_INTERPRET="0")
+    cmd = [sanitizer, "--tool", tool, "--error-exitcode", "3", "--target-processes", "all",
+           "--print-limit", "50", sys.executable, "-m", "tests.support.sanitize_target"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, env=env, timeout=900)
+    log = proc.stdout + proc.stderr
+    by_kernel = errors_by_kernel(log)
+    table = "\n".join(f"  {k:<36} {tool}: {n} error(s)" for k, n in sorted(by_kernel.items()))
+    print(f"{tool}: exit {proc.returncode}\n{table or '  no errors'}")
+    summary = re.findall(r"ERROR SUMMARY: (\d+) error", log)
+    assert "ran " in log, f"{tool}: the target did not finish:\n{log[-3000:]}"
+    assert proc.returncode == 0 and all(int(n) == 0 for n in summary), (
+        f"{tool} found errors:\n{table}\n{log[-6000:]}")

@@ -1,0 +1,1 @@
+"""Interpreter tier: Triton kernels through TRITON_INTERPRET=1 on machines without a GPU."""

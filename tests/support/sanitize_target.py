@@ -1,0 +1,69 @@
+"""The program compute-sanitizer runs over (tests/gpu/test_sanitizer.py): every CUDA and
+Triton kernel of the registry, once per precision, at odd shapes (edges of every tile), with a
+marker line before each so an error report can be traced to its kernel (errors_by_kernel).
+
+    compute-sanitizer --tool memcheck python -m tests.support.sanitize_target [--kernels GLOBS]
+"""
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+
+# Odd shapes per op: tile edges, a masked tail, columns as well as rows.
+SHAPES = {
+    "matmul": "127x129x31,1x65x17",
+    "vector_add": "1000,4097",
+    "copy": "1000,4097",
+    "relu_dropout": "1000,4097",
+    "softmax": "37x1000,37x1000:dim=0,5x40000",
+    "rgb_to_grey": "3x31x17,3x9x1030",
+}
+
+
+def main(argv=None) -> int:
+    import torch
+
+    from bench import problems, registry
+
+    p = argparse.ArgumentParser()
+    p.add_argument("--kernels", default="*")
+    args = p.parse_args(argv)
+    ran = 0
+    for k in registry.select(args.kernels):
+        if k.backend not in ("cuda", "triton") or k.op not in SHAPES:
+            continue
+        problem = problems.get(k.op)
+        for shape in problem.parse_shapes(SHAPES[k.op]):
+            if k.op == "softmax" and k.version == "row_sram" and shape.around()[1] > 32768:
+                continue
+            for precision in k.precisions:
+                print(f"== {k.name} {shape} {precision}", flush=True)
+                inputs = problem.inputs(shape, precision, seed=1, device="cuda")
+                out = k.runner(precision)(*inputs)
+                torch.cuda.synchronize()
+                err = problem.error(out, inputs)
+                if not err <= problem.tolerance(shape, precision):
+                    print(f"WRONG {k.name} {shape} {precision}: error {err}", flush=True)
+                    return 1
+                ran += 1
+    print(f"ran {ran} kernel launches", flush=True)
+    return 0
+
+
+def errors_by_kernel(log: str) -> dict[str, int]:
+    """Sanitizer error reports ('========= Invalid __global__ read', 'Race reported',
+    'Uninitialized __global__ memory read', ...) counted per marker line before them."""
+    counts: dict[str, int] = {}
+    current = "(before the first kernel)"
+    for line in log.splitlines():
+        if line.startswith("== "):
+            current = line[3:].split()[0]
+        elif re.match(r"=+ (Invalid|Race|Uninitialized|Error|Program hit|Barrier|Malloc)", line) \
+                or "Race reported" in line or "Potential" in line:
+            counts[current] = counts.get(current, 0) + 1
+    return counts
+
+
+if __name__ == "__main__":
+    sys.exit(main())
