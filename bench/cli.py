@@ -237,6 +237,9 @@ def cmd_model(args) -> int:
                               ("global stores", "global_stores", "global_store_bytes"),
                               ("shared-memory loads", "shared_loads", "shared_load_bytes")):
             table.append([label, f"{r[el]:,}", f"{r[by]:,}"])
+            if el == "global_loads" and (r.get("load_width") or 1) > 1:
+                table.append([f"  as load instructions ({r['load_width']} elements each)",
+                              f"{r[el] // r['load_width']:,}", "-"])
         table.append(["compulsory DRAM (read + write)", "-", f"{r['compulsory_bytes']:,}"])
         table.append(["FMAs executed (tile padding included)", f"{r['fma']:,}", "-"])
         table.append(["useful FLOPs (2*M*N*K)", f"{r['useful_flops']:,}", "-"])

@@ -22,8 +22,10 @@ IEEE arithmetic). Its docstring says what it does, in which file, and its twin.
 Without a GPU, the Triton kernels run through Triton's interpreter (slow: small tensors)
 and the torch references run on the CPU; the CUDA kernels need a GPU. The same kernels are
 torch ops too (torch.ops.cvt.* for CUDA, torch.ops.cvt_triton.* for Triton; docs/api.md),
-which torch.compile can trace. Importing this module does nothing: the registry is read,
-and a kernel built or compiled, when a function is first asked for.
+which torch.compile can trace and autograd differentiates (every op but rgb_to_grey has a
+backward, by kernels of its own family: docs/api.md, "Training with your own kernels").
+Importing this module does nothing: the registry is read, and a kernel built or compiled,
+when a function is first asked for.
 """
 from __future__ import annotations
 

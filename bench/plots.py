@@ -13,7 +13,10 @@ from bench import families, results
 
 def all_figures(result_dir, out_dir) -> dict[str, list[Path]]:
     """Every figure the result set has data for; returns figure name -> files."""
-    s = results.load_set(result_dir)
+    from bench import model_table
+
+    # model bytes at each row's own precision, as in report.md (bench/model_table.py)
+    s = model_table.at_row_precision(results.load_set(result_dir))
     made: dict[str, list[Path]] = {}
     for family in families.families():
         made.update(family.figures(s, out_dir))

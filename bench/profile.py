@@ -16,9 +16,10 @@ Levels, from what the threads ask for down to what HBM delivers (see docs/DESIGN
 "Memory traffic, level by level"):
 
     model     the closed-form count of global loads issued by threads (bench/families/matmul/models.py)
-    issued    thread-level global load instructions (+ async copies global->shared);
-              equals the model for scalar loads. Also their bytes, which are right for
-              vector loads too (a 16-byte load is one instruction but four floats)
+    issued    thread-level global load instructions x the elements each moves (the
+              model's load_width: 4 for float4 loads), + async copies global->shared by
+              their bytes; equals the model. Also their bytes, counted by the hardware
+              (a 16-byte load is one instruction but four floats)
     L1        bytes requested from L1 (sectors x 32 B): a warp's scattered loads cost a
               whole 32-byte sector each; coalesced ones share sectors
     L2        bytes L1 fetched from L2 (sectors x 32 B): L1 hits no longer count
@@ -322,8 +323,9 @@ def _nz(x: float) -> float:
     return 0.0 if math.isnan(x) else x
 
 
-def levels(counters: dict, elem_bytes: int) -> dict:
-    """The traffic levels (elements and bytes) from summed counters."""
+def levels(counters: dict, elem_bytes: int, load_width: int = 1) -> dict:
+    """The traffic levels (elements and bytes) from summed counters. load_width: elements
+    one of the kernel's load instructions moves (its model's; 4 for float4 loads)."""
     c = counters
     ld_thread = _get(c, "ld_thread_inst")
     note = []
@@ -332,10 +334,13 @@ def levels(counters: dict, elem_bytes: int) -> dict:
         note.append("issued = warp instructions x 32 (thread-level metric unavailable)")
     ldgsts_bytes = _nz(_get(c, "ldgsts_bytes"))
     # Issued ELEMENTS: thread-level load instructions count one per element for scalar
-    # loads, which is how the CUDA ladder loads; async copies (cp.async, what Triton's
-    # pipelined loops use) are not load instructions: add them by their bytes.
-    issued_elements = ld_thread + ldgsts_bytes / elem_bytes if not math.isnan(ld_thread) \
-        else math.nan
+    # loads, which is how the lecture's ladder loads, and load_width per instruction for
+    # vector loads (the FFMA rungs' float4s: instructions x 4 must meet the model, so a
+    # load the compiler split into scalars shows up as 4x); async copies (cp.async, what
+    # Triton's pipelined loops and cuda v6 use) are not load instructions: add them by
+    # their bytes.
+    issued_elements = ld_thread * load_width + ldgsts_bytes / elem_bytes \
+        if not math.isnan(ld_thread) else math.nan
     data_bytes = _get(c, "ld_data_bytes")
     issued_bytes = (data_bytes + ldgsts_bytes) if not math.isnan(data_bytes) \
         else issued_elements * elem_bytes
@@ -482,9 +487,10 @@ def run(kernels, shapes_text: str | None, precisions: list[str] | None, out_dir,
             row["ncu_launches"] = counters.get("launches", 0)
             for full, short in METRICS:
                 row[short] = counters.get(full)
-            lv = levels(counters, elem)
+            model = problem.traffic(k, shape, p)
+            lv = levels(counters, elem, getattr(model, "load_width", 1))
             row.update(lv)
-            row.update(compare(k, problem, lv, problem.traffic(k, shape, p)))
+            row.update(compare(k, problem, lv, model))
             row.update(status="ok", note=row.pop("level_note"))
             text = f"issued/model {row['ratio_issued']:.4f}  {row['target']}"
         rows.append(row)

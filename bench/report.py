@@ -12,7 +12,9 @@ The tables are built from the result files (bench/results.py), like the figures,
 from __future__ import annotations
 
 import json
+import math
 import os
+import re
 import shutil
 import sys
 import time as _time
@@ -20,16 +22,15 @@ from pathlib import Path
 
 from bench import families, results
 from bench.results import num
-from bench.text import f, human_bytes, md_table, sci
+from bench.text import ABOVE_COPY, binary_bytes, count, f, md_table
 
-
-# ---------------------------------------------------------------------------------------
-# Markdown helpers
-# ---------------------------------------------------------------------------------------
 
 # ---------------------------------------------------------------------------------------
 # Sections (each takes payloads and returns markdown)
 # ---------------------------------------------------------------------------------------
+
+FIGURES_DIR = "figures"
+
 
 def section_env(env: dict) -> str:
     keys = ("date_utc", "device", "gpu", "sm_count", "compute_capability", "memory_gib",
@@ -40,55 +41,142 @@ def section_env(env: dict) -> str:
     return "## Environment\n\n" + md_table(["what", "value"], rows)
 
 
-def section_ceilings(time_payload: dict) -> str:
-    from bench import families
+def _ceilings(time_payload: dict) -> dict:
+    return (time_payload.get("meta") or {}).get("ceilings") or {}
 
-    c = (time_payload.get("meta") or {}).get("ceilings") or {}
+
+def copy_row(c: dict) -> list[str]:
+    """The copy bandwidth as a row of the ceilings table: the DRAM level (bytes read +
+    written per second), the ceiling every bandwidth of the report is compared with."""
+    return ["DRAM: copy bandwidth (bytes read + written / time)",
+            f"{f(c.get('copy_gbps'), 0)} GB/s",
+            f"{binary_bytes(c.get('copy_bytes'))} copied by torch, median of the timed copies"]
+
+
+def section_ceilings(time_payload: dict) -> str:
+    c = _ceilings(time_payload)
     if not c:
         return ""
-    rows = [["device copy bandwidth (read + write)", f"{f(c.get('copy_gbps'), 0)} GB/s",
-             f"{human_bytes(c.get('copy_bytes'))} copied, median of the timed copies"]]
+    rows = [copy_row(c)]
     for family in families.families():
         rows += family.ceiling_rows(c)
     return ("## Ceilings measured in this run\n\n"
             + md_table(["ceiling", "value", "how"], rows))
 
 
+# ---------------------------------------------------------------------------------------
+# Correctness: one row per kernel x precision
+# ---------------------------------------------------------------------------------------
+
+def _fraction_of_bound(r: dict) -> float:
+    """A check run's error as a fraction of the bound it had to meet: 0 for an exact run
+    that matched, inf for one that did not (its bound is 0), NaN when it has no error."""
+    err, tol = num(r.get("error")), num(r.get("tolerance"))
+    if math.isnan(err):
+        return math.nan
+    if not tol:                       # exact mode: the answer must match bit for bit
+        return 0.0 if err == 0 else math.inf
+    return err / tol
+
+
+def correctness_rows(check_payload: dict) -> list[dict]:
+    """One dict per kernel x precision that ran: op, shapes, runs, failed, skipped, the worst
+    error as a fraction of its bound and where it was (shape, mode)."""
+    from bench import registry
+
+    ops = {k.name: k.op for k in registry.kernels()}
+    out: dict = {}
+    for r in check_payload["rows"]:
+        key = (r["kernel"], r["precision"])
+        g = out.setdefault(key, dict(kernel=r["kernel"], precision=r["precision"],
+                                     op=ops.get(r["kernel"], "-"), shapes=[], runs=0,
+                                     failed=0, skipped=0, worst=math.nan, worst_at="",
+                                     modes=[]))
+        if r["status"] == "skip":
+            g["skipped"] += 1
+            continue
+        g["runs"] += 1
+        if r["shape"] not in g["shapes"]:
+            g["shapes"].append(r["shape"])
+        if r["mode"] not in g["modes"]:
+            g["modes"].append(r["mode"])
+        if r["status"] in ("FAIL", "ERROR"):
+            g["failed"] += 1
+        frac = _fraction_of_bound(r)
+        if r["status"] == "ERROR":
+            frac = math.inf
+        if math.isnan(g["worst"]) or frac > g["worst"]:
+            g["worst"] = frac
+            g["worst_at"] = f"{r['shape']} ({r['mode']})" + (
+                f": {r['status']} {r.get('note') or ''}".rstrip() if r["status"] == "ERROR" else "")
+    return list(out.values())
+
+
+def _fraction_text(x: float) -> str:
+    """0.18, 0.0042, 0.999 (just under the bound never prints as 1.00), 0, inf or -."""
+    if math.isnan(x):
+        return "-"
+    if math.isinf(x):
+        return "inf"
+    if 0.995 <= x < 1:
+        return f"{math.floor(x * 1000) / 1000:.3f}"
+    return "0" if x == 0 else f"{x:.2g}" if x < 0.01 else f"{x:.2f}"
+
+
+def _elements(shape: str) -> int:
+    """The product of the sizes in a shape's text ("3x1066x1600:dim=0" -> 5116800): an
+    order from small to large for every op's shapes."""
+    return math.prod(int(n) for n in re.findall(r"\d+", shape.split(":")[0])) if shape else 0
+
+
+def _shapes_text(shapes: list[str]) -> str:
+    shapes = sorted(shapes, key=_elements)
+    return shapes[0] if len(shapes) == 1 else f"{len(shapes)}: {shapes[0]} … {shapes[-1]}"
+
+
+def _reasons(notes: list[str]) -> list[tuple[str, int]]:
+    """Skip reasons with their shapes taken out and how many runs each, most frequent
+    first: "shape 64x64x64 too large for exact bf16" and "shape 127x129x31 too large for
+    exact bf16" are one reason."""
+    general = [re.sub(r"\b\d+(?:x\d+)*(?::dim=-?\d+)?\b", "…", n) for n in notes]
+    counts: dict = {}
+    for g in general:
+        counts[g] = counts.get(g, 0) + 1
+    return sorted(counts.items(), key=lambda kv: -kv[1])
+
+
 def section_check(check_payload: dict) -> str:
     rows = check_payload["rows"]
-    shapes = list(dict.fromkeys(r["shape"] for r in rows if r["shape"] != "-"))
-    keyed: dict = {}
-    notes = []
-    for r in rows:
-        key = (r["kernel"], r["precision"])
-        cell = keyed.setdefault(key, {})
-        if r["status"] == "skip":
-            cell.setdefault(r["shape"], "skip")
-            if r.get("note") and (r["kernel"], r["note"]) not in notes:
-                notes.append((r["kernel"], r["note"]))
-            continue
-        if r["status"] in ("FAIL", "ERROR"):
-            cell[r["shape"]] = f"**{r['status']}** ({r['mode']}, {sci(r['error'])})"
-            continue
-        prev = cell.get(r["shape"])
-        if prev and prev.startswith("**"):
-            continue
-        err = num(r["error"])
-        best = max(err, num(prev)) if prev not in (None, "skip") else err
-        cell[r["shape"]] = sci(best)
-    # kernels that ran nowhere (no GPU here) are one line below the table, not a row of skips
-    table = [[k, p] + [keyed[(k, p)].get(s, "") for s in shapes] for (k, p) in keyed
-             if any(v != "skip" for v in keyed[(k, p)].values())]
+    groups = correctness_rows(check_payload)
+    ran = [g for g in groups if g["runs"]]
     failed = sum(1 for r in rows if r["status"] in ("FAIL", "ERROR"))
-    ran = sum(1 for r in rows if r["status"] != "skip")
-    modes = sorted({r["mode"] for r in rows if r["status"] != "skip"})
-    text = (f"## Correctness\n\nLargest relative error per kernel x shape over the modes "
-            f"{', '.join(modes) or '-'} (error definition and bound: each op's Problem in bench/families/). "
-            f"{ran - failed} of {ran} runs passed, {failed} failed.\n\n"
-            + (md_table(["kernel", "precision"] + shapes, table) if table
+    runs = sum(1 for r in rows if r["status"] != "skip")
+    skipped = sum(1 for r in rows if r["status"] == "skip")
+    modes = list(dict.fromkeys(m for g in ran for m in g["modes"]))
+    table = [[g["kernel"], g["op"], g["precision"], _shapes_text(g["shapes"]), g["runs"],
+              f"**{g['failed']}**" if g["failed"] else "0",
+              (f"**{_fraction_text(g['worst'])}**" if g["worst"] > 1 else
+               _fraction_text(g["worst"])), g["worst_at"]] for g in ran]
+    text = (f"## Correctness\n\n{runs - failed} of {runs} runs passed, {failed} failed"
+            + (f", {skipped} skipped" if skipped else "") + ". One row per kernel x precision: "
+            f"the shapes it ran at, its runs (modes: {', '.join(modes) or '-'}), the failures, "
+            "and its worst error as a fraction of the bound it had to meet (1.00 = at the "
+            "bound; an exact run must match bit for bit; each op's error and bound are "
+            "defined by its Problem in bench/families/). check.csv holds every run, with "
+            "its error and bound.\n\n"
+            + (md_table(["kernel", "op", "precision", "shapes", "runs", "failed",
+                         "worst error / bound", "worst at"], table) if table
                else "No kernel could run on this machine."))
-    if notes:
-        text += "\n\nSkipped: " + "; ".join(f"{k}: {n}" for k, n in notes[:12])
+    # kernels that ran nowhere (no GPU here) are one line below the table, not rows of skips
+    nowhere = list(dict.fromkeys(g["kernel"] for g in groups if not g["runs"]
+                                 and not any(h["runs"] for h in groups
+                                             if h["kernel"] == g["kernel"])))
+    reasons = _reasons([r.get("note") or "no reason given" for r in rows if r["status"] == "skip"])
+    if reasons:
+        text += (f"\n\nSkipped runs, by reason: "
+                 + "; ".join(f"{why} ({n})" for why, n in reasons[:8]))
+    if nowhere:
+        text += f"\n\nDid not run here ({len(nowhere)}): " + ", ".join(nowhere)
     return text
 
 
@@ -108,17 +196,33 @@ def section_model(model_payload: dict) -> str:
         return ""
     table = []
     for r in rows:
-        table.append([r["kernel"], r["shape"], r["params"], r.get("formula") or "-",
-                      f(r["global_loads"]), f(r.get("lecture_global_loads")),
-                      human_bytes(r["global_load_bytes"]), f(r["global_stores"]),
-                      f(r["shared_loads"]), human_bytes(r["shared_load_bytes"]),
-                      f(r["fma"]), human_bytes(r["compulsory_bytes"])])
-    return ("## Traffic models (closed form)\n\nElements unless marked as bytes; the lecture "
-            "column is the formula of the lecture notes for a square N x N x N product "
-            "(it equals the model when N is a multiple of the tiles).\n\n"
-            + md_table(["kernel", "shape", "tile params", "lecture formula", "global loads",
-                        "lecture count", "global load bytes", "global stores", "shared loads",
-                        "shared load bytes", "FMAs", "compulsory bytes"], table))
+        params = re.sub(r"\s*precision=\w+", "", r["params"] or "").strip() or "-"
+        table.append([r["kernel"], r["shape"], row_precision(r), params,
+                      r.get("formula") or "-", count(r["global_loads"]),
+                      count(r.get("lecture_global_loads")),
+                      binary_bytes(r["global_load_bytes"]), count(r["global_stores"]),
+                      count(r["shared_loads"]), binary_bytes(r["shared_load_bytes"]),
+                      count(r["fma"]), binary_bytes(r["compulsory_bytes"])])
+    return ("## Traffic models (closed form)\n\nWhat each kernel's threads ask for, at the "
+            "tile parameters it runs at that precision: elements unless marked as bytes; "
+            "the lecture column is the formula of the lecture notes \"GPU Matmul and "
+            "Operator Compilation\" for a square N x N x N product (it equals the model when "
+            "N is a multiple of the tiles). `python -m bench model --kernels K --shape S "
+            "--precision P` prints any other.\n\n"
+            + md_table(["kernel", "shape", "precision", "tile params", "lecture formula",
+                        "global loads", "lecture count", "global load bytes", "global stores",
+                        "shared loads", "shared load bytes", "FMAs", "compulsory bytes"], table))
+
+
+def row_precision(r: dict) -> str:
+    """The precision of a model row; files written before rows carried it name it in the
+    tile parameters ("precision=fp16") or imply it by the element size."""
+    if r.get("precision"):
+        return r["precision"]
+    m = re.search(r"precision=(\w+)", r.get("params") or "")
+    if m:
+        return m.group(1)
+    return {4: "fp32", 1: "u8"}.get(int(num(r.get("elem_bytes")) or 0), "-")
 
 
 def section_figures(figures: dict, out_dir: Path) -> str:
@@ -135,22 +239,92 @@ def section_figures(figures: dict, out_dir: Path) -> str:
     return "\n\n".join(parts)
 
 
+def _ran_line(s: dict, env: dict) -> str:
+    kinds = [k for k in results.KINDS if k in s]
+    where = env.get("gpu") or env.get("device") or "an unknown device"
+    if env.get("sm_count"):
+        where += f" ({env['sm_count']} SMs)"
+    kernels = {r["kernel"] for p in s.values() for r in p.get("rows", [])
+               if r.get("status") != "skip" and r.get("kernel")}
+    precisions = list(dict.fromkeys(r["precision"] for p in s.values()
+                                    for r in p.get("rows", [])
+                                    if r.get("status") != "skip" and r.get("precision")
+                                    not in (None, "", "-")))
+    when = (env.get("date_utc") or "")[:10]
+    return (f"- **Ran**: {', '.join(kinds)} on {where}"
+            + (f", {when}" if when else "") + (f", commit {env['git_sha']}" if env.get("git_sha")
+                                              else "")
+            + f": {len(kernels)} kernels at {', '.join(precisions) or 'no precision'}.")
+
+
+def _check_line(check_payload: dict) -> str:
+    rows = check_payload["rows"]
+    runs = [r for r in rows if r["status"] != "skip"]
+    failed = [r for r in runs if r["status"] in ("FAIL", "ERROR")]
+    groups = [g for g in correctness_rows(check_payload) if g["runs"]]
+    finite = [g for g in groups if not math.isnan(g["worst"])]
+    worst = max(finite, key=lambda g: g["worst"], default=None)
+    text = (f"- **Correctness**: {len(runs) - len(failed)} of {len(runs)} checks passed, "
+            f"{len(failed)} failed, over {len(groups)} kernel x precision pairs")
+    if failed:
+        names = list(dict.fromkeys(f"{r['kernel']} ({r['precision']})" for r in failed))
+        text += f"; failing: {', '.join(names[:6])}" + (" ..." if len(names) > 6 else "")
+    elif worst is not None:
+        text += (f"; the closest to its bound: {worst['kernel']} ({worst['precision']}) at "
+                 f"{_fraction_text(worst['worst'])} of it")
+    return text + "."
+
+
+def _ceilings_line(time_payload: dict) -> str:
+    c = _ceilings(time_payload)
+    if not c:
+        return ""
+    rows = [copy_row(c)] + [r for fam in families.families() for r in fam.ceiling_rows(c)]
+    return "- **Ceilings** (measured in this run unless said): " + "; ".join(
+        f"{what} {value}" for what, value, _how in rows) + "."
+
+
+def section_summary(s: dict, figures: dict, out_dir: Path, env: dict) -> str:
+    """The first screen of report.md: what ran, how many checks passed, each family's
+    headline numbers, the ceilings, where the figures are, and how to read the units."""
+    lines = [_ran_line(s, env)]
+    if "check" in s:
+        lines.append(_check_line(s["check"]))
+    for family in families.families():
+        lines += family.summary_lines(s)
+    if "time" in s:
+        lines.append(_ceilings_line(s["time"]))
+    if figures:
+        links = ", ".join(f"[{name}]({files[0].relative_to(out_dir)})"
+                          for name, files in figures.items())
+        lines.append(f"- **Figures** ({FIGURES_DIR}/, PNG for slides and SVG for editing; "
+                     f"each with its caption under Figures below): {links}.")
+    lines.append(f"- **Units**: bytes in binary units (1 KiB = 1024 B, 1 MiB = 1024 KiB, "
+                 f"1 GiB = 1024 MiB); bandwidths in GB/s (10^9 B/s), each naming the level "
+                 f"it counts (threads, L1, L2, DRAM); {ABOVE_COPY} marks a bandwidth above "
+                 f"the copy bandwidth measured in the run, explained where it appears.")
+    return "## Summary\n\n" + "\n".join(line for line in lines if line)
+
+
 def write_markdown(out_dir, figures: dict | None = None, gpu_notes: list[str] | None = None,
                    timings: dict | None = None) -> Path:
     """report.md from the result files in out_dir (and the figures already drawn)."""
+    from bench import model_table
+
     out_dir = Path(out_dir)
-    s = results.load_set(out_dir)
+    # model bytes and ratios at each row's own precision (bench/model_table.py)
+    s = model_table.at_row_precision(results.load_set(out_dir))
     env = next((p.get("env") for p in s.values() if p.get("env")), {}) or {}
     parts = ["# cuda-vs-triton: report",
              "Written by `python -m bench report`; every number below is in the result files "
-             "next to this report (CSV and JSON), every figure is drawn from them."]
+             "next to this report (CSV and JSON), every figure is drawn from them.",
+             section_summary(s, figures or {}, out_dir, env)]
     if gpu_notes:
         parts.append("## What needs a GPU\n\n" + "\n".join(f"- {n}" for n in gpu_notes))
-    parts.append(section_env(env))
-    if "time" in s:
-        parts.append(section_ceilings(s["time"]))
     if "check" in s:
         parts.append(section_check(s["check"]))
+    if "time" in s:
+        parts.append(section_ceilings(s["time"]))
     for family in families.families():
         parts += family.report_sections(s)
     if "time" in s:
@@ -158,6 +332,7 @@ def write_markdown(out_dir, figures: dict | None = None, gpu_notes: list[str] | 
     if "model" in s:
         parts.append(section_model(s["model"]))
     parts.append(section_figures(figures or {}, out_dir))
+    parts.append(section_env(env))
     steps_file = out_dir / "steps.json"
     if timings:
         results.atomic_write_text(steps_file, json.dumps({k: round(v, 1)

@@ -11,6 +11,9 @@ Two ways to get them, tried in this order by :func:`ops`:
    overrides) and rebuilt only when a source changes, so a student can edit
    ``cuda/*.cu`` and rerun.
 
+Once loaded, every op has a fake kernel (bindings/_fake.py, for torch.compile) and, where
+it has a derivative, a backward (bindings/_autograd.py), so a model can train on them.
+
 Without a CUDA build of PyTorch, :func:`ops` raises :class:`CudaOpsUnavailable` with the
 reason. Importing this package does nothing; the first call to :func:`ops` loads.
 """
@@ -159,8 +162,9 @@ def ops():
                 torch.ops.load_library(library)
         else:
             _jit_build()
-        from . import _fake
+        from . import _autograd, _fake
 
         _fake.register()
+        _autograd.register()      # backward formulas: bindings/derivatives.py
         _loaded = True
         return getattr(torch.ops, NAMESPACE)

@@ -25,6 +25,9 @@ def grid_y_dimension(op: str) -> tuple[str, int]:
         "matmul_v1_5_thread_tiling": ("M", t["V15_T"] * t["V15_V"]),
         "matmul_v2_register_tiling": ("M", t["V2_T"] * t["V2_V"]),
         "matmul_v3_smem_tiling": ("M", t["V3_L"]),
+        "matmul_v4_vectorized": ("M", t["V4_L"]),
+        "matmul_v5_warptiling": ("M", t["V5_BM"]),
+        "matmul_v6_pipelined": ("M", t["V6_BM"]),  # grouped order remaps, same grid
     }[op]
 
 

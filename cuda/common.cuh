@@ -22,4 +22,23 @@ inline bool grid_fits(int64_t gx, int64_t gy) {
   return gx >= 1 && gy >= 1 && gx <= kMaxGridX && gy <= kMaxGridYZ;
 }
 
+// W consecutive floats moved by ONE instruction: Floats<4> is 16-byte aligned, so a load
+// or store of it compiles to LD.128/ST.128 (LDG.128, LDS.128, STG.128); Floats<1> is a
+// plain float. A kernel templated on W writes its copy loops once for both widths, and its
+// launcher picks W (see vector_path_ok).
+template <int W>
+struct alignas(4 * W) Floats {
+  float v[W];
+};
+
+// The 128-bit path of a row-major matmul is legal when every row of A (K floats), B and
+// C (N floats) starts on a 16-byte boundary: the three pointers are 16-byte aligned and
+// K and N are multiples of 4. A launcher asks this once and instantiates its kernel with
+// W = 4 or W = 1; the kernel itself has no alignment branch.
+inline bool vector_path_ok(const float* A, const float* B, const float* C, int64_t N,
+                           int64_t K) {
+  const auto aligned = [](const float* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };
+  return aligned(A) && aligned(B) && aligned(C) && N % 4 == 0 && K % 4 == 0;
+}
+
 }  // namespace cvt

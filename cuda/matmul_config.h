@@ -24,7 +24,10 @@
   X(v1_coalesced)          \
   X(v1_5_thread_tiling)    \
   X(v2_register_tiling)    \
-  X(v3_smem_tiling)
+  X(v3_smem_tiling)        \
+  X(v4_vectorized)         \
+  X(v5_warptiling)         \
+  X(v6_pipelined)
 
 // v1 naive and v1 coalesced: a square block of CVT_V1_BLOCK x CVT_V1_BLOCK threads.
 #ifndef CVT_V1_BLOCK
@@ -57,4 +60,71 @@
 #endif
 #ifndef CVT_V3_V
 #define CVT_V3_V 8
+#endif
+
+// Past the lecture: the FFMA rungs (docs/performance/ffma_rungs.md has the napkin math of
+// each; cuda/driver/ffma_sweep.sh measures candidates next to cuBLAS).
+
+// v4 vectorized: v3's tiles with 128-bit loads and stores and a conflict-free layout.
+#ifndef CVT_V4_L
+#define CVT_V4_L 128
+#endif
+#ifndef CVT_V4_S
+#define CVT_V4_S 8
+#endif
+#ifndef CVT_V4_V
+#define CVT_V4_V 8
+#endif
+
+// v5 warptiling: BM x BN block tile, BK deep; WM x WN warp tiles; TM x TN per thread.
+#ifndef CVT_V5_BM
+#define CVT_V5_BM 128
+#endif
+#ifndef CVT_V5_BN
+#define CVT_V5_BN 128
+#endif
+#ifndef CVT_V5_BK
+#define CVT_V5_BK 8
+#endif
+#ifndef CVT_V5_WM
+#define CVT_V5_WM 32
+#endif
+#ifndef CVT_V5_WN
+#define CVT_V5_WN 64
+#endif
+#ifndef CVT_V5_TM
+#define CVT_V5_TM 8
+#endif
+#ifndef CVT_V5_TN
+#define CVT_V5_TN 8
+#endif
+
+// v6 pipelined: v5's tiles, STAGES shared-memory buffers filled by cp.async, and GROUP
+// block rows per group of the L2-friendly block order.
+#ifndef CVT_V6_BM
+#define CVT_V6_BM 128
+#endif
+#ifndef CVT_V6_BN
+#define CVT_V6_BN 128
+#endif
+#ifndef CVT_V6_BK
+#define CVT_V6_BK 8
+#endif
+#ifndef CVT_V6_WM
+#define CVT_V6_WM 32
+#endif
+#ifndef CVT_V6_WN
+#define CVT_V6_WN 64
+#endif
+#ifndef CVT_V6_TM
+#define CVT_V6_TM 8
+#endif
+#ifndef CVT_V6_TN
+#define CVT_V6_TN 8
+#endif
+#ifndef CVT_V6_STAGES
+#define CVT_V6_STAGES 3
+#endif
+#ifndef CVT_V6_GROUP
+#define CVT_V6_GROUP 8
 #endif

@@ -12,7 +12,8 @@
 //      store_vec move it as one access of its size. That is legal only when the address
 //      is a multiple of that size; the launchers check it at run time (aligned16) and
 //      instantiate the same kernel with VEC = 1 otherwise. Outputs are written "streaming"
-//      (evict-first), see store_vec.
+//      (evict-first), see store_vec. vec_max, vec_sum_exp and vec_exp_scaled do a softmax's
+//      float32 arithmetic on a whole vector, 16-bit elements a 32-bit pair at a time.
 //   3. Reductions. warp_allreduce folds 32 values with shuffles (no shared memory);
 //      block_allreduce folds a whole 1-D block: each warp folds its 32 values, warp
 //      leaders write one value each to shared memory, warp 0 folds those;
@@ -25,8 +26,10 @@
 // own constants (kAddThreads = CVT_ADD_THREADS, ...).
 #pragma once
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -105,6 +108,75 @@ __device__ __forceinline__ void store_one(T* p, T v) {
   Vec<T, 1> one;
   one.v[0] = v;
   store_vec<T, 1>(p, one);
+}
+
+// Whole-vector arithmetic in float32 for the softmax kernels: the largest element, the sum
+// of exp(x - shift), and exp(x - shift) * scale in the vector's own type. 16-bit vectors
+// are taken a 32-bit word (two elements) at a time: bfloat16 becomes float32 by moving the
+// word's halves into place (no conversion instruction), float16 by one conversion of the
+// pair. Element by element, the compiler kept 16-bit values in separate registers and an
+// 8-vector step of bfloat16 spilled at 64 registers per thread (ptxas -v).
+template <typename T, int VEC>
+__device__ __forceinline__ float2 pair_to_float(const Vec<T, VEC>& a, int i) {
+  static_assert(sizeof(T) == 2 && VEC % 2 == 0, "pairs of 16-bit elements");
+  unsigned int w;
+  memcpy(&w, &a.v[2 * i], 4);
+  if constexpr (std::is_same_v<T, __nv_bfloat16>) {
+    return make_float2(__uint_as_float(w << 16), __uint_as_float(w & 0xffff0000u));
+  } else {
+    __half2 h;
+    memcpy(&h, &w, 4);
+    return __half22float2(h);
+  }
+}
+
+template <typename T, int VEC>
+__device__ __forceinline__ float vec_max(const Vec<T, VEC>& a) {
+  float r = -INFINITY;
+  if constexpr (sizeof(T) == 2 && VEC % 2 == 0) {
+#pragma unroll
+    for (int i = 0; i < VEC / 2; ++i) {
+      const float2 f = pair_to_float(a, i);
+      r = fmaxf(r, fmaxf(f.x, f.y));
+    }
+  } else {
+#pragma unroll
+    for (int j = 0; j < VEC; ++j) r = fmaxf(r, to_float(a.v[j]));
+  }
+  return r;
+}
+
+template <typename T, int VEC>
+__device__ __forceinline__ float vec_sum_exp(const Vec<T, VEC>& a, float shift) {
+  float r = 0.0f;
+  if constexpr (sizeof(T) == 2 && VEC % 2 == 0) {
+#pragma unroll
+    for (int i = 0; i < VEC / 2; ++i) {
+      const float2 f = pair_to_float(a, i);
+      r += __expf(f.x - shift) + __expf(f.y - shift);
+    }
+  } else {
+#pragma unroll
+    for (int j = 0; j < VEC; ++j) r += __expf(to_float(a.v[j]) - shift);
+  }
+  return r;
+}
+
+template <typename T, int VEC>
+__device__ __forceinline__ Vec<T, VEC> vec_exp_scaled(const Vec<T, VEC>& a, float shift, float scale) {
+  Vec<T, VEC> out;
+  if constexpr (sizeof(T) == 2 && VEC % 2 == 0) {
+#pragma unroll
+    for (int i = 0; i < VEC / 2; ++i) {
+      const float2 f = pair_to_float(a, i);
+      out.v[2 * i] = from_float<T>(__expf(f.x - shift) * scale);
+      out.v[2 * i + 1] = from_float<T>(__expf(f.y - shift) * scale);
+    }
+  } else {
+#pragma unroll
+    for (int j = 0; j < VEC; ++j) out.v[j] = from_float<T>(__expf(to_float(a.v[j]) - shift) * scale);
+  }
+  return out;
 }
 
 inline bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }

@@ -145,6 +145,48 @@
 #endif
 
 // ---------------------------------------------------------------------------------------
+// Row-softmax variants under measurement (docs/performance/debts/NOTES.md): reachable only
+// through the debug op cvt::softmax_rows_variant, never through the ops above. The variant
+// that wins becomes its version's default; the others are deleted with their macros.
+// ---------------------------------------------------------------------------------------
+
+// Version 1, "packed": the row kept in shared memory in its own type (a 32768-element
+// float16 row takes 64 KiB, not 128), so CVT_SRAM_PACKED_MIN_BLOCKS blocks share an SM and
+// one block's loads overlap another's arithmetic; CVT_SRAM_PACKED_UNROLL loads per thread
+// in flight (3 blocks of 512 threads leave 40 registers per thread; 4 x 16 B x 1536 threads
+// = 96 KiB in flight per SM, four times Little's law's 3 TB/s x 1 us / 132 SMs).
+#ifndef CVT_SRAM_PACKED_UNROLL
+#define CVT_SRAM_PACKED_UNROLL 4
+#endif
+#ifndef CVT_SRAM_PACKED_MIN_BLOCKS
+#define CVT_SRAM_PACKED_MIN_BLOCKS 3
+#endif
+// Version 2, "packed": a row step kept in registers as loaded (16-bit values stay packed two
+// per register): CVT_ONLINE_PACKED_BYTES per thread (8 vectors: 64 float16 elements), blocks
+// of CVT_ONLINE_PACKED_THREADS threads, two per SM; a 32768-element 16-bit row is one step,
+// read once.
+#ifndef CVT_ONLINE_PACKED_BYTES
+#define CVT_ONLINE_PACKED_BYTES 128
+#endif
+#ifndef CVT_ONLINE_PACKED_THREADS
+#define CVT_ONLINE_PACKED_THREADS 512
+#endif
+// Version 3, split rows (softmax_split.cu): a row cut into slices, one block per slice, the
+// blocks of a row one thread-block cluster (sm_90) exchanging their (max, sum) through
+// distributed shared memory. A slice takes at most CVT_SPLIT_SLICE_BYTES of shared memory
+// (96 KiB: two blocks per SM); the cluster has at most CVT_SPLIT_MAX_CLUSTER blocks (16 is
+// the H100's non-portable maximum, 8 the portable one). Blocks of CVT_SPLIT_THREADS threads.
+#ifndef CVT_SPLIT_SLICE_BYTES
+#define CVT_SPLIT_SLICE_BYTES 98304
+#endif
+#ifndef CVT_SPLIT_MAX_CLUSTER
+#define CVT_SPLIT_MAX_CLUSTER 16
+#endif
+#ifndef CVT_SPLIT_THREADS
+#define CVT_SPLIT_THREADS 512
+#endif
+
+// ---------------------------------------------------------------------------------------
 // RGB -> grey (rgb_to_grey.cu): blocks of CVT_GREY_BY rows x CVT_GREY_BX threads, each
 // thread converting CVT_GREY_PX neighbour pixels of its row (one 16-byte load per plane).
 // ---------------------------------------------------------------------------------------

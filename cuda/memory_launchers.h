@@ -51,6 +51,27 @@ cudaError_t launch_softmax_row_sram(DType dtype, const void* x, void* y, int64_t
 cudaError_t launch_softmax_online(DType dtype, const void* x, void* y, int64_t outer, int64_t n,
                                   int64_t inner, int sms, cudaStream_t stream);
 
+// Row-softmax variants under measurement (memory_config.h; the debug op
+// cvt::softmax_rows_variant): softmax over the last dimension of a contiguous [rows, n]
+// tensor, same contract as above.
+//   row_sram_packed  version 1 with the row in shared memory in its own type; n <= kSoftmaxSramMaxN.
+//   online_packed    version 2 with each row step kept in registers as loaded; any n.
+//   split            version 3 (softmax_split.cu): a row over a cluster of `cluster` blocks
+//                    (0: the smallest power of two whose slices fit kSplitSliceBytes), each
+//                    keeping its slice in shared memory; one read, one write. cluster > 1 needs
+//                    sm_90 (cudaErrorNotSupported elsewhere, or when the GPU cannot hold such a
+//                    cluster); rows longer than kSplitMaxCluster slices of the largest shared
+//                    memory a block may have are cudaErrorInvalidValue.
+constexpr int64_t kSplitSliceBytes = CVT_SPLIT_SLICE_BYTES;
+constexpr int kSplitMaxCluster = CVT_SPLIT_MAX_CLUSTER;
+constexpr int kSplitThreads = CVT_SPLIT_THREADS;  // threads per block, at most
+cudaError_t launch_softmax_row_sram_packed(DType dtype, const void* x, void* y, int64_t rows,
+                                           int64_t n, cudaStream_t stream);
+cudaError_t launch_softmax_online_packed(DType dtype, const void* x, void* y, int64_t rows,
+                                         int64_t n, cudaStream_t stream);
+cudaError_t launch_softmax_split(DType dtype, const void* x, void* y, int64_t rows, int64_t n,
+                                 int cluster, cudaStream_t stream);
+
 // grey[r, c] = round(0.2989 R + 0.5870 G + 0.1140 B) of a uint8 3 x h x w image.
 // Blocks of kGreyBY rows x kGreyBX threads, kGreyPx neighbour pixels per thread; the row
 // blocks go on gridDim.x, the column blocks on gridDim.y: h may be anything,

@@ -31,6 +31,9 @@
 //   precond.  contiguous input (the binding calls .contiguous()); any n >= 1 (64-bit
 //             offsets); rows of -inf, NaN and +inf behave as in version 1. Row vector path
 //             when n * sizeof(T) and both pointers are multiples of 16 bytes, else VEC = 1.
+//   variant   (under measurement, reached through the debug op cvt::softmax_rows_variant)
+//             softmax_row_online_packed_kernel: a step kept in registers as loaded, 512-thread
+//             blocks, two per SM; docs/performance/debts/NOTES.md.
 //   run       python -m bench check --kernels '*softmax_online' --shapes 8x100003,3x5x7:dim=1
 //             python -m bench time --kernels '*softmax*' --shapes 4096x32768 --precision fp32
 #include <cmath>
@@ -149,6 +152,81 @@ softmax_row_online_kernel(const T* __restrict__ x, T* __restrict__ y, int64_t ro
 }
 
 // ---------------------------------------------------------------------------------------
+// Variant "packed" (under measurement, memory_config.h): rows only. Why the default is slow
+// in 16-bit: a step holds 16 elements per thread as float32 (the 64-register budget of a
+// 1024-thread block), 32 bytes of float16 in flight per thread, so a 32768-element row takes
+// two steps and is read twice, and one block per SM leaves its SM without loads while it
+// reduces (64.6% of the copy bandwidth). Here a step is kept as loaded: 8 vectors of 16
+// bytes per thread (64 float16 elements in 32 registers), blocks of 512 threads, two per
+// SM: a 32768-element 16-bit row is one step, read once, and two rows overlap per SM.
+// Each element's exp is computed twice in a one-step row (sum, then output).
+// ---------------------------------------------------------------------------------------
+
+constexpr int kOnlinePackedThreads = CVT_ONLINE_PACKED_THREADS;  // threads per block, at most
+constexpr int kOnlinePackedBytes = CVT_ONLINE_PACKED_BYTES;      // bytes per thread per step
+
+template <typename T, int VEC>
+constexpr int kOnlinePackedUnroll = VEC > 1 ? kOnlinePackedBytes / 16 : CVT_ONLINE_SCALAR_UNROLL;
+
+template <typename T, int VEC>
+__global__ void __launch_bounds__(kOnlinePackedThreads, 2)
+softmax_row_online_packed_kernel(const T* __restrict__ x, T* __restrict__ y, int64_t rows,
+                                 int64_t n) {
+  __shared__ float scratch[33];
+  constexpr int U = kOnlinePackedUnroll<T, VEC>;
+  const int64_t nvec = n / VEC;  // VEC > 1 only when n % VEC == 0
+  const int64_t step = int64_t{blockDim.x} * U;
+  const int64_t steps = ceil_div(nvec, step);
+  for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
+    const T* xr = x + row * n;
+    T* yr = y + row * n;
+
+    // Pass 1: running max and sum; the step's vectors stay as loaded.
+    float m = -INFINITY, s = 0.0f;
+    Vec<T, VEC> a[U];
+    for (int64_t t = 0; t < steps; ++t) {
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        const int64_t v = t * step + u * blockDim.x + threadIdx.x;
+        if (v < nvec) a[u] = load_vec<T, VEC>(xr + v * VEC);
+      }
+      float chunk_max = -INFINITY;
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        const int64_t v = t * step + u * blockDim.x + threadIdx.x;
+        if (v < nvec) chunk_max = fmaxf(chunk_max, vec_max(a[u]));
+      }
+      const float shift = online_rescale(m, s, chunk_max);
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        const int64_t v = t * step + u * blockDim.x + threadIdx.x;
+        if (v < nvec) s += vec_sum_exp(a[u], shift);
+      }
+    }
+    const float row_max = block_allreduce(m, MaxOp(), -INFINITY, scratch);
+    const float shift = row_max == -INFINITY ? 0.0f : row_max;
+    const float row_sum = block_allreduce(s * __expf(m - shift), SumOp(), 0.0f, scratch);
+    const float inv = 1.0f / row_sum;
+
+    // Pass 2: a one-step row is still in registers; longer rows are read again, last step first.
+    for (int64_t t = steps - 1; t >= 0; --t) {
+      if (steps > 1) {
+#pragma unroll
+        for (int u = 0; u < U; ++u) {
+          const int64_t v = t * step + u * blockDim.x + threadIdx.x;
+          if (v < nvec) a[u] = load_vec<T, VEC>(xr + v * VEC);
+        }
+      }
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        const int64_t v = t * step + u * blockDim.x + threadIdx.x;
+        if (v < nvec) store_vec<T, VEC>(yr + v * VEC, vec_exp_scaled(a[u], row_max, inv));
+      }
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------
 // Columns: block = TX columns x TY threads per column; thread (tx, ty) owns the column's
 // elements ty, ty + TY, ... and reads kOnlineColUnroll of them per step.
 // ---------------------------------------------------------------------------------------
@@ -243,6 +321,40 @@ cudaError_t launch_softmax_online(DType dtype, const void* x, void* y, int64_t o
       return launch_rows<T, kVec16<T>>(xt, yt, outer, n, stream);
     }
     return launch_rows<T, 1>(xt, yt, outer, n, stream);
+  });
+}
+
+}  // namespace cvt
+
+// ---------------------------------------------------------------------------------------
+// Variant "packed": launch (rows only; memory_launchers.h)
+// ---------------------------------------------------------------------------------------
+
+namespace cvt {
+
+template <typename T, int VEC>
+cudaError_t launch_rows_packed(const T* x, T* y, int64_t rows, int64_t n, cudaStream_t stream) {
+  const int64_t nvec = n / VEC;
+  // One step of U vectors per thread covers short rows; long rows get kOnlinePackedThreads.
+  const int threads = static_cast<int>(std::min<int64_t>(
+      kOnlinePackedThreads,
+      std::max<int64_t>(32, ceil_div(ceil_div(nvec, kOnlinePackedUnroll<T, VEC>), 32) * 32)));
+  softmax_row_online_packed_kernel<T, VEC><<<std::min(rows, kMaxGridX), threads, 0, stream>>>(
+      x, y, rows, n);
+  return cudaGetLastError();
+}
+
+cudaError_t launch_softmax_online_packed(DType dtype, const void* x, void* y, int64_t rows,
+                                         int64_t n, cudaStream_t stream) {
+  if (rows <= 0 || n <= 0) return cudaSuccess;
+  return dispatch_dtype(dtype, [&](auto type) {
+    using T = typename decltype(type)::type;
+    const T* xt = static_cast<const T*>(x);
+    T* yt = static_cast<T*>(y);
+    if (aligned16(x) && aligned16(y) && (n * static_cast<int64_t>(sizeof(T))) % 16 == 0) {
+      return launch_rows_packed<T, kVec16<T>>(xt, yt, rows, n, stream);
+    }
+    return launch_rows_packed<T, 1>(xt, yt, rows, n, stream);
   });
 }
 

@@ -36,6 +36,9 @@
 //             (exp(-inf - -inf) = exp(NaN)); a NaN or a +inf makes its row NaN, as torch.
 //             Row vector path when n * sizeof(T) and both pointers are multiples of 16 bytes
 //             (then every row starts aligned; run-time check), else VEC = 1, the same code.
+//   variant   (under measurement, reached through the debug op cvt::softmax_rows_variant)
+//             softmax_row_sram_packed_kernel: the row in shared memory in its own type, three
+//             blocks per SM; docs/performance/debts/NOTES.md.
 //   run       python -m bench check --kernels '*softmax_row_sram' --shapes 1000x1000,100x100:dim=0
 //             python -m bench time --kernels '*softmax*' --shapes 4096x32768 --precision fp32
 #include <cmath>
@@ -132,6 +135,72 @@ softmax_row_sram_kernel(const T* __restrict__ x, T* __restrict__ y, int64_t rows
       for (int j = 0; j < VEC; ++j) out.v[j] = from_float<T>(f.v[j] * inv);
       store_vec<T, VEC>(yr + v * VEC, out);
     }
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// Variant "packed" (under measurement, memory_config.h): rows only. Why the default is slow
+// in 16-bit: its row takes n * 4 bytes of shared memory whatever the type, so a 32768-element
+// row (128 KiB) leaves room for one block per SM. That block loads its row, then reduces and
+// writes it, and while it reduces no load of its SM is in flight: at 64 KiB per float16 row
+// the load takes about as long as the arithmetic (76.8% of the copy bandwidth; float32,
+// whose load is twice as long for the same arithmetic: 97.5%). Here the row stays in its own
+// type (64 KiB for float16), three blocks share an SM and overlap each other's phases; sweep 2
+// only sums the exps and sweep 3 computes them again (one more exp per element: 2 per
+// element at 3 TB/s use about a third of the SFU's rate).
+// ---------------------------------------------------------------------------------------
+
+constexpr int kSramPackedUnroll = CVT_SRAM_PACKED_UNROLL;          // 16-byte vectors in flight
+constexpr int kSramPackedMinBlocks = CVT_SRAM_PACKED_MIN_BLOCKS;   // blocks per SM, at least
+
+template <typename T, int VEC>
+__global__ void __launch_bounds__(kSramThreads, kSramPackedMinBlocks)
+softmax_row_sram_packed_kernel(const T* __restrict__ x, T* __restrict__ y, int64_t rows, int n) {
+  extern __shared__ __align__(16) unsigned char row_packed_raw[];  // n elements of T
+  T* row_sram = reinterpret_cast<T*>(row_packed_raw);
+  __shared__ float scratch[33];
+  constexpr int U = kSramPackedUnroll;  // loads per thread in flight, vectors or scalars
+  const int nvec = n / VEC;  // VEC > 1 only when n % VEC == 0
+  const int step = blockDim.x * U;
+  for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
+    const T* xr = x + row * n;
+    T* yr = y + row * n;
+
+    // Sweep 1, DRAM -> SRAM as loaded; track the maximum.
+    float m = -INFINITY;
+    for (int base = threadIdx.x; base < nvec; base += step) {
+      Vec<T, VEC> a[U];
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        const int v = base + u * blockDim.x;
+        if (v < nvec) a[u] = load_vec<T, VEC>(xr + v * VEC);
+      }
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        const int v = base + u * blockDim.x;
+        if (v < nvec) {
+          m = fmaxf(m, vec_max(a[u]));
+          *reinterpret_cast<Vec<T, VEC>*>(row_sram + v * VEC) = a[u];
+        }
+      }
+    }
+    m = block_allreduce(m, MaxOp(), -INFINITY, scratch);
+
+    // Sweep 2, in SRAM: the sum of exp(x - m) (nothing written back).
+    float s = 0.0f;
+    for (int v = threadIdx.x; v < nvec; v += blockDim.x) {
+      s += vec_sum_exp(*reinterpret_cast<const Vec<T, VEC>*>(row_sram + v * VEC), m);
+    }
+    s = block_allreduce(s, SumOp(), 0.0f, scratch);
+
+    // Sweep 3, SRAM -> DRAM: exp(x - m) again, scaled.
+    const float inv = 1.0f / s;
+    for (int v = threadIdx.x; v < nvec; v += blockDim.x) {
+      const Vec<T, VEC> a = *reinterpret_cast<const Vec<T, VEC>*>(row_sram + v * VEC);
+      store_vec<T, VEC>(yr + v * VEC, vec_exp_scaled(a, m, inv));
+    }
+    // (each thread sweeps the elements it loaded, as in the default: no barrier before the
+    // next row overwrites them)
   }
 }
 
@@ -245,6 +314,44 @@ cudaError_t launch_softmax_row_sram(DType dtype, const void* x, void* y, int64_t
       return launch_rows<T, kVec16<T>>(xt, yt, outer, nn, stream);
     }
     return launch_rows<T, 1>(xt, yt, outer, nn, stream);
+  });
+}
+
+}  // namespace cvt
+
+// ---------------------------------------------------------------------------------------
+// Variant "packed": launch (rows only; memory_launchers.h)
+// ---------------------------------------------------------------------------------------
+
+namespace cvt {
+
+template <typename T, int VEC>
+cudaError_t launch_rows_packed(const T* x, T* y, int64_t rows, int n, cudaStream_t stream) {
+  const int64_t nvec = n / VEC;
+  // The default's block size: about kSramUnrollShort vectors per thread, at most kSramThreads.
+  const int threads = static_cast<int>(std::min<int64_t>(
+      kSramThreads, std::max<int64_t>(32, ceil_div(ceil_div(nvec, kSramUnrollShort), 32) * 32)));
+  const size_t smem = sizeof(T) * static_cast<size_t>(n);
+  const auto kernel = softmax_row_sram_packed_kernel<T, VEC>;
+  const cudaError_t err = allow_shared(kernel, smem);
+  if (err != cudaSuccess) return err;
+  kernel<<<std::min(rows, kMaxGridX), threads, smem, stream>>>(x, y, rows, n);
+  return cudaGetLastError();
+}
+
+cudaError_t launch_softmax_row_sram_packed(DType dtype, const void* x, void* y, int64_t rows,
+                                           int64_t n, cudaStream_t stream) {
+  if (n > kSoftmaxSramMaxN) return cudaErrorInvalidValue;
+  if (rows <= 0 || n <= 0) return cudaSuccess;
+  return dispatch_dtype(dtype, [&](auto type) {
+    using T = typename decltype(type)::type;
+    const T* xt = static_cast<const T*>(x);
+    T* yt = static_cast<T*>(y);
+    const int nn = static_cast<int>(n);
+    if (aligned16(x) && aligned16(y) && (n * sizeof(T)) % 16 == 0) {
+      return launch_rows_packed<T, kVec16<T>>(xt, yt, rows, nn, stream);
+    }
+    return launch_rows_packed<T, 1>(xt, yt, rows, nn, stream);
   });
 }
 

@@ -8,10 +8,11 @@ naming the op, the expectation and the actual value:
 
 Ops are registered with ``torch.library.triton_op`` under the namespace ``cvt_triton``
 (the CUDA ops own ``cvt``), so that ``torch.compile`` sees through them to the Triton
-kernel. Registration is lazy: :func:`register_op` runs the first time an op is asked for,
-never at import. While torch traces, launches go through ``torch.library.wrap_triton``,
-which is what lets ``torch.compile(fullgraph=True)`` trace the op on the GPU; in eager mode
-they launch the kernel directly (see :func:`launch`).
+kernel, and with the backward of their kind (bindings/derivatives.py), so that autograd
+differentiates through them. Registration is lazy: :func:`register_op` runs the first time
+an op is asked for, never at import. While torch traces, launches go through
+``torch.library.wrap_triton``, which is what lets ``torch.compile(fullgraph=True)`` trace
+the op on the GPU; in eager mode they launch the kernel directly (see :func:`launch`).
 
 Under the interpreter (TRITON_INTERPRET=1, CPU tensors) the registered ops work eagerly;
 ``torch.compile`` of them does not: its fake-tensor pass would run the interpreter on
@@ -27,6 +28,7 @@ import torch
 import triton
 import triton.language as tl
 
+from bindings import derivatives
 from bindings.precision import MATMUL, dtype_name, torch_dtype
 
 NAMESPACE = "cvt_triton"
@@ -284,12 +286,16 @@ _lock = threading.Lock()
 _ops: dict = {}
 
 
-def register_op(name: str, impl):
+def register_op(name: str, impl, *, derivative: str | None):
     """Registers ``impl`` as torch.ops.cvt_triton.<name> the first time it is asked for and
     returns the op. ``impl`` must carry type annotations (the schema is inferred from them)
-    and must launch its kernels through :func:`launch`."""
+    and must launch its kernels through :func:`launch`. ``derivative`` is the kind of its
+    backward (bindings/derivatives.py: "matmul", "softmax", ...; None for an op without
+    one), registered with it, so every op that has a derivative can be trained through."""
     with _lock:
         if name not in _ops:
-            torch.library.triton_op(f"{NAMESPACE}::{name}", impl, mutates_args=())
+            qualname = f"{NAMESPACE}::{name}"
+            torch.library.triton_op(qualname, impl, mutates_args=())
+            derivatives.register(qualname, derivative)
             _ops[name] = getattr(getattr(torch.ops, NAMESPACE), name)
         return _ops[name]

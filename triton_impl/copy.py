@@ -137,4 +137,4 @@ def _op_impl(x: torch.Tensor) -> torch.Tensor:
 def op():
     """torch.ops.cvt_triton.copy(x) (registered on first call). The wrong copies are plain
     functions, not ops: nothing should compile a graph around them."""
-    return _common.register_op("copy", _op_impl)
+    return _common.register_op("copy", _op_impl, derivative="identity")

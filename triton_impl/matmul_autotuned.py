@@ -242,4 +242,4 @@ def _op_impl(a: torch.Tensor, b: torch.Tensor, precision: str) -> torch.Tensor:
 
 def op():
     """torch.ops.cvt_triton.matmul_autotuned(a, b, precision) (registered on first call)."""
-    return _common.register_op("matmul_autotuned", _op_impl)
+    return _common.register_op("matmul_autotuned", _op_impl, derivative="matmul")

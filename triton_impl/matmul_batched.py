@@ -22,6 +22,9 @@ the notebook "GPUs and challenges in programming them. Meet Triton".
               A: M*K*ceil(N/BLOCK_N)   B: N*K*ceil(M/BLOCK_M)   stores: M*N
             times the number of batch entries of the output. A broadcast operand is read
             once per entry that uses it; L2 usually serves the repeats.
+  variants  under measurement (VARIANTS below; docs/performance/debts/NOTES.md): "autotuned"
+            tunes the tiles over matmul_autotuned's candidates, with its tf32 operand swap
+            (B_FROM_REGISTERS: C^T = B^T A^T, each k-step's wgmma retired by wait_for_dot).
   precond.  fp32/tf32: float32; fp16/bf16: float16/bfloat16 (output the same dtype); both
             operands of rank >= 2 with broadcastable batch dimensions; any strides (speed
             needs one unit stride per matrix); tensors on the current CUDA device.
@@ -32,6 +35,7 @@ the notebook "GPUs and challenges in programming them. Meet Triton".
 """
 from __future__ import annotations
 
+import functools
 import itertools
 
 import torch
@@ -40,6 +44,7 @@ import triton.language as tl
 
 from triton_impl import _common, tiles
 from triton_impl._common import tile_count    # by name: torch.compile copies it
+from triton_impl.matmul_autotuned import round_to_tf32, smem_bytes, wait_for_dot
 
 NAME = "triton_batched"
 PRECISIONS = ("fp32", "tf32", "fp16", "bf16")
@@ -58,6 +63,8 @@ def matmul_batched_kernel(
     GROUP_M: tl.constexpr,
     INPUT_PRECISION: tl.constexpr,            # "ieee" (FFMA) or "tf32"; ignored for 16-bit
     K_WIDE: tl.constexpr,                     # near_int32_limit(K): an int64 k loop
+    B_FROM_REGISTERS: tl.constexpr = False,   # tf32: C^T = B^T A^T (matmul_autotuned's header)
+    NATIVE_TF32_ROUND: tl.constexpr = False,  # round_to_tf32 by cvt.rn.tf32.f32 (sm_90+)
 ):
     pid = tl.program_id(0)
     num_pid_m = tile_count(M, BLOCK_M)
@@ -89,7 +96,10 @@ def matmul_batched_kernel(
     a_step = BLOCK_K * tl.cast(stride_ak, tl.int64)
     b_step = BLOCK_K * tl.cast(stride_bk, tl.int64)
 
-    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    if B_FROM_REGISTERS:
+        acc = tl.zeros((BLOCK_N, BLOCK_M), dtype=tl.float32)    # the transposed tile
+    else:
+        acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
     stop = K
     if K_WIDE:                                # K within a tile of 2^31: an int64 bound
         stop = tl.cast(K, tl.int64)           # gives the loop an int64 counter
@@ -97,9 +107,18 @@ def matmul_batched_kernel(
         k_ok = (k0 + ks) < K
         a = tl.load(a_ptrs, mask=row_ok[:, None] & k_ok[None, :], other=0.0)
         b = tl.load(b_ptrs, mask=k_ok[:, None] & col_ok[None, :], other=0.0)
-        acc = tl.dot(a, b, acc, input_precision=INPUT_PRECISION)
+        if B_FROM_REGISTERS:
+            # C^T += B^T @ A^T, B^T rounded (computed: fed to wgmma from registers), and the
+            # k-step's wgmma retired before the next k-step's fragments load (wait_for_dot)
+            acc = tl.dot(round_to_tf32(tl.trans(b), NATIVE_TF32_ROUND), tl.trans(a), acc,
+                         input_precision=INPUT_PRECISION)
+            acc = wait_for_dot(acc)
+        else:
+            acc = tl.dot(a, b, acc, input_precision=INPUT_PRECISION)
         a_ptrs += a_step
         b_ptrs += b_step
+    if B_FROM_REGISTERS:
+        acc = tl.trans(acc)
 
     c_ptrs = c_ptr + rows[:, None] * stride_cm + cols[None, :] * stride_cn
     tl.store(c_ptrs, acc.to(c_ptr.dtype.element_ty), mask=row_ok[:, None] & col_ok[None, :])
@@ -149,9 +168,76 @@ def params(precision: str = "fp32") -> dict[str, int]:
     return dict(tiles.BATCHED[precision])
 
 
+# Variants under measurement (docs/performance/debts/NOTES.md), selected by matmul(...,
+# variant=...); the default (None) is what the op runs. The winner becomes the default.
+#   "autotuned"  matmul_autotuned's candidates per precision (tiles.AUTOTUNE_CONFIGS: 128 x
+#                256 x 64 on 8 warps for 16-bit, the tf32 operand swap), tuned per (M, N, K,
+#                batches); the 64 x 64 tiles of "Meet Triton" on 4 warps ran 4096^3 at 0.44x in
+#                fp16 (x cuBLAS) where those tiles reach 0.94-0.99x in the 2-D kernel.
+VARIANTS = ("autotuned",)
+
+
+def _batched_prune():
+    """The autotuned matmul's pruning (shared memory, small problems: one candidate), with
+    the problem's size counted over the whole batch."""
+    prune, bench = _common.tuning_hooks(NAME, smem_bytes)
+
+    def batched_prune(configs, named_args, **kwargs):
+        whole = dict(named_args, K=named_args["K"] * named_args.get("BATCHES", 1))
+        return prune(configs, whole, **kwargs)
+
+    return batched_prune, bench
+
+
+def _to_config(cfg: dict) -> triton.Config:
+    kwargs = {k: v for k, v in cfg.items() if k not in ("num_warps", "num_stages")}
+    return triton.Config(kwargs, num_warps=cfg["num_warps"], num_stages=cfg["num_stages"])
+
+
+@functools.lru_cache(maxsize=None)
+def tuned_kernel(precision: str):
+    """matmul_batched_kernel autotuned over tiles.AUTOTUNE_CONFIGS[precision] (one small
+    configuration under the interpreter), one tuner per precision."""
+    if _common.interpreting():
+        configs = [_to_config(tiles.INTERPRETER_CONFIG[precision])]
+    else:
+        configs = [_to_config(c) for c in tiles.AUTOTUNE_CONFIGS[precision]]
+    prune, bench = _batched_prune()
+    return triton.autotune(configs=configs, key=["M", "N", "K", "BATCHES"],
+                           prune_configs_by={"early_config_prune": prune},
+                           do_bench=bench)(_tunable_kernel)
+
+
+@triton.jit
+def _tunable_kernel(
+    a_ptr, b_ptr, c_ptr, M, N, K, BATCHES, B1, B2, off_a, off_b, off_c,
+    sa0, sa1, sa2, sb0, sb1, sb2, sc0, sc1, sc2,
+    stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
+    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+    GROUP_M: tl.constexpr, INPUT_PRECISION: tl.constexpr, K_WIDE: tl.constexpr,
+    B_FROM_REGISTERS: tl.constexpr, NATIVE_TF32_ROUND: tl.constexpr,
+):
+    """matmul_batched_kernel with BATCHES (the number of matrix products of the launch) as
+    an argument, for the tuner's key; BATCHES itself is not used."""
+    matmul_batched_kernel(a_ptr, b_ptr, c_ptr, M, N, K, B1, B2, off_a, off_b, off_c,
+                          sa0, sa1, sa2, sb0, sb1, sb2, sc0, sc1, sc2,
+                          stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
+                          BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M, INPUT_PRECISION, K_WIDE,
+                          B_FROM_REGISTERS, NATIVE_TF32_ROUND)
+
+
+def best_config(precision: str):
+    """The configuration the last autotuned call at this precision ran with (None before)."""
+    return getattr(tuned_kernel(precision), "best_config", None)
+
+
 def matmul(a: torch.Tensor, b: torch.Tensor, precision: str = "fp32", *,
-           tile: dict | None = None) -> torch.Tensor:
-    """(..., M, K) @ (..., K, N) -> (..., M, N) at the given precision, without copies."""
+           tile: dict | None = None, variant: str | None = None) -> torch.Tensor:
+    """(..., M, K) @ (..., K, N) -> (..., M, N) at the given precision, without copies.
+    ``tile`` fixes the tile parameters (tiles.BATCHED's keys, B_FROM_REGISTERS for tf32);
+    ``variant`` one of VARIANTS (under measurement) or None (the default)."""
+    if variant is not None and variant not in VARIANTS:
+        raise ValueError(f"{NAME}: variant must be None or one of {VARIANTS}, got {variant!r}")
     batch = _check(a, b, precision)
     M, K, N = a.shape[-2], a.shape[-1], b.shape[-1]
     if K == 0:
@@ -169,19 +255,27 @@ def matmul(a: torch.Tensor, b: torch.Tensor, precision: str = "fp32", *,
     inner = [(1, (0, 0, 0))] * (KERNEL_BATCH_DIMS - len(inner)) + inner
     sizes = [d[0] for d in inner]
     sa, sb, sc = ([d[1][t] for d in inner] for t in range(3))
-    tiles = triton.cdiv(M, p["BLOCK_M"]) * triton.cdiv(N, p["BLOCK_N"])
-    grid = (tiles * sizes[0] * sizes[1] * sizes[2],)
+    batches = sizes[0] * sizes[1] * sizes[2]
+    strides = (a.stride(-2), a.stride(-1), b.stride(-2), b.stride(-1), c.stride(-2), c.stride(-1))
+    flags = dict(INPUT_PRECISION=_common.DOT_INPUT_PRECISION[precision],
+                 K_WIDE=_common.near_int32_limit(K),
+                 NATIVE_TF32_ROUND=_common.native_tf32_round(a.device))
     for index in itertools.product(*(range(d[0]) for d in outer)):
         # Rare: more than 3 batch dims; the outer ones' offsets, one launch each.
         offs = [sum(i * d[1][t] for i, d in zip(index, outer)) for t in range(3)]
+        if variant == "autotuned":
+            grid = lambda meta: (triton.cdiv(M, meta["BLOCK_M"]) * triton.cdiv(N, meta["BLOCK_N"])
+                                 * batches,)
+            _common.launch(tuned_kernel(precision), grid,
+                           a, b, c, M, N, K, batches, sizes[1], sizes[2], *offs, *sa, *sb, *sc,
+                           *strides, **flags)
+            continue
+        grid = (triton.cdiv(M, p["BLOCK_M"]) * triton.cdiv(N, p["BLOCK_N"]) * batches,)
         _common.launch(matmul_batched_kernel, grid,
-                       a, b, c, M, N, K, sizes[1], sizes[2], *offs, *sa, *sb, *sc,
-                       a.stride(-2), a.stride(-1), b.stride(-2), b.stride(-1),
-                       c.stride(-2), c.stride(-1),
+                       a, b, c, M, N, K, sizes[1], sizes[2], *offs, *sa, *sb, *sc, *strides,
                        BLOCK_M=p["BLOCK_M"], BLOCK_N=p["BLOCK_N"], BLOCK_K=p["BLOCK_K"],
-                       GROUP_M=p["GROUP_M"],
-                       INPUT_PRECISION=_common.DOT_INPUT_PRECISION[precision],
-                       K_WIDE=_common.near_int32_limit(K),
+                       GROUP_M=p["GROUP_M"], B_FROM_REGISTERS=p.get("B_FROM_REGISTERS", False),
+                       **flags,
                        num_warps=p.get("num_warps", 4), num_stages=p.get("num_stages", 3))
     return c
 
@@ -192,4 +286,4 @@ def _op_impl(a: torch.Tensor, b: torch.Tensor, precision: str) -> torch.Tensor:
 
 def op():
     """torch.ops.cvt_triton.matmul_batched(a, b, precision) (registered on first call)."""
-    return _common.register_op("matmul_batched", _op_impl)
+    return _common.register_op("matmul_batched", _op_impl, derivative="batched_matmul")

@@ -155,4 +155,4 @@ def _op_impl(a: torch.Tensor, b: torch.Tensor, precision: str) -> torch.Tensor:
 
 def op():
     """torch.ops.cvt_triton.matmul_grouped(a, b, precision) (registered on first call)."""
-    return _common.register_op("matmul_grouped", _op_impl)
+    return _common.register_op("matmul_grouped", _op_impl, derivative="matmul")

@@ -100,4 +100,4 @@ def _op_impl(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
 
 def op():
     """torch.ops.cvt_triton.matmul_v1_naive (registered on first call)."""
-    return _common.register_op("matmul_v1_naive", _op_impl)
+    return _common.register_op("matmul_v1_naive", _op_impl, derivative="matmul")

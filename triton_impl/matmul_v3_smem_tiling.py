@@ -112,4 +112,4 @@ def _op_impl(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
 
 def op():
     """torch.ops.cvt_triton.matmul_v3_smem_tiling (registered on first call)."""
-    return _common.register_op("matmul_v3_smem_tiling", _op_impl)
+    return _common.register_op("matmul_v3_smem_tiling", _op_impl, derivative="matmul")

@@ -114,4 +114,4 @@ def _op_impl(x: torch.Tensor, p: float, seed: int) -> torch.Tensor:
 
 def op():
     """torch.ops.cvt_triton.relu_dropout(x, p, seed) (registered on first call)."""
-    return _common.register_op("relu_dropout", _op_impl)
+    return _common.register_op("relu_dropout", _op_impl, derivative="relu_dropout")

@@ -87,4 +87,4 @@ def _op_impl(img: torch.Tensor) -> torch.Tensor:
 
 def op():
     """torch.ops.cvt_triton.rgb_to_grey(img) (registered on first call)."""
-    return _common.register_op("rgb_to_grey", _op_impl)
+    return _common.register_op("rgb_to_grey", _op_impl, derivative=None)  # uint8: no gradient

@@ -25,6 +25,9 @@
                        once, as the CUDA twin's one-step rows. Pass 1 loads with
                        eviction_policy="evict_last", pass 2 with "evict_first" (KEEP): the
                        rows in flight then stay in L2 for pass 2.
+  variants  under measurement (VARIANTS below; docs/performance/debts/NOTES.md): "one_chunk"
+            reads online rows of up to SRAM_MAX_N elements once. The split version (a row
+            over several programs) is triton_impl/softmax_split.py.
   mapping   CUDA (cuda/softmax_*.cu)                this file
             block per row, row staged in shared     program per row, row in registers
               memory (version 1)
@@ -280,11 +283,31 @@ def column_tile(outer: int, inner: int, most: int, sms: int) -> int:
     return bi
 
 
-def softmax(x: torch.Tensor, dim: int = -1, version: str = "online") -> torch.Tensor:
-    """softmax(x, dim) with version "row_sram" (n <= 32768) or "online" (any n)."""
+# Variants under measurement (docs/performance/debts/NOTES.md), selected by softmax(...,
+# variant=...); the default (None) is what the ops run. The winner becomes the default.
+#   "one_chunk"  online, rows (dim = -1): a row of at most SRAM_MAX_N elements is one chunk,
+#                read once with row_sram's warps, whatever ONLINE_CONFIG's chunk (float16 and
+#                bfloat16 rows of 32768 otherwise take 8 chunks of 4096 and are read twice,
+#                the second time from L2: 90% and 88% of the copy bandwidth).
+VARIANTS = ("one_chunk",)
+
+
+def _row_warps(block: int) -> int:
+    """The warps of "Meet Triton" for a whole-row block: 4, 8 from 2048 elements, 16 from
+    4096 (64 per thread at 32768)."""
+    return 16 if block >= 4096 else 8 if block >= 2048 else 4
+
+
+def softmax(x: torch.Tensor, dim: int = -1, version: str = "online", *,
+            variant: str | None = None) -> torch.Tensor:
+    """softmax(x, dim) with version "row_sram" (n <= 32768) or "online" (any n); ``variant``
+    one of VARIANTS (under measurement) or None (the default)."""
     op = f"triton_softmax_{version}"
     if version not in ("row_sram", "online"):
         raise ValueError(f"triton_softmax: version must be 'row_sram' or 'online', got {version!r}")
+    if variant is not None and (variant not in VARIANTS or version != "online"):
+        raise ValueError(f"{op}: variant must be None or one of {VARIANTS} (online only), "
+                         f"got {variant!r}")
     outer, n, inner = softmax_view(op, x, dim)
     p = tiles.softmax()
     if version == "row_sram" and n > p["SRAM_MAX_N"]:
@@ -300,11 +323,13 @@ def softmax(x: torch.Tensor, dim: int = -1, version: str = "online") -> torch.Te
         vec = _memory.vector_width(x.dtype, x, y, row_elements=n)
         if version == "row_sram":
             block = max(16, triton.next_power_of_2(n))
-            # warps as in "Meet Triton": 4, 8 from 2048 elements, 16 from 4096 (64 per
-            # thread at 32768)
-            warps = 16 if block >= 4096 else 8 if block >= 2048 else 4
             _common.launch(softmax_row_sram_kernel, (outer,), x, y, n, BLOCK=block, VEC=vec,
-                           num_warps=warps)
+                           num_warps=_row_warps(block))
+        elif variant == "one_chunk" and n <= p["SRAM_MAX_N"]:
+            block = max(16, triton.next_power_of_2(n))
+            _common.launch(softmax_row_online_kernel, (outer,), x, y, n, BLOCK=block, VEC=vec,
+                           ONE_CHUNK=True, KEEP=ONLINE_KEEP, WIDE=False,
+                           num_warps=_row_warps(block))
         else:
             chunk, warps = ONLINE_CONFIG[x.element_size()]
             block = max(16, min(chunk, triton.next_power_of_2(n)))
@@ -364,7 +389,7 @@ def _online_impl(x: torch.Tensor, dim: int) -> torch.Tensor:
 def op(version: str = "online"):
     """torch.ops.cvt_triton.softmax_row_sram / softmax_online(x, dim) (registered on first call)."""
     if version == "row_sram":
-        return _common.register_op("softmax_row_sram", _row_sram_impl)
+        return _common.register_op("softmax_row_sram", _row_sram_impl, derivative="softmax")
     if version == "online":
-        return _common.register_op("softmax_online", _online_impl)
+        return _common.register_op("softmax_online", _online_impl, derivative="softmax")
     raise ValueError(f"triton_softmax: version must be 'row_sram' or 'online', got {version!r}")

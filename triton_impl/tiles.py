@@ -187,3 +187,10 @@ INTERPRETER_CONFIG = {p: _cfg(32, 32, 16, 4, 1, group=2, b_regs=(p == "tf32"))
 # 4096 x 16; the first choice, 8192 x 16 for both, gave 75% and 86% without L2 hints. A row
 # of at most one chunk is read once (bench/families/memory/models.py).
 SOFTMAX_ONLINE = {4: (16384, 16), 2: (4096, 16)}
+
+# The split softmax's segments (triton_impl/softmax_split.py, under measurement), by element
+# size: (elements per program, warps). 32 elements per thread: a segment of 64 per thread
+# took 128-146 registers (ptxas, sm_90), one or two programs per SM; with 32, float32 takes
+# 80 registers (3 programs of 8 warps per SM: 96 KiB in flight), float16 64 (2 programs of 16
+# warps: 64 KiB). A 393216-element row is then 48 (float32) or 24 (16-bit) segments.
+SOFTMAX_SPLIT = {4: (8192, 8), 2: (16384, 16)}

@@ -102,4 +102,4 @@ def _op_impl(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
 
 def op():
     """torch.ops.cvt_triton.vector_add(x, y) (registered on first call)."""
-    return _common.register_op("vector_add", _op_impl)
+    return _common.register_op("vector_add", _op_impl, derivative="add")

@@ -29,6 +29,10 @@ def _record(name, version, op_name, summary, model, params, formula, twin=None,
     )
 
 
+_NO_TWIN = ("Triton's tl.dot chooses vector widths, warp layout and pipelining itself; "
+            "triton_autotuned is the Triton matmul to compare with")
+
+
 def records() -> list[Kernel]:
     return [
         _record("cuda_v1_naive", "v1", "matmul_v1_naive",
@@ -51,4 +55,23 @@ def records() -> list[Kernel]:
                 "VxV per thread",
                 models.matmul_v3, _params(L="V3_L", S="V3_S", V="V3_V"),
                 "global 2N³/L, shared 2N³/V", twin="triton_v3_smem_tiling"),
+        # Past the lecture: the FFMA rungs (docs/performance/ffma_rungs.md). No Triton twin:
+        # these are the layouts and schedules Triton's compiler chooses for a tl.dot itself.
+        _record("cuda_v4_vectorized", "v4", "matmul_v4_vectorized",
+                "v3 with float4 global and shared accesses and a bank-conflict-free thread layout",
+                models.matmul_v4, _params(L="V4_L", S="V4_S", V="V4_V"),
+                "global 2N³/L, shared 2N³/V (float4)", twin_note=_NO_TWIN),
+        _record("cuda_v5_warptiling", "v5", "matmul_v5_warptiling",
+                "block tile split into warp tiles and 4x4 thread pieces: a warp reads WM+WN "
+                "floats per k",
+                models.matmul_v5, _params(BM="V5_BM", BN="V5_BN", BK="V5_BK", WM="V5_WM",
+                                          WN="V5_WN", TM="V5_TM", TN="V5_TN"),
+                "global N³/BN + N³/BM, shared N³/TN + N³/TM", twin_note=_NO_TWIN),
+        _record("cuda_v6_pipelined", "v6", "matmul_v6_pipelined",
+                "v5 fed by a ring of cp.async stages (loads overlap compute), L2-grouped "
+                "block order",
+                models.matmul_v6, _params(BM="V6_BM", BN="V6_BN", BK="V6_BK", WM="V6_WM",
+                                          WN="V6_WN", TM="V6_TM", TN="V6_TN",
+                                          STAGES="V6_STAGES", GROUP="V6_GROUP"),
+                "global N³/BN + N³/BM, shared N³/TN + N³/TM", twin_note=_NO_TWIN),
     ]

@@ -9,6 +9,7 @@ exposes ``FAMILY``, an instance of :class:`Family`. It brings
     ceilings(...)      the limits its ops are judged against, measured on the device, and
                        ceiling_rows() that show them in the report
     report_sections()  its sections of report.md, from the result files
+    summary_lines()    its headline numbers, for the summary that opens report.md
     figures()          its figures, from the result files, and caption() for each
     readme_tables()    the tables `python -m bench readme-table` prints for the README
 
@@ -49,6 +50,11 @@ class Family:
     def report_sections(self, results: dict[str, dict]) -> list[str]:
         """Markdown sections of report.md; results maps a result kind ("check", "time",
         "model", "profile") to its payload, for the kinds the result set has."""
+        return []
+
+    def summary_lines(self, results: dict[str, dict]) -> list[str]:
+        """Its headline numbers for the summary at the top of report.md: a few markdown
+        lines (each starts with "- "), from the same payloads as report_sections."""
         return []
 
     def figures(self, results: dict[str, dict], out_dir) -> dict[str, list[Path]]:

@@ -1,17 +1,25 @@
 // Standalone driver for the matmul ladder: no Python, no torch.
 //
 //   matmul_driver list
-//   matmul_driver VERSION M N K [--reps R] [--seed S] [--full-check]
+//   matmul_driver VERSION M N K [M N K ...] [--reps R] [--seed S] [--full-check]
+//                 [--misalign] [--cublas]
 //   matmul_driver all M N K ...        every version in turn
 //
-// For each version it fills A and B with random floats, poisons C with NaN (every
-// element must be written), runs the kernel once, compares C with a float64 CPU
+// For each version and shape it fills A and B with random floats, poisons C with NaN
+// (every element must be written), runs the kernel once, compares C with a float64 CPU
 // reference (every element when M*N*K <= 2^28, else 4096 sampled ones; --full-check
 // forces all), then times R launches (default 20) with CUDA events, flushing L2
 // before each one, and prints the median. Exit status 1 on any wrong element or
 // CUDA error. This is the program to run under ncu and compute-sanitizer:
 //   compute-sanitizer --tool memcheck  build/cmake/matmul_driver all 67 45 31 --reps 0
 //   compute-sanitizer --tool racecheck build/cmake/matmul_driver v3_smem_tiling 130 129 17 --reps 0
+//
+// --misalign offsets A, B and C by one float from their allocations, so no row is
+// 16-byte aligned: the kernels with a 128-bit path must take their scalar path and still
+// be right. --cublas (a driver built with -DCVT_WITH_CUBLAS, linked with -lcublas; CMake:
+// -DCVT_WITH_CUBLAS=ON) also times cuBLAS's SGEMM on the same inputs, in the same process
+// and the same way, with TF32 off, and prints the ratio; the version `cublas` runs it as a
+// version of its own (checked like the others).
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -24,6 +32,32 @@
 #include "launchers.h"
 #include "cuda_check.h"
 
+#ifdef CVT_WITH_CUBLAS
+#include <cublas_v2.h>
+
+// cuBLAS's SGEMM as a MatmulLauncher. cuBLAS is column-major: a row-major M x N matrix is
+// its N x M transpose, so C = A B (row-major) is C^T = B^T A^T (column-major), one call with
+// the operands swapped and no transposition flag. CUBLAS_DEFAULT_MATH keeps FP32 on FFMA
+// (no TF32 tensor cores; the environment variable NVIDIA_TF32_OVERRIDE=1 would override
+// it, so leave it unset).
+static cudaError_t launch_cublas(const float* A, const float* B, float* C, int64_t M,
+                                 int64_t N, int64_t K, cudaStream_t stream) {
+  static cublasHandle_t handle = nullptr;
+  if (handle == nullptr) {
+    if (cublasCreate(&handle) != CUBLAS_STATUS_SUCCESS) return cudaErrorUnknown;
+    if (cublasSetMathMode(handle, CUBLAS_DEFAULT_MATH) != CUBLAS_STATUS_SUCCESS) return cudaErrorUnknown;
+  }
+  if (M == 0 || N == 0) return cudaSuccess;
+  if (cublasSetStream(handle, stream) != CUBLAS_STATUS_SUCCESS) return cudaErrorUnknown;
+  const float one = 1.0f, zero = 0.0f;
+  const cublasStatus_t st = cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, static_cast<int>(N),
+                                        static_cast<int>(M), static_cast<int>(K), &one, B,
+                                        static_cast<int>(N), A, static_cast<int>(K > 0 ? K : 1),
+                                        &zero, C, static_cast<int>(N));
+  return st == CUBLAS_STATUS_SUCCESS ? cudaGetLastError() : cudaErrorUnknown;
+}
+#endif
+
 struct Version {
   const char* name;
   cvt::MatmulLauncher launch;
@@ -34,12 +68,17 @@ static const Version kVersions[] = {
 #define CVT_VERSION(VERSION) {#VERSION, cvt::launch_matmul_##VERSION},
     CVT_MATMUL_OPS(CVT_VERSION)
 #undef CVT_VERSION
+#ifdef CVT_WITH_CUBLAS
+    {"cublas", launch_cublas},
+#endif
 };
 
 struct Options {
   int reps = 20;
   unsigned seed = 0;
   bool full_check = false;
+  bool misalign = false;  // A, B, C one float past their allocations
+  bool cublas = false;    // also time cuBLAS (CVT_WITH_CUBLAS builds only)
 };
 
 // Checks C against a float64 reference: |c - ref| <= tol * sum_k |a_ik * b_kj|, with
@@ -75,6 +114,39 @@ static bool check(const std::vector<float>& A, const std::vector<float>& B,
   return ok;
 }
 
+// Median time of `reps` launches (after two warm-up launches), each timed alone with CUDA
+// events, with L2 flushed before each so that every launch reads its inputs from DRAM.
+static double time_launches(cvt::MatmulLauncher launch, const float* dA, const float* dB,
+                            float* dC, int64_t M, int64_t N, int64_t K, int reps,
+                            cudaStream_t stream) {
+  int l2_bytes = 0;
+  {
+    CUDA_CHECK(cudaDeviceGetAttribute(&l2_bytes, cudaDevAttrL2CacheSize, 0));
+    const size_t flush_bytes = 4 * static_cast<size_t>(l2_bytes);  // evicts A, B and C from L2
+    void* flush;
+    CUDA_CHECK(cudaMalloc(&flush, flush_bytes));
+    cudaEvent_t start, stop;
+    CUDA_CHECK(cudaEventCreate(&start));
+    CUDA_CHECK(cudaEventCreate(&stop));
+    std::vector<float> times;
+    for (int r = -2; r < reps; ++r) {  // two warm-up launches
+      CUDA_CHECK(cudaMemsetAsync(flush, r & 0xFF, flush_bytes, stream));
+      CUDA_CHECK(cudaEventRecord(start, stream));
+      CUDA_CHECK(launch(dA, dB, dC, M, N, K, stream));
+      CUDA_CHECK(cudaEventRecord(stop, stream));
+      CUDA_CHECK(cudaEventSynchronize(stop));
+      float ms;
+      CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
+      if (r >= 0) times.push_back(ms);
+    }
+    std::sort(times.begin(), times.end());
+    CUDA_CHECK(cudaFree(flush));
+    CUDA_CHECK(cudaEventDestroy(start));
+    CUDA_CHECK(cudaEventDestroy(stop));
+    return times[times.size() / 2];
+  }
+}
+
 static bool run_one(const Version& v, int64_t M, int64_t N, int64_t K, const Options& opt) {
   std::mt19937 rng(opt.seed);
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
@@ -82,10 +154,14 @@ static bool run_one(const Version& v, int64_t M, int64_t N, int64_t K, const Opt
   for (auto& x : A) x = dist(rng);
   for (auto& x : B) x = dist(rng);
 
-  float *dA, *dB, *dC;
-  CUDA_CHECK(cudaMalloc(&dA, std::max<int64_t>(A.size(), 1) * sizeof(float)));
-  CUDA_CHECK(cudaMalloc(&dB, std::max<int64_t>(B.size(), 1) * sizeof(float)));
-  CUDA_CHECK(cudaMalloc(&dC, std::max<int64_t>(C.size(), 1) * sizeof(float)));
+  float *allocA, *allocB, *allocC;
+  const int64_t off = opt.misalign ? 1 : 0;  // cudaMalloc is 256-byte aligned; +1 float is not 16
+  CUDA_CHECK(cudaMalloc(&allocA, (std::max<int64_t>(A.size(), 1) + off) * sizeof(float)));
+  CUDA_CHECK(cudaMalloc(&allocB, (std::max<int64_t>(B.size(), 1) + off) * sizeof(float)));
+  CUDA_CHECK(cudaMalloc(&allocC, (std::max<int64_t>(C.size(), 1) + off) * sizeof(float)));
+  float* const dA = allocA + off;
+  float* const dB = allocB + off;
+  float* const dC = allocC + off;
   CUDA_CHECK(cudaMemcpy(dA, A.data(), A.size() * sizeof(float), cudaMemcpyHostToDevice));
   CUDA_CHECK(cudaMemcpy(dB, B.data(), B.size() * sizeof(float), cudaMemcpyHostToDevice));
   CUDA_CHECK(cudaMemset(dC, 0xFF, C.size() * sizeof(float)));  // NaN everywhere
@@ -103,50 +179,37 @@ static bool run_one(const Version& v, int64_t M, int64_t N, int64_t K, const Opt
   double worst = 0.0;
   const bool ok = check(A, B, C, M, N, K, opt.full_check, opt.seed, &worst);
 
-  double median_ms = 0.0;
+  double median_ms = 0.0, cublas_ms = 0.0;
   if (opt.reps > 0 && M * N > 0) {
-    int l2_bytes = 0;
-    CUDA_CHECK(cudaDeviceGetAttribute(&l2_bytes, cudaDevAttrL2CacheSize, 0));
-    const size_t flush_bytes = 4 * static_cast<size_t>(l2_bytes);  // evicts A, B and C from L2
-    void* flush;
-    CUDA_CHECK(cudaMalloc(&flush, flush_bytes));
-    cudaEvent_t start, stop;
-    CUDA_CHECK(cudaEventCreate(&start));
-    CUDA_CHECK(cudaEventCreate(&stop));
-    std::vector<float> times;
-    for (int r = -2; r < opt.reps; ++r) {  // two warm-up launches
-      CUDA_CHECK(cudaMemsetAsync(flush, r & 0xFF, flush_bytes, stream));
-      CUDA_CHECK(cudaEventRecord(start, stream));
-      CUDA_CHECK(v.launch(dA, dB, dC, M, N, K, stream));
-      CUDA_CHECK(cudaEventRecord(stop, stream));
-      CUDA_CHECK(cudaEventSynchronize(stop));
-      float ms;
-      CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
-      if (r >= 0) times.push_back(ms);
-    }
-    std::sort(times.begin(), times.end());
-    median_ms = times[times.size() / 2];
-    CUDA_CHECK(cudaFree(flush));
-    CUDA_CHECK(cudaEventDestroy(start));
-    CUDA_CHECK(cudaEventDestroy(stop));
+    median_ms = time_launches(v.launch, dA, dB, dC, M, N, K, opt.reps, stream);
+#ifdef CVT_WITH_CUBLAS
+    if (opt.cublas) cublas_ms = time_launches(launch_cublas, dA, dB, dC, M, N, K, opt.reps, stream);
+#endif
   }
-  const double tflops = median_ms > 0 ? 2.0 * M * N * K / (median_ms * 1e-3) / 1e12 : 0.0;
-  std::printf("%-20s %6lld x %6lld x %6lld  max rel err %.2e  %s", v.name, (long long)M,
-              (long long)N, (long long)K, worst, ok ? "ok   " : "WRONG");
+  const double flops = 2.0 * M * N * K;
+  const double tflops = median_ms > 0 ? flops / (median_ms * 1e-3) / 1e12 : 0.0;
+  std::printf("%-20s %6lld x %6lld x %6lld%s  max rel err %.2e  %s", v.name, (long long)M,
+              (long long)N, (long long)K, opt.misalign ? " misaligned" : "", worst,
+              ok ? "ok   " : "WRONG");
   if (median_ms > 0) std::printf("  median %9.4f ms  %7.2f TFLOP/s (fp32)", median_ms, tflops);
+  if (cublas_ms > 0) {
+    std::printf("  cublas %7.2f TFLOP/s  x%.3f", flops / (cublas_ms * 1e-3) / 1e12,
+                cublas_ms / median_ms);
+  }
   std::printf("\n");
 
   CUDA_CHECK(cudaStreamDestroy(stream));
-  CUDA_CHECK(cudaFree(dA));
-  CUDA_CHECK(cudaFree(dB));
-  CUDA_CHECK(cudaFree(dC));
+  CUDA_CHECK(cudaFree(allocA));
+  CUDA_CHECK(cudaFree(allocB));
+  CUDA_CHECK(cudaFree(allocC));
   return ok;
 }
 
 static int usage() {
   std::fprintf(stderr,
                "usage: matmul_driver list\n"
-               "       matmul_driver VERSION|all M N K [--reps R] [--seed S] [--full-check]\n");
+               "       matmul_driver VERSION|all M N K [M N K ...] [--reps R] [--seed S]\n"
+               "                     [--full-check] [--misalign] [--cublas]\n");
   return 2;
 }
 
@@ -157,27 +220,46 @@ int main(int argc, char** argv) {
   }
   if (argc < 5) return usage();
   const std::string which = argv[1];
-  char* end;
-  int64_t dims[3];
-  for (int d = 0; d < 3; ++d) {
-    dims[d] = std::strtoll(argv[2 + d], &end, 10);
-    if (*end != '\0' || dims[d] < 0) {
-      std::fprintf(stderr, "matmul_driver: M, N, K must be integers >= 0, got '%s'\n", argv[2 + d]);
+  std::vector<int64_t> dims;  // M N K, M N K, ...
+  int i = 2;
+  for (; i < argc && argv[i][0] != '-'; ++i) {
+    char* end;
+    const long long d = std::strtoll(argv[i], &end, 10);
+    if (*end != '\0' || d < 0) {
+      std::fprintf(stderr, "matmul_driver: M, N, K must be integers >= 0, got '%s'\n", argv[i]);
       return 2;
     }
+    dims.push_back(d);
+  }
+  if (dims.empty() || dims.size() % 3 != 0) {
+    std::fprintf(stderr, "matmul_driver: shapes come as M N K triples, got %zu numbers\n",
+                 dims.size());
+    return 2;
   }
   Options opt;
-  for (int i = 5; i < argc; ++i) {
+  for (; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--reps") && i + 1 < argc) opt.reps = std::atoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--seed") && i + 1 < argc) opt.seed = std::atoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--full-check")) opt.full_check = true;
+    else if (!std::strcmp(argv[i], "--misalign")) opt.misalign = true;
+    else if (!std::strcmp(argv[i], "--cublas")) opt.cublas = true;
     else return usage();
   }
+#ifndef CVT_WITH_CUBLAS
+  if (opt.cublas) {
+    std::fprintf(stderr, "matmul_driver: --cublas needs a driver built with -DCVT_WITH_CUBLAS "
+                         "(and -lcublas)\n");
+    return 2;
+  }
+#endif
   bool ok = true, found = false;
   for (const auto& v : kVersions) {
-    if (which == "all" || which == v.name) {
+    const bool library = !std::strcmp(v.name, "cublas");  // `all` means the ladder
+    if ((which == "all" && !library) || which == v.name) {
       found = true;
-      ok = run_one(v, dims[0], dims[1], dims[2], opt) && ok;
+      for (size_t d = 0; d < dims.size(); d += 3) {
+        ok = run_one(v, dims[d], dims[d + 1], dims[d + 2], opt) && ok;
+      }
     }
   }
   if (!found) {

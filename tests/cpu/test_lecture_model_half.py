@@ -1,15 +1,14 @@
 """The lecture figure with the model half only: timings of a GPU without Nsight Compute's
 counters beside the closed-form traffic (what docs/notebooks/ladder.ipynb draws on a GPU).
 The left panel shows the model's bars and a legend of the model alone, no empty levels.
-CPU only: the timings are the FABRICATED sample set of tests/data/sample_results."""
+CPU only: the timings are the FABRICATED sample set of tests/support/data/sample_results."""
 from __future__ import annotations
-
-from pathlib import Path
 
 from bench import model_table, registry, results
 from bench.families.matmul import plots
+from tests.support import DATA
 
-SAMPLE = Path(__file__).resolve().parents[1] / "data" / "sample_results"
+SAMPLE = DATA / "sample_results"
 
 
 def test_model_half_without_counters(tmp_path):

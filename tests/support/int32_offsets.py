@@ -133,6 +133,14 @@ def record_launches() -> list[dict]:
         from triton_impl import matmul_grouped, matmul_persistent
         matmul_grouped.launch_order(5, 4, 3, device="cpu")      # the launch-order figure's
         matmul_persistent.transpose(torch.ones(37, 45))         # B^T for the tf32 paths
+        # the variants under measurement (docs/performance/debts/), not in the registry yet
+        from triton_impl import matmul_batched, softmax_split
+        for precision, dtype in (("fp32", torch.float32), ("tf32", torch.float32),
+                                 ("fp16", torch.float16)):
+            matmul_batched.matmul(torch.ones(2, 33, 19, dtype=dtype),
+                                  torch.ones(2, 19, 17, dtype=dtype), precision, variant="autotuned")
+        softmax_split.softmax_split(torch.ones(3, 100))               # one segment: the exchange
+        softmax_split.softmax_split(torch.ones(3, 1000), block=256)   # four: two launches
     finally:
         InterpretedFunction.run = original
     return list(launches.values()) + _wide_variants(launches.values())

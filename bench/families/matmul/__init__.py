@@ -97,10 +97,15 @@ class MatmulFamily(Family):
 
         out = []
         if "time" in results:
-            out.append(report.section_time(results["time"]))
+            out.append(report.section_time(results["time"], results.get("profile")))
         if "profile" in results:
             out.append(report.section_profile(results["profile"]))
         return out
+
+    def summary_lines(self, results):
+        from bench.families.matmul import report
+
+        return report.summary_lines(results)
 
     def figures(self, results, out_dir):
         from bench.families.matmul import plots

@@ -3,7 +3,9 @@
 Every model is a pure function of the shape and the kernel's tile parameters; none runs
 any work. Counts are in ELEMENTS and are *thread-level*: the number of load instructions
 the threads issue (a masked-off lane issues nothing), which Nsight Compute reports as
-``smsp__sass_thread_inst_executed_op_global_ld.sum`` for scalar loads. Bytes follow from
+``smsp__sass_thread_inst_executed_op_global_ld.sum`` for scalar loads. A kernel whose load
+instruction moves several elements (the FFMA rungs' float4 loads) says how many in
+``load_width``: the profile multiplies the instructions it counts by it. Bytes follow from
 the element size. See the header of each kernel file for the derivation of its formula.
 """
 from __future__ import annotations
@@ -13,8 +15,9 @@ from math import ceil
 
 from bindings.precision import element_bytes
 
-# The lecture's versions, in ladder order (the @ladder group, the figures' colours).
-LADDER_VERSIONS = ("v1", "v1c", "v1.5", "v2", "v3")
+# The ladder's versions in order (the @ladder group, the figures' colours): the lecture's
+# v1-v3, then the FFMA rungs past it (cuda/matmul_v4_vectorized.cu ...).
+LADDER_VERSIONS = ("v1", "v1c", "v1.5", "v2", "v3", "v4", "v5", "v6")
 
 
 @dataclass(frozen=True)
@@ -46,6 +49,9 @@ class Traffic:
     elem_bytes     bytes per element
     compulsory_read_bytes / compulsory_write_bytes: each input read once, output written once
     useful_flops   2*M*N*K for a matmul: what TFLOP/s is computed from
+    load_width     elements one thread-level global load instruction moves (4 for a float4
+                   load; 1 for scalar loads, and for kernels that copy with cp.async, whose
+                   copies the profile counts by their bytes)
     """
 
     global_loads: int
@@ -56,6 +62,7 @@ class Traffic:
     compulsory_read_bytes: int
     compulsory_write_bytes: int
     useful_flops: int
+    load_width: int = 1
 
     @property
     def global_load_bytes(self) -> int:
@@ -83,7 +90,8 @@ class Traffic:
         return d
 
 
-def matmul_traffic(s: MatmulShape, p, loads: int, shared: int, fma: int) -> Traffic:
+def matmul_traffic(s: MatmulShape, p, loads: int, shared: int, fma: int,
+                   load_width: int = 1) -> Traffic:
     """A matmul's Traffic from its load, shared and FMA counts; stores, compulsory bytes and
     useful flops follow from the shape, bytes from the precision in p."""
     M, N, K = s.M, s.N, s.K
@@ -97,6 +105,7 @@ def matmul_traffic(s: MatmulShape, p, loads: int, shared: int, fma: int) -> Traf
         compulsory_read_bytes=(M * K + K * N) * elem_bytes,
         compulsory_write_bytes=M * N * elem_bytes,
         useful_flops=2 * M * N * K,
+        load_width=load_width,
     )
 
 
@@ -133,6 +142,48 @@ def matmul_v3(s: MatmulShape, p) -> Traffic:
                    fma=blocks * L * L * k_padded)
 
 
+def vector_width(s: MatmulShape) -> int:
+    """Elements per load on the FFMA rungs at this shape: their launchers take the 128-bit
+    path (float4 loads) when K and N are multiples of 4 and the pointers are 16-byte aligned
+    (cvt::vector_path_ok), which the harness's fresh tensors are."""
+    return 4 if s.K % 4 == 0 and s.N % 4 == 0 else 1
+
+
+def _tiled(s: MatmulShape, p, BM: int, BN: int, BK: int, per_thread_k: int, threads: int,
+           load_width: int) -> Traffic:
+    """A BM x BN block tile, BK deep, staged through shared memory: each block column reads
+    all of A, each block row all of B (masked elements issue nothing); each of `threads`
+    threads per block reads `per_thread_k` shared elements per k over the k range padded to
+    a multiple of BK; padded blocks and k multiply zeros."""
+    M, N, K = s.M, s.N, s.K
+    blocks = ceil(M / BM) * ceil(N / BN)
+    k_padded = BK * ceil(K / BK)
+    return matmul_traffic(s, p, loads=M * K * ceil(N / BN) + N * K * ceil(M / BM),
+                          shared=blocks * threads * per_thread_k * k_padded,
+                          fma=blocks * BM * BN * k_padded, load_width=load_width)
+
+
+def matmul_v4(s: MatmulShape, p) -> Traffic:
+    """v4 vectorized: v3's tiles and counts; float4 loads where the shape allows them.
+    Lecture-style: global 2N^3/L, shared 2N^3/V."""
+    L, S, V = p["L"], p["S"], p["V"]
+    return _tiled(s, p, L, L, S, 2 * V, (L // V) ** 2, vector_width(s))
+
+
+def matmul_v5(s: MatmulShape, p) -> Traffic:
+    """v5 warptiling: BM x BN block tiles, TM x TN per thread. Lecture-style: global
+    N^3/BN + N^3/BM, shared N^3/TN + N^3/TM."""
+    threads = p["BM"] * p["BN"] // (p["TM"] * p["TN"])
+    return _tiled(s, p, p["BM"], p["BN"], p["BK"], p["TM"] + p["TN"], threads, vector_width(s))
+
+
+def matmul_v6(s: MatmulShape, p) -> Traffic:
+    """v6 pipelined: v5's counts; every global read is a cp.async copy (no load
+    instruction), which the profile counts by its bytes, so load_width stays 1."""
+    threads = p["BM"] * p["BN"] // (p["TM"] * p["TN"])
+    return _tiled(s, p, p["BM"], p["BN"], p["BK"], p["TM"] + p["TN"], threads, 1)
+
+
 def lecture_formula(version: str, n: int, p) -> int:
     """The lecture's global-load count for an N x N x N product (square, tile multiples)."""
     if version in ("v1", "v1c"):
@@ -141,6 +192,8 @@ def lecture_formula(version: str, n: int, p) -> int:
         return n**3 // p["V"] + n**3
     if version == "v2":
         return 2 * n**3 // p["V"]
-    if version == "v3":
+    if version in ("v3", "v4"):
         return 2 * n**3 // p["L"]
+    if version in ("v5", "v6"):  # the lecture's 2N^3/L with a rectangular block tile
+        return n**3 // p["BN"] + n**3 // p["BM"]
     raise KeyError(version)

@@ -1,24 +1,31 @@
 """`python -m bench plot`: the lecture's figures, drawn from result files only.
 
-    throughput   TFLOP/s versus size; one colour per ladder version, solid CUDA, dashed
-                 Triton twin; cuBLAS and the measured ceilings as reference lines
-    traffic      per version, model vs issued vs L1 vs L2 vs DRAM vs shared (log scale),
-                 CUDA and Triton side by side: the lecture's count next to what moved
+    throughput   TFLOP/s versus size: fp32 (FFMA) on top, one colour per ladder version,
+                 solid CUDA, dashed Triton twin; below, one panel per tensor-core precision
+                 (tf32, fp16, bf16), one colour per kernel; cuBLAS and the measured
+                 ceilings as reference lines
+    traffic      bytes per launch level by level (model, issued, L1, L2, DRAM; shared
+                 apart), one line per kernel: the lecture's ladder at the profiled size
+                 where DRAM tells the versions apart, the other Triton matmuls beside it
     model        (no counters needed) the model per version at two sizes, with the
                  lecture formula's count beside it
-    roofline     measured copy bandwidth and cuBLAS as roofs, one point per kernel
+    roofline     measured copy bandwidth and cuBLAS as roofs, one point per kernel at the
+                 profiled size where DRAM intensity differs between kernels: fp32 (FFMA)
+                 and the tensor-core precisions in panels of their own
     lecture      traffic on the left, throughput on the right: the slide
 
-Every figure is written as PNG (for the README and slides) and SVG (for editing). The
-functions take payloads as bench/results.py reads them; nothing here runs a kernel.
+Byte axes are in binary units (KiB, MiB, GiB); every figure is written as PNG (for the
+README and slides) and SVG (for editing). The functions take payloads as bench/results.py
+reads them; nothing here runs a kernel.
 """
 from __future__ import annotations
 
 import math
+import textwrap
 from pathlib import Path
 
 from bench.families.matmul.models import LADDER_VERSIONS
-from bench.plot_style import bytes_fmt, env_line, log_y, pyplot, save
+from bench.plot_style import bytes_fmt, env_line, legend_entries, log_y, pyplot, save
 from bench.results import num
 
 LEVELS = (  # (label, column of a profile row, what it is)
@@ -29,8 +36,15 @@ LEVELS = (  # (label, column of a profile row, what it is)
     ("DRAM", "dram_read_bytes", "bytes read from HBM"),
     ("shared", "shared_bytes", "bytes loaded from shared memory"),
 )
+# The level names as a figure's axis shows them: which level counts the bytes.
+LEVEL_TICKS = {"model": "model\n(threads ask,\nclosed form)",
+               "issued": "issued\n(threads ask,\ncounted)", "L1": "L1\n(requested)",
+               "L2": "L2\n(L1 misses)", "DRAM": "DRAM\n(read)", "shared": "shared\n(loads)"}
 LANG_STYLE = {"cuda": "-", "triton": "--"}
-PRECISION_COLOURS = {"fp32": "#222222", "tf32": "#1b9e77", "fp16": "#d95f02", "bf16": "#7570b3"}
+TENSOR_CORE_PRECISIONS = ("tf32", "fp16", "bf16")
+# markers that tell kernels of one colour family apart in print (tensor-core panels)
+MARKERS = ("s", "D", "v", "P", "X", "h", "<", ">")
+REFERENCE_COLOUR = "black"   # cuBLAS
 
 
 def _ok(rows):
@@ -54,6 +68,8 @@ def ladder(rows) -> tuple[list[str], dict[str, str], dict[str, str]]:
 
     version_of: dict[str, str] = {}
     order: list[str] = []
+    # matmul rows only: the memory-bound ops' versions must not shift the ladder's colours
+    rows = [r for r in rows if r.get("op", "matmul") == "matmul"]
     for r in rows:
         if r.get("backend") == "cuda":
             version_of[r["kernel"]] = r["version"]
@@ -69,8 +85,10 @@ def ladder(rows) -> tuple[list[str], dict[str, str], dict[str, str]]:
     # Ladder rungs in the lecture's order whatever order the rows came in (a profile run
     # appended later must not reshuffle the colours), then any other label as found.
     order.sort(key=lambda v: (LADDER_ORDER.index(v) if v in LADDER_ORDER else len(LADDER_ORDER)))
-    cmap = matplotlib.colormaps["tab10"]
-    colours = {v: matplotlib.colors.to_hex(cmap(i % 10)) for i, v in enumerate(order)}
+    # tab10 while it suffices (the lecture's colours stay as they were); past ten labels
+    # (the FFMA rungs with the Triton matmuls) tab20, so that no two share a colour
+    cmap = matplotlib.colormaps["tab10" if len(order) <= 10 else "tab20"]
+    colours = {v: matplotlib.colors.to_hex(cmap(i % cmap.N)) for i, v in enumerate(order)}
     return order, version_of, colours
 
 
@@ -86,6 +104,16 @@ def _size_ticks(ax, sizes):
 # Throughput versus size
 # ---------------------------------------------------------------------------------------
 
+def _kernel_style(name: str, backend: str, version_of: dict, colours: dict) -> dict:
+    """One kernel's line everywhere: its version's colour (twins share it), solid CUDA with
+    circles, dashed Triton with squares; cuBLAS thick black with triangles."""
+    if backend in LANG_STYLE:
+        return dict(color=colours.get(version_of.get(name), "grey"),
+                    linestyle=LANG_STYLE[backend], marker="o" if backend == "cuda" else "s",
+                    markersize=4, linewidth=1.6)
+    return dict(color=REFERENCE_COLOUR, linestyle="-", marker="^", markersize=5, linewidth=2.2)
+
+
 def _throughput_panel(ax, rows, ceilings, legend=True):
     rows = [r for r in rows if r.get("op", "matmul") == "matmul"]  # colours from matmul rows only
     order, version_of, colours = ladder(rows)
@@ -95,13 +123,7 @@ def _throughput_panel(ax, rows, ceilings, legend=True):
     for name in kernels:
         pts = sorted((num(r["size"]), num(r["tflops"])) for r in fp32 if r["kernel"] == name)
         backend = next(r["backend"] for r in fp32 if r["kernel"] == name)
-        if backend in LANG_STYLE:
-            style = dict(color=colours.get(version_of.get(name), "grey"),
-                         linestyle=LANG_STYLE[backend], marker="o" if backend == "cuda" else "s",
-                         markersize=4, linewidth=1.6)
-        else:
-            style = dict(color="black", linestyle="-", marker="^", markersize=4, linewidth=2.2)
-        ax.plot(*zip(*pts), label=f"{name} (fp32)", **style)
+        ax.plot(*zip(*pts), label=name, **_kernel_style(name, backend, version_of, colours))
     c = ceilings or {}
     peak = (c.get("cublas_tflops") or {}).get("fp32")
     if peak:
@@ -111,56 +133,103 @@ def _throughput_panel(ax, rows, ceilings, legend=True):
     nominal = c.get("fp32_nominal_peak_tflops")
     if nominal:
         ax.axhline(nominal, color="grey", linestyle="-.", linewidth=1.0,
-                   label=f"nominal FP32 peak (SMs x 128 x 2 x clock) = {nominal:.1f}")
+                   label=f"nominal FP32 peak (SMs x FP32 lanes x 2 x clock) = {nominal:.1f}")
     log_y(ax)
     if sizes:
         _size_ticks(ax, sizes)
     ax.set_xlabel("N  (square N x N x N product)")
     ax.set_ylabel("TFLOP/s  (2N³ / median time)")
-    ax.set_title("FP32 matmul on CUDA cores (FFMA, no tensor cores)")
+    ax.set_title("fp32: FFMA on CUDA cores (no tensor cores)")
     if legend:
-        ax.legend(fontsize=7.5, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+        ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False,
+                  title="solid CUDA, dashed Triton;\ncolour = ladder version", title_fontsize=8)
 
 
-def _tensor_panel(ax, rows, ceilings):
-    tc = [r for r in _ok(rows) if r["precision"] != "fp32" and r.get("tflops")]
-    sizes = sorted({num(r["size"]) for r in tc})
-    for (name, prec) in dict.fromkeys((r["kernel"], r["precision"]) for r in tc):
-        pts = sorted((num(r["size"]), num(r["tflops"])) for r in tc
-                     if r["kernel"] == name and r["precision"] == prec)
-        backend = next(r["backend"] for r in tc if r["kernel"] == name)
-        ax.plot(*zip(*pts), color=PRECISION_COLOURS.get(prec, "grey"),
-                linestyle="-" if backend == "cublas" else "--",
-                marker="^" if backend == "cublas" else "s", markersize=4,
-                label=f"{name} ({prec})")
+def _tensor_kernels(rows) -> list[str]:
+    """The kernels of the tensor-core panels, in order, cuBLAS last."""
+    names = list(dict.fromkeys(r["kernel"] for r in rows))
+    return sorted(names, key=lambda n: next(r["backend"] for r in rows if r["kernel"] == n)
+                  in ("cublas",))
+
+
+def tensor_styles(tc_rows, rows) -> dict[str, dict]:
+    """kernel -> line style of the tensor-core panels: every kernel keeps its colour in
+    every panel (its version's, as in the fp32 panel; cuBLAS black), and a marker of its
+    own tells it apart in print."""
+    _order, version_of, colours = ladder(rows)
+    styles = {}
+    for i, name in enumerate(_tensor_kernels(tc_rows)):
+        backend = next(r["backend"] for r in tc_rows if r["kernel"] == name)
+        style = _kernel_style(name, backend, version_of, colours)
+        if backend in LANG_STYLE:
+            style.update(linestyle="-", marker=MARKERS[i % len(MARKERS)], markersize=5)
+        styles[name] = style
+    return styles
+
+
+def _tensor_panel(ax, rows, precision, ceilings, styles):
+    """One tensor-core precision: one line per kernel, the colours of the fp32 panel."""
+    at = [r for r in rows if r["precision"] == precision]
+    for name in _tensor_kernels(at):
+        pts = sorted((num(r["size"]), num(r["tflops"])) for r in at if r["kernel"] == name)
+        ax.plot(*zip(*pts), label=name, **styles[name])
+    peak = ((ceilings or {}).get("cublas_tflops") or {}).get(precision)
+    if peak:
+        ax.axhline(peak, color="black", linestyle=":", linewidth=1.2)
+        ax.annotate(f"cuBLAS at {(ceilings or {}).get('cublas_shape', '?').split('x')[0]}³: "
+                    f"{peak:.0f}", (0.02, peak), xycoords=("axes fraction", "data"),
+                    xytext=(0, 3), textcoords="offset points", fontsize=7.5)
     log_y(ax)
-    if sizes:
-        _size_ticks(ax, sizes)
-    ax.set_xlabel("N  (square N x N x N product)")
-    ax.set_ylabel("TFLOP/s")
-    ax.set_title("Tensor-core precisions (tf32 / fp16 / bf16): not comparable with FP32 FFMA")
-    ax.legend(fontsize=7.5, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+    _size_ticks(ax, [num(r["size"]) for r in at])
+    ax.set_xlabel("N")
+    ax.set_title(f"{precision} (tensor cores)")
 
 
 def throughput(time_payload, out_dir) -> list[Path]:
     plt = pyplot()
     rows = [r for r in time_payload["rows"] if r.get("op", "matmul") == "matmul"]
     ceilings = time_payload.get("meta", {}).get("ceilings", {})
-    has_tc = any(r["precision"] != "fp32" and r.get("tflops") for r in _ok(rows))
-    if has_tc:
-        fig, (a, b) = plt.subplots(2, 1, figsize=(10, 9.5))
+    tc = [r for r in _ok(rows) if r["precision"] in TENSOR_CORE_PRECISIONS and r.get("tflops")]
+    precisions = [p for p in TENSOR_CORE_PRECISIONS if any(r["precision"] == p for r in tc)]
+    if not precisions:
+        fig, a = plt.subplots(figsize=(11, 5))
         _throughput_panel(a, rows, ceilings)
-        _tensor_panel(b, rows, ceilings)
-    else:
-        fig, a = plt.subplots(figsize=(10, 5))
-        _throughput_panel(a, rows, ceilings)
-    fig.suptitle(env_line(time_payload), fontsize=8, y=0.995, color="dimgrey")
+        fig.suptitle(env_line(time_payload), fontsize=8, y=0.995, color="dimgrey")
+        fig.tight_layout()
+        return save(fig, out_dir, "throughput")
+    # a column on the right holds the legends of both rows
+    fig = plt.figure(figsize=(15, 10.5))
+    n = len(precisions)
+    grid = fig.add_gridspec(2, n + 1, height_ratios=[1.1, 1], width_ratios=[1] * n + [0.8])
+    top = fig.add_subplot(grid[0, :n])
+    _throughput_panel(top, rows, ceilings, legend=False)
+    top_legend = fig.add_subplot(grid[0, n])
+    top_legend.axis("off")
+    top_legend.legend(*top.get_legend_handles_labels(), loc="center left", fontsize=8,
+                      frameon=False, title="fp32: solid CUDA, dashed Triton twin,\n"
+                                           "colour = ladder version", title_fontsize=8)
+    styles = tensor_styles(tc, rows)
+    axes = []
+    for j, p in enumerate(precisions):
+        ax = fig.add_subplot(grid[1, j], sharey=axes[0] if axes else None)
+        _tensor_panel(ax, tc, p, ceilings, styles)
+        axes.append(ax)
+    axes[0].set_ylabel("TFLOP/s")
+    handles, labels = legend_entries(axes)
+    bottom_legend = fig.add_subplot(grid[1, n])
+    bottom_legend.axis("off")
+    bottom_legend.legend(handles, labels,
+                         loc="center left", fontsize=8.5, frameon=False,
+                         title="tensor cores: one colour per kernel,\ndotted = cuBLAS at "
+                               f"{ceilings.get('cublas_shape', '?')}", title_fontsize=8)
+    fig.suptitle("Matmul throughput versus size, each precision against cuBLAS at the same "
+                 "precision\n" + env_line(time_payload), fontsize=10)
     fig.tight_layout()
     return save(fig, out_dir, "throughput")
 
 
 # ---------------------------------------------------------------------------------------
-# Traffic, level by level
+# Which profiled size to draw
 # ---------------------------------------------------------------------------------------
 
 def _pick_shape(rows, prefer: str | None = None) -> str | None:
@@ -172,28 +241,41 @@ def _pick_shape(rows, prefer: str | None = None) -> str | None:
     return max(set(shapes), key=lambda s: (shapes.count(s), s))
 
 
-def _traffic_axes(ax, by_lang: dict, colour: str, title: str, ymin: float, ymax: float):
-    """Grouped bars: x = level, one bar per language (CUDA solid, Triton hatched)."""
-    labels = [lv[0] for lv in LEVELS]
-    langs = [l for l in ("cuda", "triton") if l in by_lang]
-    width = 0.8 / max(1, len(langs))
-    for j, lang in enumerate(langs):
-        row = by_lang[lang]
-        for i, (_label, col, _doc) in enumerate(LEVELS):
-            v = num(row.get(col))
-            x = i + (j - (len(langs) - 1) / 2) * width
-            if math.isnan(v) or v <= 0:
-                ax.text(x, ymin * 1.6, "n/a" if math.isnan(v) else "0", ha="center",
-                        va="bottom", fontsize=6, rotation=90, color="dimgrey")
-                continue
-            ax.bar(x, v, width=width * 0.95, color=colour if lang == "cuda" else "white",
-                   edgecolor=colour, hatch=None if lang == "cuda" else "///", linewidth=1.2)
-    log_y(ax, bytes_axis=True)
-    ax.set_ylim(ymin, ymax)
-    ax.set_xticks(range(len(labels)))
-    ax.set_xticklabels(labels, fontsize=8, rotation=40, ha="right", rotation_mode="anchor")
-    ax.set_title(title, fontsize=9)
+def _dram(r) -> float:
+    return num(r.get("dram_read_bytes")) + num(r.get("dram_write_bytes"))
 
+
+def contrast_shape(prows, prefer: str | None = None) -> str | None:
+    """The profiled size to draw DRAM traffic at: the largest one with two kernels or more
+    whose DRAM bytes differ between kernels (by a quarter or more). Below it the inputs of
+    every kernel fit in L2 (50 MiB on the H100): DRAM then moves the compulsory bytes for
+    all of them and tells nothing apart. The most profiled size if no size qualifies."""
+    if prefer:
+        return _pick_shape(prows, prefer)
+    sizes = {r["shape"]: num(r.get("size")) for r in prows}
+    for shape in sorted(sizes, key=lambda s: -sizes[s]):
+        dram = [_dram(r) for r in prows if r["shape"] == shape]
+        dram = [d for d in dram if not math.isnan(d) and d > 0]
+        if len(dram) >= 2 and max(dram) >= 1.25 * min(dram):
+            return shape
+    return _pick_shape(prows)
+
+
+def _largest_profiled_matmul(profile_payload) -> str | None:
+    rows = [r for r in _ok(profile_payload.get("rows", [])) if r.get("op", "matmul") == "matmul"]
+    shapes = {r["shape"]: num(r.get("size")) for r in rows}
+    if len(shapes) < 2:
+        return None
+    return max(shapes, key=lambda s: shapes[s])
+
+
+def _precisions(rows) -> str:
+    return ", ".join(dict.fromkeys(r["precision"] for r in rows))
+
+
+# ---------------------------------------------------------------------------------------
+# Traffic, level by level
+# ---------------------------------------------------------------------------------------
 
 def _short(group: dict) -> str:
     """'thread_tiling' from cuda_v1.5_thread_tiling: the idea, without language and rung."""
@@ -217,42 +299,84 @@ def _traffic_groups(rows, shape):
     return [v for v in order if v in groups], groups, colours
 
 
-def _value_range(groups) -> tuple[float, float]:
-    vals = [num(r.get(col)) for g in groups.values() for r in g.values() for _, col, _ in LEVELS]
-    vals = [v for v in vals if not math.isnan(v) and v > 0]
-    if not vals:
-        return 1.0, 10.0
-    lo = 10 ** math.floor(math.log10(min(vals)) - 0.3)
-    return lo, 10 ** math.ceil(math.log10(max(vals)) + 0.2)
+def _staircase(ax, rows, version_of, colours) -> list[str]:
+    """One line per kernel across the global-memory levels (model to DRAM), and its shared
+    loads apart, on a log axis of bytes. Returns the kernels whose counters read 0 at a
+    level (drawn as a triangle on the bottom edge)."""
+    path = [lv for lv in LEVELS if lv[0] != "shared"]
+    shared_x = len(path) + 0.4
+    zeros = []
+    values = []
+    for r in rows:
+        style = _kernel_style(r["kernel"], r["backend"], version_of, colours)
+        ys = [num(r.get(col)) for _l, col, _d in path]
+        values += [y for y in ys if y > 0]
+        ax.plot(range(len(path)), [y if y > 0 else math.nan for y in ys],
+                label=f"{r['kernel']} ({r['precision']})", **style)
+        sh = num(r.get("shared_bytes"))
+        if sh > 0:
+            values.append(sh)
+            ax.plot([shared_x], [sh], linestyle="none", marker=style["marker"],
+                    color=style["color"], markersize=5)
+        for x, y in enumerate(ys):
+            if y == 0:
+                zeros.append((x, style["color"], r["kernel"]))
+    lo, hi = (min(values), max(values)) if values else (1.0, 2.0)
+    ax.set_yscale("log", base=2)
+    ax.set_ylim(lo / 3, hi * 3)
+    log_y(ax, bytes_axis=True)
+    for x, colour, _name in zeros:
+        ax.plot([x], [lo / 2.4], marker="v", color=colour, markersize=7, linestyle="none",
+                clip_on=False)
+    ax.axvline(len(path) - 0.3, color="grey", linewidth=0.8, linestyle=":")
+    ax.set_xticks(list(range(len(path))) + [shared_x])
+    ax.set_xticklabels([LEVEL_TICKS[lv[0]] for lv in path] + [LEVEL_TICKS["shared"]],
+                       fontsize=8)
+    ax.set_xlim(-0.3, shared_x + 0.4)
+    return list(dict.fromkeys(name for _x, _c, name in zeros))
 
 
 def traffic(profile_payload, out_dir, shape: str | None = None) -> list[Path]:
+    """Left: the lecture's ladder (CUDA and Triton twins) at the profiled size where DRAM
+    tells the versions apart; right: the other Triton matmuls at the size they were
+    profiled at most. One line per kernel, from what the threads ask for down to DRAM."""
     plt = pyplot()
-    rows = [r for r in profile_payload["rows"] if r.get("op", "matmul") == "matmul"]
-    shape = _pick_shape(_ok(rows), shape)
-    versions, groups, colours = _traffic_groups(rows, shape)
-    if not versions:
+    rows = [r for r in _ok(profile_payload["rows"]) if r.get("op", "matmul") == "matmul"
+            and r.get("backend") in LANG_STYLE]
+    order, version_of, colours = ladder(rows)
+    lad = [r for r in rows if version_of.get(r["kernel"]) in LADDER_ORDER]
+    rest = [r for r in rows if version_of.get(r["kernel"]) not in LADDER_ORDER]
+    panels = []
+    if lad:
+        at = contrast_shape(lad, shape)
+        panels.append(("The lecture's ladder: CUDA (solid) and its Triton twins (dashed)",
+                       at, [r for r in lad if r["shape"] == at]))
+    if rest:
+        at = contrast_shape(rest, shape)
+        panels.append(("Triton matmuls past the ladder", at, [r for r in rest if r["shape"] == at]))
+    panels = [p for p in panels if p[2]]
+    if not panels:
         return []
-    ymin, ymax = _value_range(groups)
-    n = len(versions)
-    fig, axes = plt.subplots(1, n, figsize=(2.6 * n + 1, 4.6), sharey=True, squeeze=False)
-    for ax, v in zip(axes[0], versions):
-        g = groups[v]
-        langs = " + ".join({"cuda": "CUDA", "triton": "Triton"}[l] for l in ("cuda", "triton")
-                           if l in g)
-        _traffic_axes(ax, g, colours[v], f"{v}: {_short(g)}\n({langs})", ymin, ymax)
-    axes[0][0].set_ylabel(f"bytes per launch at {shape} (log)")
-    from matplotlib.patches import Patch
-
-    handles = [Patch(facecolor="grey", edgecolor="grey", label="CUDA (solid)"),
-               Patch(facecolor="white", edgecolor="grey", hatch="///",
-                     label="Triton twin (hatched)")]
-    fig.suptitle(f"Memory traffic level by level, one launch at {shape}\n"
-                 f"model and issued = what the threads ask for; L1, L2, DRAM = what each level "
-                 f"moved; shared = shared-memory loads", fontsize=10)
-    fig.tight_layout(rect=(0, 0.06, 1, 1))
-    fig.legend(handles=handles, loc="lower right", ncol=2, frameon=False, fontsize=8)
-    fig.text(0.01, 0.01, env_line(profile_payload), fontsize=7, color="dimgrey")
+    fig, axes = plt.subplots(1, len(panels), figsize=(7.6 * len(panels), 8), squeeze=False)
+    zeros = []
+    for ax, (title, at, prow) in zip(axes[0], panels):
+        zeros += _staircase(ax, prow, version_of, colours)
+        ax.set_title(f"{title}\none launch at {at}, {_precisions(prow)}", fontsize=10)
+        ax.set_ylabel("bytes per launch (log scale, binary units)")
+        ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2,
+                  frameon=False)
+    note = ("model: the bytes the threads' global loads ask for, closed form; issued: the "
+            "bytes of the load instructions executed, as ncu counts them (a load that every "
+            "lane of a warp makes from one address counts once: v1's broadcast operand); L1, "
+            "L2, DRAM: what each level moved; shared: shared-memory loads.")
+    if zeros:
+        note += (f"  ▼ on the bottom edge: the counter reads 0 ({', '.join(zeros)}: TMA loads "
+                 f"do not go through the load unit the issued and L1 counters watch).")
+    fig.suptitle("Memory traffic level by level: what the threads ask for, and what each "
+                 "level of the memory moved", fontsize=11)
+    fig.text(0.01, 0.03, textwrap.fill(note, 105 * len(panels)), fontsize=8)
+    fig.text(0.01, 0.005, env_line(profile_payload), fontsize=7, color="dimgrey")
+    fig.tight_layout(rect=(0, 0.07, 1, 1))
     return save(fig, out_dir, "traffic")
 
 
@@ -271,7 +395,7 @@ def model(model_payload, out_dir) -> list[Path]:
     order = list(dict.fromkeys(r["version"] for r in rows))
     shapes = sorted(dict.fromkeys(r["shape"] for r in rows), key=lambda s: num(
         next(r["size"] for r in rows if r["shape"] == s)))
-    fig, axes = plt.subplots(1, len(shapes), figsize=(6.2 * len(shapes), 4.8), squeeze=False)
+    fig, axes = plt.subplots(1, len(shapes), figsize=(6.4 * len(shapes), 5.2), squeeze=False)
     series = (("global loads (model)", "global_load_bytes", "#1f77b4"),
               ("shared loads (model)", "shared_load_bytes", "#ff7f0e"),
               ("compulsory (each byte once)", "compulsory_bytes", "#7f7f7f"))
@@ -287,33 +411,37 @@ def model(model_payload, out_dir) -> list[Path]:
                     xs.append(i + (j - 1) * w)
                     ys.append(y)
             ax.bar(xs, ys, width=w * 0.95, color=colour, label=label)
-            if col == "global_load_bytes":
-                for x, y in zip(xs, ys):
-                    ax.annotate(bytes_fmt(y), (x, y), textcoords="offset points",
-                                xytext=(0, 12), ha="center", fontsize=7)
         lows = [num(r.get("compulsory_bytes")) for r in at.values()]
-        highs = [num(r.get("global_load_bytes")) for r in at.values()]
-        ax.set_ylim(min(lows) / 4, max(highs) * 6)
+        highs = [max(num(r.get("global_load_bytes")), num(r.get("shared_load_bytes")))
+                 for r in at.values()]
+        ax.set_yscale("log", base=2)
+        ax.set_ylim(min(lows) / 4, max(highs) * 8)
         for i, v in enumerate(order):
             r = at.get(v)
             lec = num(r.get("lecture_global_loads")) if r else math.nan
+            y = num(r.get("global_load_bytes")) if r else math.nan
             if not math.isnan(lec):
                 eb = num(r["elem_bytes"])
                 ax.plot([i - 1.5 * w, i - 0.5 * w], [lec * eb] * 2, color="black", linewidth=2)
-                f = r.get("formula") or ""
-                if f:
-                    ax.annotate(f, (i - w, lec * eb), textcoords="offset points",
-                                xytext=(0, 22), ha="center", fontsize=7, style="italic")
+                y = max(y, lec * eb)
+            if not math.isnan(y):
+                ax.annotate(bytes_fmt(y), (i - w, y), textcoords="offset points",
+                            xytext=(0, 4), ha="center", va="bottom", fontsize=7.5)
         log_y(ax, bytes_axis=True)
         ax.set_xticks(range(len(order)))
-        ax.set_xticklabels(order)
-        ax.set_xlabel("ladder version (CUDA)")
-        ax.set_title(f"{shape}: closed-form traffic (fp32, 4 B per element)")
-    axes[0][0].set_ylabel("bytes per launch (log)")
+        # each version with the lecture's formula under it (wrapped: "2N³ (same count,
+        # coalesced)" is wider than a bar group)
+        ax.set_xticklabels([v + "\n" + "\n".join(textwrap.wrap(at[v].get("formula") or "", 16))
+                            if v in at else v for v in order], fontsize=8)
+        ax.set_xlabel("ladder version (CUDA) and the formula of the lecture notes")
+        precision = ", ".join(dict.fromkeys(r.get("precision") or "fp32" for r in at.values()))
+        eb = ", ".join(dict.fromkeys(f"{int(num(r['elem_bytes']))} B" for r in at.values()))
+        ax.set_title(f"{shape}, {precision} ({eb} per element)")
+    axes[0][0].set_ylabel("bytes per launch (log scale, binary units)")
     axes[0][0].plot([], [], color="black", linewidth=2, label="lecture formula (square N)")
-    axes[0][-1].legend(fontsize=8, loc="upper right", frameon=False)
-    fig.suptitle("Traffic the models predict for the CUDA ladder (closed form, no GPU needed); "
-                 "black tick = the lecture's formula", fontsize=11)
+    axes[0][-1].legend(fontsize=8, loc="upper right", frameon=True, framealpha=0.9)
+    fig.suptitle("Traffic the closed-form models predict for the CUDA ladder (no GPU needed); "
+                 "black tick = the formula of the lecture notes", fontsize=11)
     fig.tight_layout()
     return save(fig, out_dir, "model_traffic")
 
@@ -338,10 +466,71 @@ def _spread_labels(ys: list[float], min_gap: float) -> list[float]:
     return out
 
 
+def _roof_points(trows, prows, at, ladder_only, version_of):
+    """(kernel, backend, precision, intensity, TFLOP/s, measured?) at the shape `at`: the
+    intensity from the DRAM bytes ncu measured where the kernel was profiled there, else
+    (not ladder_only) from the compulsory bytes, an upper bound of it."""
+    points = []
+    measured = set()
+    for p in prows:
+        t = next((r for r in trows if r["kernel"] == p["kernel"] and r["shape"] == at
+                  and r["precision"] == p["precision"]), None)
+        dram = _dram(p)
+        if t and not math.isnan(dram) and dram > 0:
+            points.append((p["kernel"], p["backend"], t["precision"], num(t["flops"]) / dram,
+                           num(t["tflops"]), True))
+            measured.add((p["kernel"], p["precision"]))
+    if not ladder_only:
+        for r in trows:
+            if r["shape"] == at and (r["kernel"], r["precision"]) not in measured:
+                points.append((r["kernel"], r["backend"], r["precision"],
+                               num(r["flops"]) / num(r["compulsory_bytes"]), num(r["tflops"]),
+                               False))
+    return points
+
+
+def _roof_panel(ax, points, precisions, bw, cub, version_of, colours, title):
+    import numpy as np
+
+    xs = [p[3] for p in points]
+    ridges = [cub[p] * 1e12 / (bw * 1e9) for p in precisions if cub.get(p)]
+    lo, hi = min(xs + ridges) / 8, max(xs + ridges) * 6
+    grid = np.logspace(math.log10(lo), math.log10(hi), 200)
+    for p in precisions:
+        if cub.get(p):
+            ax.plot(grid, np.minimum(bw * 1e9 * grid / 1e12, cub[p]), color="black",
+                    linewidth=2, label=f"roof: copy {bw / 1e3:.2f} TB/s (DRAM), cuBLAS {p} "
+                                       f"{cub[p]:.1f} TFLOP/s")
+    for name, backend, prec, x, y, measured in points:
+        style = _kernel_style(name, backend, version_of, colours)
+        ax.scatter([x], [y], marker=style["marker"], s=46, zorder=3, linewidth=1.2,
+                   facecolor=style["color"] if measured else "white", edgecolor=style["color"])
+    dy = _spread_labels([math.log10(p[4]) for p in points], min_gap=0.055)
+    for (name, _b, prec, x, y, _m), d in zip(points, dy):
+        # a name moved away from its point keeps a thin line to it
+        ax.annotate(name, (x, y), xytext=(x * 1.15, y * 10 ** d), textcoords="data",
+                    va="center", fontsize=7.5,
+                    arrowprops=dict(arrowstyle="-", color="grey", linewidth=0.6,
+                                    shrinkA=0, shrinkB=3) if d > 0.01 else None)
+    ax.set_xscale("log")
+    log_y(ax)
+    # room above the roof for the names the spreading pushed up
+    top = max([p[4] * 10 ** d for p, d in zip(points, dy)] + [cub.get(q, 0) for q in precisions])
+    ax.set_ylim(min(min(p[4] for p in points), bw * 1e9 * lo / 1e12) / 1.3, top * 1.35)
+    ax.set_xlabel("arithmetic intensity (FLOP per DRAM byte)")
+    ax.set_ylabel("TFLOP/s")
+    ax.set_title(title, fontsize=10)
+    ax.legend(fontsize=7.5, loc="upper left")
+
+
 def roofline(time_payload, out_dir, profile_payload=None, shape: str | None = None,
              ladder_only: bool = False, fig_name: str = "roofline") -> list[Path]:
-    """One point per kernel at one profiled shape (the most profiled one unless ``shape``);
-    ``ladder_only`` keeps the lecture's versions and their twins."""
+    """One point per kernel x precision at one size: the profiled size where DRAM bytes
+    differ between kernels unless ``shape``. A filled marker takes its intensity from the
+    DRAM bytes ncu measured; a hollow one (a kernel not profiled at that size) from its
+    compulsory bytes, the most it could reach. ``ladder_only`` keeps the lecture's versions
+    and their twins (filled markers only). The tensor-core precisions get a panel of their
+    own: their roofs are ten times higher than FFMA's."""
     plt = pyplot()
     trows = [r for r in _ok(time_payload["rows"]) if r.get("op", "matmul") == "matmul"
              and r.get("tflops")]
@@ -354,73 +543,40 @@ def roofline(time_payload, out_dir, profile_payload=None, shape: str | None = No
     prows = [r for r in _ok((profile_payload or {}).get("rows", []))
              if r.get("op", "matmul") == "matmul"
              and (not ladder_only or version_of.get(r["kernel"]) in LADDER_ORDER)]
-    at = _pick_shape(prows, shape)
-    prows = [r for r in prows if r["shape"] == at]  # one point per kernel: one shape
-    points = []
-    if prows:  # measured DRAM bytes at the profiled shape
-        for p in prows:
-            t = next((r for r in trows if r["kernel"] == p["kernel"] and r["shape"] == p["shape"]
-                      and r["precision"] == p["precision"]), None)
-            dram = num(p.get("dram_read_bytes")) + num(p.get("dram_write_bytes"))
-            if t and not math.isnan(dram) and dram > 0:
-                points.append((p["kernel"], p["backend"], t["precision"],
-                               num(t["flops"]) / dram, num(t["tflops"]), p["shape"]))
-        basis = "intensity from DRAM bytes measured by ncu"
-        xs_m = [p[3] for p in points]
-        if xs_m and max(xs_m) < 1.1 * min(xs_m):
-            basis += ": the same for every kernel, whose inputs fit in L2 at this size"
-    if not points and ladder_only:
+    at = contrast_shape(prows, shape) if prows else None
+    if at is None:
+        if ladder_only:
+            return []
+        at = max(trows, key=lambda r: num(r["size"]))["shape"]   # compulsory bytes only
+    prows = [r for r in prows if r["shape"] == at]
+    points = _roof_points(trows, prows, at, ladder_only, version_of)
+    if ladder_only and not points:
         return []
-    if not points:  # compulsory bytes at the largest timed shape
-        big = max(trows, key=lambda r: num(r["size"]))["shape"]
-        for r in trows:
-            if r["shape"] == big:
-                points.append((r["kernel"], r["backend"], r["precision"],
-                               num(r["flops"]) / num(r["compulsory_bytes"]), num(r["tflops"]),
-                               big))
-        basis = "intensity from compulsory bytes (no counters in this result set)"
-    fig, ax = plt.subplots(figsize=(9, 6))
-    xs = [p[3] for p in points]
-    # from well left of the ridge point (bandwidth-bound side) to right of every point
-    ridge = cub["fp32"] * 1e12 / (bw * 1e9)
-    lo, hi = min(xs + [ridge]) / 8, max(xs + [ridge]) * 8
-    import numpy as np
-
-    grid = np.logspace(math.log10(lo), math.log10(hi), 200)
-    ax.plot(grid, np.minimum(bw * 1e9 * grid / 1e12, cub["fp32"]), color="black", linewidth=2,
-            label=f"roof: copy {bw / 1e3:.2f} TB/s, cuBLAS fp32 {cub['fp32']:.1f} TFLOP/s")
-    for prec, ls in (("tf32", ":"), ("fp16", "--"), ("bf16", "-.")):
-        if cub.get(prec) and any(p[2] == prec for p in points):
-            ax.plot(grid, np.minimum(bw * 1e9 * grid / 1e12, cub[prec]),
-                    color=PRECISION_COLOURS[prec], linestyle=ls, linewidth=1,
-                    label=f"roof with cuBLAS {prec} {cub[prec]:.0f} TFLOP/s (tensor cores)")
-    label_dy = _spread_labels([math.log10(p[4]) for p in points], min_gap=0.07)
-    for (name, backend, prec, x, y, shape), dy in zip(points, label_dy):
-        colour = colours.get(version_of.get(name)) if backend in LANG_STYLE else "black"
-        colour = colour or PRECISION_COLOURS.get(prec, "grey")
-        ax.scatter([x], [y], color=colour, marker={"cuda": "o", "triton": "s"}.get(backend, "^"),
-                   s=36, zorder=3, edgecolor="black", linewidth=0.5)
-        ax.annotate(f"{name} ({prec})", (x, y * 10 ** dy), textcoords="offset points",
-                    xytext=(6, -3), fontsize=6.5)
-    ax.set_xscale("log")
-    log_y(ax)
-    ax.set_xlabel("arithmetic intensity (FLOP per DRAM byte)")
-    ax.set_ylabel("TFLOP/s")
-    shapes = sorted({p[5] for p in points})
-    which = "the lecture's versions and their Triton twins" if ladder_only else "every kernel"
-    ax.set_title(f"Roofline with the ceilings measured in this run: {which}, at "
-                 f"{', '.join(shapes)}\n({basis})", fontsize=10)
-    ax.legend(fontsize=7.5, loc="upper left")
+    if not points:
+        return []
+    precisions = [p for p in ("fp32",) + TENSOR_CORE_PRECISIONS if any(q[2] == p for q in points)]
+    titles = {"fp32": "fp32: FFMA on CUDA cores"}
+    panels = [([q for q in points if q[2] == p], p, titles.get(p, f"{p}: tensor cores"))
+              for p in precisions]
+    # one panel per precision: the tensor cores' roofs are ten times higher than FFMA's, and
+    # kernels of one precision sit at one intensity, where names need the room
+    ncols = 1 if len(panels) == 1 else 2
+    nrows = math.ceil(len(panels) / ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(9.5 * ncols, 6.2 * nrows), squeeze=False)
+    for ax in axes.flat[len(panels):]:
+        ax.set_visible(False)
+    for ax, (pts, prec, title) in zip(axes.flat, panels):
+        _roof_panel(ax, pts, [prec], bw, cub, version_of, colours, title)
+    which = ("the ladder (the lecture's versions, the FFMA rungs) and the Triton twins"
+             if ladder_only else "every kernel")
+    basis = ("filled: intensity from the DRAM bytes ncu measured; hollow: not profiled at "
+             "this size, intensity from the compulsory bytes (an upper bound)"
+             if any(not p[5] for p in points) else
+             "intensity from the DRAM bytes ncu measured")
+    fig.suptitle(f"Roofline with the ceilings measured in this run: {which}, at {at}\n"
+                 f"({basis})", fontsize=11)
     fig.tight_layout()
     return save(fig, out_dir, fig_name)
-
-
-def _largest_profiled_matmul(profile_payload) -> str | None:
-    rows = [r for r in _ok(profile_payload.get("rows", [])) if r.get("op", "matmul") == "matmul"]
-    shapes = {r["shape"]: num(r.get("size")) for r in rows}
-    if len(shapes) < 2:
-        return None
-    return max(shapes, key=lambda s: shapes[s])
 
 
 # ---------------------------------------------------------------------------------------
@@ -428,20 +584,24 @@ def _largest_profiled_matmul(profile_payload) -> str | None:
 # ---------------------------------------------------------------------------------------
 
 def lecture(time_payload, profile_payload, out_dir, shape: str | None = None) -> list[Path]:
-    """Left: the CUDA ladder's traffic per level (model to DRAM), per version; right:
-    throughput of the ladder and its Triton twins."""
+    """Left: the CUDA ladder's traffic per level (model to DRAM), per version, at the
+    profiled size where DRAM tells the versions apart; right: throughput of the ladder and
+    its Triton twins."""
     plt = pyplot()
     prows = [r for r in _ok(profile_payload["rows"]) if r.get("op", "matmul") == "matmul"]
-    shape = _pick_shape(prows, shape)
+    order, version_of, _colours = ladder(prows)
+    cuda = [r for r in prows if r.get("backend") == "cuda"
+            and version_of.get(r["kernel"]) in LADDER_ORDER]
+    shape = contrast_shape(cuda or prows, shape)
     versions, groups, colours = _traffic_groups(prows, shape)
     cuda_versions = [v for v in versions if "cuda" in groups[v]]
     if not cuda_versions:
         return []
-    fig, (left, right) = plt.subplots(1, 2, figsize=(15, 5.6),
+    fig, (left, right) = plt.subplots(1, 2, figsize=(15, 5.8),
                                       gridspec_kw={"width_ratios": [1, 1.15]})
-    # The global path (shared has its own story, v3 only), level by level: every level
-    # after `bench profile`; the model alone where no counters were taken (the model half
-    # beside timings of a GPU without Nsight Compute), with no empty legend entries.
+    # The global path (shared has its own story: v3 and the FFMA rungs), level by level:
+    # every level after `bench profile`; the model alone where no counters were taken (the
+    # model half beside timings of a GPU without Nsight Compute), with no empty legend entries.
     level_colours = ["#08306b", "#2171b5", "#6baed6", "#fd8d3c", "#d94801"]
     levels, colours_of_levels = [], []
     for lv, lc in zip(LEVELS[:5], level_colours):
@@ -456,35 +616,49 @@ def lecture(time_payload, profile_payload, out_dir, shape: str | None = None) ->
             if not math.isnan(y) and y > 0:
                 xs.append(i + (j - (len(levels) - 1) / 2) * w)
                 ys.append(y)
-        left.bar(xs, ys, width=w * 0.95, color=lc, label=label)
+        left.bar(xs, ys, width=w * 0.95, color=lc, label=LEVEL_TICKS[label].replace("\n", " "))
+    left.set_yscale("log", base=2)
     log_y(left, bytes_axis=True)
     left.set_xticks(range(len(cuda_versions)))
     left.set_xticklabels([f"{v}\n{_short(groups[v])}" for v in cuda_versions], fontsize=8)
-    left.set_ylabel(f"bytes per launch at {shape} (log)")
-    left.set_title("Global-load traffic, model down to DRAM (CUDA ladder)" if len(levels) > 1
-                   else "Global-load traffic the model predicts (CUDA ladder; no counters)")
-    left.legend(title="level", fontsize=8, ncol=max(len(levels), 1), loc="upper center",
+    left.set_ylabel("bytes per launch (log scale, binary units)")
+    precision = _precisions([groups[v]["cuda"] for v in cuda_versions])
+    left.set_title(f"Global-load traffic, model down to DRAM (CUDA ladder, {shape}, {precision})"
+                   if len(levels) > 1 else
+                   f"Global-load traffic the model predicts (CUDA ladder, {shape}, {precision}; "
+                   f"no counters)", fontsize=10)
+    left.legend(title="level", fontsize=7.5, ncol=min(max(len(levels), 1), 3), loc="upper center",
                 bbox_to_anchor=(0.5, -0.13), frameon=False)
     _throughput_panel(right, time_payload["rows"], time_payload.get("meta", {}).get("ceilings"),
                       legend=False)
     right.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=3,
                  frameon=False)
-    fig.suptitle("GPU matmul v1-v3: fewer bytes asked for, more FLOP/s delivered  "
+    fig.suptitle(f"GPU matmul {cuda_versions[0]}-{cuda_versions[-1]}: fewer bytes asked for, "
+                 "more FLOP/s delivered  "
                  "(solid = CUDA, dashed = Triton twin, colour = version)", fontsize=11)
     fig.tight_layout()
     return save(fig, out_dir, "lecture")
 
 
 CAPTIONS = {
-    "lecture": "The lecture figure: traffic per level (left), throughput (right).",
-    "throughput": "Throughput versus size: solid CUDA, dashed Triton twin, one colour per "
-                  "version; cuBLAS and the measured ceilings as reference lines.",
-    "traffic": "Memory traffic level by level, CUDA and Triton side by side (log scale).",
-    "roofline": "Roofline with the ceilings measured in this run, one point per kernel.",
+    "lecture": "The lecture figure: global-load traffic per level for the CUDA ladder at the "
+               "profiled size where DRAM tells the versions apart (left), fp32 throughput of "
+               "the ladder and its Triton twins (right).",
+    "throughput": "Throughput versus size. Top, fp32 (FFMA on CUDA cores): solid CUDA, dashed "
+                  "Triton twin, one colour per ladder version. Below, one panel per "
+                  "tensor-core precision, one colour per kernel. cuBLAS (black) and the "
+                  "measured ceilings as reference lines.",
+    "traffic": "Memory traffic level by level, one line per kernel, from the bytes the "
+               "threads ask for (model, issued) down to what DRAM moved; shared-memory loads "
+               "apart. Left the lecture's ladder, right the other Triton matmuls.",
+    "roofline": "Roofline with the ceilings measured in this run, one point per kernel and "
+                "precision, at the profiled size where DRAM intensity differs between "
+                "kernels; fp32 (FFMA) and tensor-core precisions in panels of their own.",
     "roofline_ladder": "The lecture's versions and their twins on the roofline at the "
                        "largest profiled size: where the inputs no longer fit in L2, the DRAM "
                        "bytes, and so the intensities, differ from version to version.",
-    "model_traffic": "What the closed-form models predict, with the lecture formulas.",
+    "model_traffic": "What the closed-form models predict for the CUDA ladder, with the "
+                     "formulas of the lecture notes.",
 }
 
 

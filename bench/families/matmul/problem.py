@@ -129,8 +129,9 @@ class MatmulProblem(Problem):
     model_shapes = "1024x1024x1024,4096x4096x4096"
     profile_shapes = "1024x1024x1024"
     quick_time_shapes = "256x256x256,1024x1024x1024"
-    # The CUDA ladder's counter target: thread-issued global loads within 2% of the model
-    # and the FFMA count equal to the model's (M*N*K at tile multiples).
+    # The CUDA ladder's counter target: thread-issued global loads (instructions x the
+    # elements each moves, the model's load_width; cp.async copies by their bytes) within 2%
+    # of the model and the FFMA count equal to the model's (M*N*K at tile multiples).
     ISSUED_TOLERANCE = 0.02
 
     def parse_shape(self, text: str) -> MatmulShape:

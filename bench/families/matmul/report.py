@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import math
 
+from bench import text
 from bench.results import num
-from bench.text import f, human_bytes, md_table
+from bench.text import binary_bytes, count, f, md_table
 
 
 def _matmul(rows):
@@ -18,11 +19,26 @@ def ceiling_rows(c: dict) -> list[list[str]]:
             for p, t in (c.get("cublas_tflops") or {}).items()]
     if c.get("fp32_nominal_peak_tflops"):
         rows.append(["nominal FP32 peak (not measured)", f"{f(c['fp32_nominal_peak_tflops'], 1)}"
-                     " TFLOP/s", "SMs x 128 FMA lanes x 2 x max SM clock"])
+                     " TFLOP/s", "SMs x FP32 lanes per SM x 2 x max SM clock"])
     return rows
 
 
-def section_time(time_payload: dict) -> str:
+def _largest_shape(rows) -> str:
+    return max(rows, key=lambda r: num(r["size"]))["shape"]
+
+
+def _dram_bytes(profile_payload: dict | None) -> dict:
+    """(kernel, shape, precision) -> DRAM bytes read + written in one launch (ncu)."""
+    out = {}
+    for r in _matmul((profile_payload or {}).get("rows", [])):
+        if r.get("status") == "ok":
+            dram = num(r.get("dram_read_bytes")) + num(r.get("dram_write_bytes"))
+            if not math.isnan(dram):
+                out[(r["kernel"], r["shape"], r["precision"])] = dram
+    return out
+
+
+def section_time(time_payload: dict, profile_payload: dict | None = None) -> str:
     mm = _matmul(time_payload["rows"])
     rows = [r for r in mm if r.get("status") == "ok"]
     if not rows:
@@ -39,34 +55,105 @@ def section_time(time_payload: dict) -> str:
             line.append("" if r is None else f"{f(r['tflops'], 2)} ({f(r['pct_reference'], 0)}%)")
         sweep.append(line)
     big = shapes[-1]
-    detail = []
+    copy = ((time_payload.get("meta") or {}).get("ceilings") or {}).get("copy_gbps")
+    dram = _dram_bytes(profile_payload)
+    detail, flagged = [], []
     for k, p in keys:
         r = at.get((k, p, big))
         if r is None:
             continue
+        ms = num(r["median_ms"])
+        measured = dram.get((k, big, p), math.nan) / (ms * 1e-3) / 1e9
+        for v in (r.get("gbps_model"), measured):
+            if text.above(v, copy):
+                flagged.append(k)
         detail.append([k, p, f(r["median_ms"], 4), f(r["iqr_ms"], 4), r["reps"],
                        f(r["tflops"], 2), f(r["pct_reference"], 1, True),
-                       f(r["pct_roof"], 1, True), f(r["gbps_compulsory"], 0),
-                       f(r.get("gbps_model"), 0)])
-    text = ("## Throughput\n\nTFLOP/s (useful 2MNK flops / median time) and, in brackets, "
-            "% of cuBLAS at the same shape and precision, timed in the same run. fp32 means "
-            "FFMA on CUDA cores (TF32 off); tf32/fp16/bf16 run on tensor cores.\n\n"
-            + md_table(["kernel", "precision"] + shapes, sweep)
-            + f"\n\nAt {big}: median and interquartile range of the launch time (L2 flushed "
-              "before each launch), % of cuBLAS, % of the measured roofline (min(cuBLAS "
-              "ceiling, copy bandwidth x compulsory intensity)), and bandwidths: compulsory "
-              "bytes / time (what DRAM would have to deliver at minimum) and model bytes / "
-              "time (what the threads asked the memory system for).\n\n"
-            + md_table(["kernel", "precision", "median ms", "IQR ms", "reps", "TFLOP/s",
-                        "% cuBLAS", "% roof", "GB/s compulsory", "GB/s model"], detail))
-    return text
+                       f(r["pct_roof"], 1, True), text.gbps_flagged(r["gbps_compulsory"], copy),
+                       text.gbps_flagged(measured, copy),
+                       text.gbps_flagged(r.get("gbps_model"), copy)])
+    note = (f"\n\n{text.ABOVE_COPY} Above the copy bandwidth measured in this run "
+            f"({f(copy, 0)} GB/s, DRAM read + write): no memory of this GPU delivers it. An "
+            "issued-by-threads value is the rate the threads would ask of DRAM if every load "
+            "they issue went there; L1, shared memory and L2 serve all but the DRAM share "
+            "(the traffic section below shows each level's bytes)." if flagged else "")
+    text_out = ("## Throughput\n\nTFLOP/s (useful 2MNK flops / median time) and, in "
+                "brackets, % of cuBLAS at the same shape and precision, timed in the same run. "
+                "fp32 means FFMA on CUDA cores (TF32 off); tf32/fp16/bf16 run on tensor "
+                "cores.\n\n"
+                + md_table(["kernel", "precision"] + shapes, sweep)
+                + f"\n\nAt {big}: median and interquartile range of the launch time (L2 "
+                  "flushed before each launch), % of cuBLAS, % of the measured roofline "
+                  "(min(cuBLAS ceiling, copy bandwidth x compulsory intensity)), and three "
+                  "bandwidths, each of one level: **DRAM, minimum** = compulsory bytes (A and "
+                  "B read once, C written once) / time, the least HBM must deliver; **DRAM, "
+                  "measured** = the bytes ncu saw HBM read and write in one launch at this "
+                  "shape / time (kernels profiled at this shape only); **issued by threads** "
+                  "= the model's global loads and stores at the row's precision / time, what "
+                  "the threads ask the memory system for.\n\n"
+                + md_table(["kernel", "precision", "median ms", "IQR ms", "reps", "TFLOP/s",
+                            "% cuBLAS", "% roof", "DRAM GB/s, minimum", "DRAM GB/s, measured",
+                            "issued by threads GB/s"], detail)
+                + note)
+    return text_out
+
+
+def summary_lines(s: dict) -> list[str]:
+    """The matmul's headline numbers at the largest timed size: the CUDA ladder's first and
+    last rungs and the Triton twin of the last, the fastest Triton kernel per precision
+    (each against cuBLAS at the same size and precision), and whether the counters of the
+    CUDA ladder met the model."""
+    from bench.families.matmul.models import LADDER_VERSIONS
+
+    out = []
+    rows = [r for r in _matmul((s.get("time") or {}).get("rows", [])) if r.get("status") == "ok"
+            and num(r.get("tflops")) > 0]
+    if rows:
+        big = _largest_shape(rows)
+        at = [r for r in rows if r["shape"] == big]
+
+        def pct(r):
+            share = num(r.get("pct_reference"))
+            share = f"{share:.0f}" if share >= 10 else f"{share:.2g}"
+            return f"{num(r['tflops']):.3g} TFLOP/s ({share}% of cuBLAS)"
+
+        ladder = sorted((r for r in at if r["backend"] == "cuda" and r["precision"] == "fp32"
+                         and r["version"] in LADDER_VERSIONS),
+                        key=lambda r: LADDER_VERSIONS.index(r["version"]))
+        if ladder:
+            top = ladder[-1]
+            twin = next((r for r in at if r["kernel"] == top.get("twin")
+                         and r["precision"] == "fp32"), None)
+            out.append(f"- **matmul, the lecture's ladder** at {big}, fp32 (FFMA): CUDA "
+                       f"{ladder[0]['version']} {pct(ladder[0])} up to {top['version']} "
+                       f"{pct(top)}" + (f"; its Triton twin {pct(twin)}" if twin else "") + ".")
+        best = []
+        for p in dict.fromkeys(r["precision"] for r in at):
+            tri = [r for r in at if r["backend"] == "triton" and r["precision"] == p]
+            if tri:
+                r = max(tri, key=lambda r: num(r["tflops"]))
+                best.append(f"{p} {r['kernel']} {pct(r)}")
+        if best:
+            out.append(f"- **matmul, fastest Triton kernel per precision** at {big}: "
+                       + "; ".join(best) + ".")
+    prof = [r for r in _matmul((s.get("profile") or {}).get("rows", []))
+            if r.get("status") == "ok" and r.get("target") in ("PASS", "FAIL")]
+    if prof:
+        passed = sum(r["target"] == "PASS" for r in prof)
+        out.append(f"- **matmul, counters**: the CUDA ladder's issued loads and FFMAs match "
+                   f"the closed-form model in {passed} of {len(prof)} profiled launches.")
+    return out
 
 
 def _departures(r: dict) -> list[str]:
     """Facts that say where a kernel's measured traffic leaves its model."""
     out = []
     ri = num(r.get("ratio_issued"))
-    if not math.isnan(ri) and abs(ri - 1) > 0.02:
+    if tma_loads(r):
+        out.append("no load instruction reads global memory: its tiles come by TMA "
+                   "(cp.async.bulk.tensor), which the LSU counters behind issued and L1 do "
+                   "not see; L2 and DRAM count its bytes")
+    elif not math.isnan(ri) and abs(ri - 1) > 0.02:
         out.append(f"issues {ri:.3g}x the modelled load instructions")
     ie, ib, eb = num(r.get("issued_elements")), num(r.get("issued_bytes")), num(r.get("elem_bytes"))
     ld_thread = num(r.get("ld_thread_inst"))
@@ -77,19 +164,19 @@ def _departures(r: dict) -> list[str]:
             out.append(f"vector loads: {per:.0f} bytes per load instruction, so fewer "
                        f"instructions than elements")
     if num(r.get("ldgsts_bytes")) > 0:
-        out.append(f"{human_bytes(r['ldgsts_bytes'])} copied global->shared asynchronously "
+        out.append(f"{binary_bytes(r['ldgsts_bytes'])} copied global->shared asynchronously "
                    "(cp.async), bypassing registers")
     ms = num(r.get("model_shared_loads"))
     sb = num(r.get("shared_bytes"))
     if (math.isnan(ms) or ms == 0) and sb > 0:
-        out.append(f"reads {human_bytes(sb)} from shared memory although the algorithm it "
+        out.append(f"reads {binary_bytes(sb)} from shared memory although the algorithm it "
                    "mirrors uses none (the compiler stages data there: tl.dot operands, or a "
                    "layout conversion)")
     rs = num(r.get("ratio_shared"))
     if not math.isnan(rs) and ms > 0 and abs(rs - 1) > 0.02:
         out.append(f"shared loads {rs:.3g}x the model")
     if num(r.get("shared_bank_conflicts")) > 0:
-        out.append(f"{f(r['shared_bank_conflicts'])} shared-memory bank conflicts")
+        out.append(f"{count(r['shared_bank_conflicts'])} shared-memory bank conflicts")
     rf = num(r.get("ratio_ffma"))
     if not math.isnan(rf) and abs(rf - 1) > 1e-9:
         out.append(f"FFMA count {rf:.3g}x the model" + (" (tensor cores or padding)"
@@ -99,6 +186,39 @@ def _departures(r: dict) -> list[str]:
     return out
 
 
+def tma_loads(r: dict) -> bool:
+    """A launch that moved bytes through L2 without one load instruction of its threads:
+    its loads are TMA copies (cp.async.bulk.tensor), which the LSU counters do not see."""
+    return num(r.get("issued_elements")) == 0 and num(r.get("l2_bytes")) > 0
+
+
+ISSUED_EXPLAINED = (
+    "**Reading issued/model.** The model counts elements; the counters count instructions: "
+    "issued = global load instructions executed, one per lane{lanes}, plus the elements "
+    "copied by cp.async. That is one element per load only for scalar loads: a 16-byte "
+    "vector load moves 4 fp32 (8 fp16 or bf16) per lane in one instruction, so a kernel "
+    "that loads only that way reads 0.25 (0.125) while it moves exactly the modelled bytes "
+    "(the L1 column). TMA loads (cp.async.bulk.tensor: the tensor-memory accelerator copies "
+    "a whole tile from global to shared memory) are no load instructions and do not go "
+    "through the LSU pipe these counters read: a TMA kernel shows 0 issued and 0 at L1, "
+    "while L2 and DRAM count its bytes.")
+
+
+def issued_text(r: dict) -> tuple[str, str]:
+    """(issued, issued/model) cells of a profile row; a TMA kernel's say so."""
+    if tma_loads(r):
+        return "0 (TMA)", "- (TMA)"
+    return count(r.get("issued_elements")), f(r.get("ratio_issued"), 4)
+
+
+def lanes_note(rows) -> str:
+    """How issued was counted where the thread-level counter was missing (bench/profile.py)."""
+    if any("warp instructions x 32" in (r.get("note") or "") for r in rows):
+        return (" (this ncu has no thread-level counter: each warp instruction counts as "
+                "32 lanes)")
+    return ""
+
+
 def section_profile(profile_payload: dict) -> str:
     rows = _matmul(profile_payload["rows"])
     if not rows:
@@ -106,33 +226,39 @@ def section_profile(profile_payload: dict) -> str:
     ok = [r for r in rows if r.get("status") == "ok"]
     table = []
     for r in ok:
-        table.append([r["kernel"], r["shape"], r["precision"], f(r.get("model_global_loads")),
-                      f(r.get("issued_elements")), f(r.get("ratio_issued"), 4),
-                      human_bytes(r.get("l1_bytes")), human_bytes(r.get("l2_bytes")),
-                      human_bytes(r.get("dram_read_bytes")), human_bytes(r.get("dram_write_bytes")),
-                      f(r.get("shared_elements")), f(r.get("ratio_shared"), 3),
-                      f(r.get("shared_bank_conflicts")), f(r.get("ffma")),
-                      f(num(r.get("ffma")) / num(r.get("mnk")) if num(r.get("mnk")) else None, 4),
-                      r.get("target", "-")])
+        issued, ratio = issued_text(r)
+        mnk = num(r.get("mnk"))
+        table.append([r["kernel"], r["shape"], r["precision"], count(r.get("model_global_loads")),
+                      issued, ratio, binary_bytes(r.get("l1_bytes")),
+                      binary_bytes(r.get("l2_bytes")), binary_bytes(r.get("dram_read_bytes")),
+                      binary_bytes(r.get("dram_write_bytes")), count(r.get("shared_elements")),
+                      f(r.get("ratio_shared"), 3), count(r.get("shared_bank_conflicts")),
+                      count(r.get("ffma")),
+                      f(num(r.get("ffma")) / mnk if mnk else None, 4), r.get("target", "-")])
     meta = profile_payload.get("meta") or {}
-    text = ("## Memory traffic: model versus Nsight Compute\n\n"
-            "One launch per row, counters summed over the CUDA kernels inside the measured "
-            "NVTX range. issued = thread-level global load instructions (+ elements copied "
-            "by cp.async); L1 = bytes requested at L1 (32-byte sectors); L2 = bytes L1 "
-            "fetched from L2; DRAM = bytes HBM delivered/absorbed; shared = elements loaded "
-            "from shared memory (bytes / element size). Target (CUDA ladder): issued within "
-            "2% of the model and FFMA = model FMAs (M·N·K at tile multiples).\n\n"
-            + md_table(["kernel", "shape", "prec", "model loads", "issued", "issued/model",
-                        "L1", "L2", "DRAM read", "DRAM write", "shared loads",
-                        "shared/model", "bank conflicts", "FFMA", "FFMA/MNK", "target"], table))
+    text_out = ("## Memory traffic: model versus Nsight Compute\n\n"
+                "One launch per row, counters summed over the CUDA kernels inside the measured "
+                "NVTX range; from what the threads ask for down to what HBM delivers. "
+                "**model** = global loads the threads issue, closed form (elements, at the "
+                "row's precision); **issued** = the same, counted by the hardware (elements); "
+                "**L1** = bytes requested at L1 (32-byte sectors); **L2** = bytes L1 fetched "
+                "from L2; **DRAM** = bytes HBM delivered / absorbed; **shared** = elements "
+                "loaded from shared memory (bytes / element size). Target (CUDA ladder): "
+                "issued within 2% of the model and FFMA = model FMAs (M·N·K at tile "
+                "multiples).\n\n"
+                + md_table(["kernel", "shape", "prec", "model: loads (threads)",
+                            "issued (threads)", "issued/model", "L1 requested", "L2 -> L1",
+                            "DRAM read", "DRAM write", "shared loads", "shared/model",
+                            "bank conflicts", "FFMA", "FFMA/MNK", "target"], table)
+                + "\n\n" + ISSUED_EXPLAINED.format(lanes=lanes_note(ok)))
     dropped = meta.get("dropped_metrics") or []
     if dropped:
-        text += ("\n\nMetrics this ncu did not know (dropped, their columns are '-'): "
-                 + ", ".join(f"`{m}`" for m in dropped))
+        text_out += ("\n\nMetrics this ncu did not know (dropped, their columns are '-'): "
+                     + ", ".join(f"`{m}`" for m in dropped))
     errors = [r for r in rows if r.get("status") != "ok"]
     if errors:
-        text += "\n\nProfile errors: " + "; ".join(f"{r['kernel']} {r['shape']}: {r.get('note')}"
-                                                  for r in errors[:10])
+        text_out += "\n\nProfile errors: " + "; ".join(
+            f"{r['kernel']} {r['shape']}: {r.get('note')}" for r in errors[:10])
     from bench import registry
 
     kernels = registry.by_name()
@@ -146,10 +272,10 @@ def section_profile(profile_payload: dict) -> str:
             dep.append(f"- **{r['kernel']}** at {r['shape']} ({r['precision']}): "
                        + "; ".join(facts) + "." + (f" Why: {known}." if known else ""))
     if dep:
-        text += ("\n\n### Where the measured traffic departs from the model\n\n"
+        text_out += ("\n\n### Where the measured traffic departs from the model\n\n"
                  "Computed from the counters above (the CUDA ladder's rows that meet the "
                  "target are not listed):\n\n" + "\n".join(dep))
-    return text
+    return text_out
 
 
 def readme_table() -> str:

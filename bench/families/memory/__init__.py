@@ -35,6 +35,11 @@ class MemoryFamily(Family):
             out.append(report.section_profile(results["profile"]))
         return out
 
+    def summary_lines(self, results):
+        from bench.families.memory import report
+
+        return report.summary_lines(results)
+
     def figures(self, results, out_dir):
         from bench.families.memory import plots
 

@@ -1,11 +1,12 @@
 """Figures of the memory-bound ops, drawn from time.json only.
 
-    bandwidth_<op>   achieved bandwidth (compulsory bytes / median time) versus the bytes the
-                     op must move, one line per kernel: CUDA solid, Triton dashed, PyTorch
-                     eager black, torch.compile grey; the copy bandwidth measured in the same
-                     run and the op's target (a fraction of it) as horizontal lines. One panel
-                     per precision; softmax gets one panel per layout too (rows: dim = -1;
-                     columns: any other dim), since the two read memory differently.
+    bandwidth_<op>   achieved DRAM bandwidth (compulsory bytes / median time) versus the
+                     bytes the op must move (binary units), one line per kernel: CUDA solid,
+                     Triton dashed, PyTorch eager black, torch.compile grey; the copy
+                     bandwidth measured in the same run and the op's target (a fraction of
+                     it) as horizontal lines. One panel per precision; softmax gets one panel
+                     per layout too (rows: dim = -1; columns: any other dim), since the two
+                     read memory differently. One legend for all panels.
     memory_targets   at each op's target shape (>= 256 MB; softmax 4096 x 32768), every
                      kernel's % of the copy bandwidth, the target marked.
 
@@ -80,27 +81,22 @@ def bandwidth(time_payload, out_dir, op: str) -> list[Path]:
                     **_style(mine[0][2], colours))
         if copy:
             ax.axhline(copy, color="black", linestyle=":", linewidth=1.2,
-                       label=f"copy bandwidth, this run: {copy:.0f} GB/s")
+                       label=f"copy bandwidth, this run: {copy:.0f} GB/s (DRAM read + write)")
             if target:
                 ax.axhline(target * copy, color="#d62728", linestyle=":", linewidth=1.0,
                            label=f"target at the largest shape: {target:.0%} of copy")
         ax.set_xscale("log", base=2)
-        ax.xaxis.set_major_formatter(_formatter())
+        plot_style.binary_axis(ax.xaxis, most=7)   # a tick label is wide: fewer of them
         plot_style.log_y(ax)
         ax.set_xlabel("compulsory bytes per launch (inputs read once + output written once)")
-        ax.set_ylabel("GB/s  (compulsory bytes / median time)")
+        ax.set_ylabel("DRAM GB/s  (compulsory bytes / median time)")
         ax.set_title(f"{op}, {precision}" + (f", {lay}" if lay else ""))
-        ax.legend(fontsize=7, loc="lower right", frameon=False)
-    fig.suptitle(plot_style.env_line(time_payload), fontsize=8, y=0.995, color="dimgrey")
-    fig.tight_layout()
+    handles, labels = plot_style.legend_entries(axes.flat[:len(panels)])
+    fig.suptitle(f"{op}: achieved DRAM bandwidth versus size, each precision in its own "
+                 f"panel\n{plot_style.env_line(time_payload)}", fontsize=10)
+    fig.tight_layout(rect=(0, 0.11 / nrows, 1, 1))
+    fig.legend(handles, labels, loc="lower center", ncol=4, fontsize=8.5, frameon=False)
     return plot_style.save(fig, out_dir, f"bandwidth_{op}")
-
-
-def _formatter():
-    from matplotlib.ticker import FuncFormatter
-
-
-    return FuncFormatter(plot_style.bytes_fmt)
 
 
 def _target_fraction(op: str) -> float | None:
@@ -142,13 +138,16 @@ def targets(time_payload, out_dir) -> list[Path]:
         if target:
             ax.plot([start - 0.5, x - 0.5], [100 * target] * 2, color="#d62728", linestyle="--",
                     linewidth=1.2)
-        ax.text((start + x - 1) / 2, 108, f"{op} {shape}", ha="center", va="center", fontsize=8)
+        moved = plot_style.bytes_fmt(num(at[0]["compulsory_bytes"]))
+        ax.text((start + x - 1) / 2, 108, f"{op} {shape} ({moved} moved)", ha="center",
+                va="center", fontsize=8)
         x += 0.8
     ax.set_xticks(ticks)
     ax.set_xticklabels(labels, rotation=50, ha="right", fontsize=7, rotation_mode="anchor")
-    ax.set_ylabel("% of the copy bandwidth measured in this run")
+    ax.set_ylabel("DRAM GB/s (compulsory bytes / time)\nas % of the copy bandwidth of this run")
     ax.set_ylim(0, 115)
-    ax.set_title("Memory-bound ops at their target shapes (float32): red dashes = the target")
+    ax.set_title("Memory-bound ops at their target shapes, fp32: red dashes = the target; "
+                 "CUDA blue, Triton orange (hatched), PyTorch eager black, torch.compile grey")
     fig.tight_layout()
     return plot_style.save(fig, out_dir, "memory_targets")
 
@@ -159,9 +158,10 @@ def caption(name: str) -> str | None:
     if name == "memory_targets":
         return ("Memory-bound ops at their target shapes: % of the copy bandwidth measured in "
                 "the same run, the target dashed.")
-    return (f"{name[len('bandwidth_'):]}: achieved GB/s versus bytes moved; CUDA solid, Triton "
-            "dashed, PyTorch eager black, torch.compile grey; the copy bandwidth and the target "
-            "as horizontal lines.")
+    return (f"{name[len('bandwidth_'):]}: achieved DRAM GB/s (compulsory bytes / median time) "
+            "versus the bytes the op must move, one panel per precision; CUDA solid, Triton "
+            "dashed, PyTorch eager black, torch.compile grey; the copy bandwidth measured in "
+            "the same run and the target as horizontal lines.")
 
 
 def all_figures(time_payload, out_dir) -> dict[str, list[Path]]:

@@ -1,0 +1,233 @@
+// Softmax, version 3 (under measurement): a row split over the blocks of a thread-block
+// cluster, each slice kept in shared memory: read once, written once, for rows of any size
+// up to the shared memory of a cluster.
+//
+//   idea      a row too long for one SM (4096 x 393216: a 768 KiB float16 row, 1.5 MiB in
+//             float32, where an SM has 227 KiB of shared memory) is cut into C slices, one
+//             block per slice, and the C blocks of a row form a cluster (sm_90): the hardware
+//             runs them at the same time, on SMs of one GPC, and each may read the others'
+//             shared memory (distributed shared memory, DSMEM). Each block copies its slice
+//             into shared memory (cp.async: no registers, every copy of the slice in flight at
+//             once), computes the slice's maximum m_b and sum s_b = sum exp(x - m_b), and
+//             publishes (m_b, s_b) in its shared memory. After one cluster barrier every block
+//             reads the C pairs and folds them as the online softmax folds its chunks:
+//             M = max m_b, S = sum s_b exp(m_b - M). It then writes exp(x - M) / S from its
+//             slice. One exchange per row; the row crosses DRAM once in each direction.
+//             A slice takes at most kSplitSliceBytes (96 KiB: two blocks per SM, so one block
+//             computes while the other's copies are in flight). C is the smallest power of two
+//             that gets there: 1 for a 32768-element float16 row (64 KiB: three blocks per SM,
+//             no cluster: this is version 1 with the row in its own type and cp.async), 2 for
+//             float32 (64 KiB slices), 8 for 393216 float16, 16 for 393216 float32 (16 is the
+//             H100's non-portable cluster limit, allowed by a function attribute).
+//   change    from version 2 (online): the second read of the row is gone (it came from DRAM
+//             once the rows in flight outgrew L2: 132 rows of 768 KiB are 101 MB for a 50 MB
+//             L2), at the price of a cluster barrier per row and a limit on the row:
+//             kSplitMaxCluster slices of the largest shared memory a block may have (16 x 227
+//             KiB on the H100: 3.6 MiB, 930,000 float32 elements).
+//             From version 1 (row in SRAM): the row is kept in its own type (half the shared
+//             memory of a 16-bit row) and copied by cp.async, and may span several SMs.
+//   traffic   reads N, writes N elements: compulsory = model = 2 N sizeof(T), one pass, plus
+//             8 C bytes of DSMEM per row (the pairs).
+//   precond.  contiguous [rows, n] (dim = -1 only; the debug op cvt::softmax_rows_variant);
+//             any n >= 1 up to the limit above; C > 1 needs compute capability 9.0 or newer
+//             (cudaErrorNotSupported elsewhere). Vector path (16-byte cp.async) when n *
+//             sizeof(T) and both pointers are multiples of 16 bytes, else element copies.
+//             Rows of -inf, NaN and +inf behave as in versions 1 and 2.
+//   run       python docs/performance/debts/debts_h100.py OUT    (the variants side by side)
+#include <cmath>
+#include <cooperative_groups.h>
+#include <cuda_pipeline.h>
+
+#include "memory_common.cuh"
+
+namespace cg = cooperative_groups;
+
+namespace cvt {
+
+// A slice element copied global -> shared: 16 bytes by cp.async (asynchronous, bypasses
+// registers and L1) on the vector path; through a register otherwise.
+template <typename T, int VEC>
+__device__ __forceinline__ void copy_to_shared(T* dst, const T* src) {
+  if constexpr (sizeof(T) * VEC == 16) {
+    __pipeline_memcpy_async(dst, src, 16);
+  } else {
+    *reinterpret_cast<Vec<T, VEC>*>(dst) = load_vec<T, VEC>(src);
+  }
+}
+
+template <typename T, int VEC, bool CLUSTER>
+__global__ void __launch_bounds__(kSplitThreads)
+softmax_row_split_kernel(const T* __restrict__ x, T* __restrict__ y, int64_t rows, int64_t n,
+                         int64_t slice_vecs) {
+  extern __shared__ __align__(16) unsigned char slice_raw[];  // slice_vecs vectors of T
+  T* slice = reinterpret_cast<T*>(slice_raw);
+  __shared__ float scratch[33];
+
+  int rank = 0, size = 1;  // this block's slice of the row, and the slices per row
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  if constexpr (CLUSTER) {
+    rank = static_cast<int>(cg::this_cluster().block_rank());
+    size = static_cast<int>(cg::this_cluster().num_blocks());
+  }
+#else
+  if constexpr (CLUSTER) __trap();  // the launcher never starts a cluster before sm_90
+#endif
+  const int64_t nvec = n / VEC;  // VEC > 1 only when n % VEC == 0
+  const int64_t first = rank * slice_vecs;
+  const int64_t left = nvec - first;  // vectors of the row from this slice on (may be <= 0)
+  const int count = static_cast<int>(left < 0 ? 0 : left < slice_vecs ? left : slice_vecs);
+
+  for (int64_t row = blockIdx.x / size; row < rows; row += gridDim.x / size) {
+    const T* xs = x + row * n + first * VEC;
+    T* ys = y + row * n + first * VEC;
+
+    // The slice into shared memory: every copy issued, then one wait. Each thread later
+    // reads only the vectors it copied itself, so no block barrier is needed after it.
+    for (int v = threadIdx.x; v < count; v += blockDim.x) {
+      copy_to_shared<T, VEC>(slice + v * VEC, xs + v * VEC);
+    }
+    __pipeline_commit();
+    __pipeline_wait_prior(0);
+
+    // The slice's maximum and sum of exps: per thread, then per block.
+    float m = -INFINITY;
+    for (int v = threadIdx.x; v < count; v += blockDim.x) {
+      m = fmaxf(m, vec_max(*reinterpret_cast<const Vec<T, VEC>*>(slice + v * VEC)));
+    }
+    const float own_shift = m == -INFINITY ? 0.0f : m;  // all -inf: exp(-inf) = 0, no NaN
+    float s = 0.0f;
+    for (int v = threadIdx.x; v < count; v += blockDim.x) {
+      s += vec_sum_exp(*reinterpret_cast<const Vec<T, VEC>*>(slice + v * VEC), own_shift);
+    }
+    float row_max = block_allreduce(m, MaxOp(), -INFINITY, scratch);
+    const float block_shift = row_max == -INFINITY ? 0.0f : row_max;
+    float row_sum = block_allreduce(s * __expf(m - block_shift), SumOp(), 0.0f, scratch);
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    if constexpr (CLUSTER) {
+      // Publish (m_b, s_b); after the barrier lane r of every warp reads block r's pair
+      // (size <= 16 < 32 lanes) and the warp folds them: every thread gets M and S.
+      __shared__ float2 partial;  // this block's (max, sum), read by the whole cluster
+      cg::cluster_group cluster = cg::this_cluster();
+      if (threadIdx.x == 0) partial = make_float2(row_max, row_sum);
+      cluster.sync();
+      const int lane = threadIdx.x & 31;
+      float pm = -INFINITY, ps = 0.0f;
+      if (lane < size) {
+        const float2 p = *cluster.map_shared_rank(&partial, lane);
+        pm = p.x;
+        ps = p.y;
+      }
+      row_max = warp_allreduce(pm, MaxOp());
+      const float shift = row_max == -INFINITY ? 0.0f : row_max;
+      row_sum = warp_allreduce(ps * __expf(pm - shift), SumOp());
+      // Done reading the others' pairs; they may reuse (or free, by exiting) theirs once
+      // every block has arrived here. Arrive now, wait after the output is written.
+      cluster.barrier_arrive();
+    }
+#endif
+
+    // exp(x - M) / S, from the slice (M = -inf: a row of -inf gives NaN, as torch.softmax).
+    const float inv = 1.0f / row_sum;
+    for (int v = threadIdx.x; v < count; v += blockDim.x) {
+      const Vec<T, VEC> a = *reinterpret_cast<const Vec<T, VEC>*>(slice + v * VEC);
+      store_vec<T, VEC>(ys + v * VEC, vec_exp_scaled(a, row_max, inv));
+    }
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    if constexpr (CLUSTER) cg::this_cluster().barrier_wait();
+#endif
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// Launch
+// ---------------------------------------------------------------------------------------
+
+template <typename Kernel>
+cudaError_t split_shared(Kernel kernel, size_t bytes) {
+  return bytes > 48 * 1024
+             ? cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                    static_cast<int>(bytes))
+             : cudaSuccess;
+}
+
+template <typename T, int VEC>
+cudaError_t launch_split(const T* x, T* y, int64_t rows, int64_t n, int cluster,
+                         cudaStream_t stream) {
+  int device = 0, major = 0, smem_limit = 0;
+  cudaError_t err = cudaGetDevice(&device);
+  if (err == cudaSuccess) err = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device);
+  if (err == cudaSuccess) {
+    err = cudaDeviceGetAttribute(&smem_limit, cudaDevAttrMaxSharedMemoryPerBlockOptin, device);
+  }
+  if (err != cudaSuccess) return err;
+
+  const int64_t nvec = n / VEC;
+  const auto slice_bytes = [&](int64_t c) {
+    return ceil_div(nvec, c) * VEC * static_cast<int64_t>(sizeof(T));
+  };
+  int64_t c = cluster;
+  if (c <= 0) {  // the smallest power of two whose slices fit kSplitSliceBytes (or the limit)
+    c = 1;
+    while (c < kSplitMaxCluster && slice_bytes(c) > kSplitSliceBytes) c *= 2;
+  }
+  if (c > kSplitMaxCluster || slice_bytes(c) > smem_limit) return cudaErrorInvalidValue;
+  if (c > 1 && major < 9) return cudaErrorNotSupported;
+
+  const int64_t slice_vecs = ceil_div(nvec, c);
+  const size_t smem = static_cast<size_t>(slice_bytes(c));
+  // About 4 vectors per thread (a 96 KiB slice: 12 per thread of 512), at least one warp.
+  const int threads = static_cast<int>(
+      std::min<int64_t>(kSplitThreads, std::max<int64_t>(32, ceil_div(ceil_div(slice_vecs, 4), 32) * 32)));
+  const int64_t grid = std::min(rows, kMaxGridX / c) * c;
+
+  if (c == 1) {
+    const auto kernel = softmax_row_split_kernel<T, VEC, false>;
+    err = split_shared(kernel, smem);
+    if (err != cudaSuccess) return err;
+    kernel<<<static_cast<unsigned>(grid), threads, smem, stream>>>(x, y, rows, n, slice_vecs);
+    return cudaGetLastError();
+  }
+  const auto kernel = softmax_row_split_kernel<T, VEC, true>;
+  err = split_shared(kernel, smem);
+  if (err == cudaSuccess && c > 8) {
+    err = cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1);
+  }
+  if (err != cudaSuccess) return err;
+  cudaLaunchAttribute attribute[1];
+  attribute[0].id = cudaLaunchAttributeClusterDimension;
+  attribute[0].val.clusterDim.x = static_cast<unsigned>(c);
+  attribute[0].val.clusterDim.y = 1;
+  attribute[0].val.clusterDim.z = 1;
+  cudaLaunchConfig_t config = {};
+  config.gridDim = dim3(static_cast<unsigned>(grid));
+  config.blockDim = dim3(threads);
+  config.dynamicSmemBytes = smem;
+  config.stream = stream;
+  config.attrs = attribute;
+  config.numAttrs = 1;
+  // A cluster that no GPC can hold (too many blocks, too much shared memory) would never
+  // start: say so instead of launching.
+  int clusters = 0;
+  err = cudaOccupancyMaxActiveClusters(&clusters, kernel, &config);
+  if (err != cudaSuccess) return err;
+  if (clusters < 1) return cudaErrorNotSupported;
+  return cudaLaunchKernelEx(&config, kernel, x, y, rows, n, slice_vecs);
+}
+
+cudaError_t launch_softmax_split(DType dtype, const void* x, void* y, int64_t rows, int64_t n,
+                                 int cluster, cudaStream_t stream) {
+  if (cluster < 0) return cudaErrorInvalidValue;
+  if (rows <= 0 || n <= 0) return cudaSuccess;
+  return dispatch_dtype(dtype, [&](auto type) {
+    using T = typename decltype(type)::type;
+    const T* xt = static_cast<const T*>(x);
+    T* yt = static_cast<T*>(y);
+    if (aligned16(x) && aligned16(y) && (n * static_cast<int64_t>(sizeof(T))) % 16 == 0) {
+      return launch_split<T, kVec16<T>>(xt, yt, rows, n, cluster, stream);
+    }
+    return launch_split<T, 1>(xt, yt, rows, n, cluster, stream);
+  });
+}
+
+}  // namespace cvt

@@ -1,0 +1,118 @@
+"""CPU tier: the Triton variants under measurement (docs/performance/debts/NOTES.md), compiled
+for sm_90 without a GPU, and the measuring script's plan.
+
+  - triton_batched's autotuned tf32 candidates that swap the operands (B^T from registers)
+    wait for each k-step's wgmma: no register written while a wgmma still reads it
+    (bench/wgmma_hazards.py) and no wgmma serialised by ptxas (warning C7515);
+  - the split softmax's one-launch kernel publishes its pair with a release atomic, polls
+    with acquire loads, reads the pairs past L1 (.cg) and moves its segment with 16-byte
+    accesses, without spilling;
+  - debts_h100.py --plan names every variant without a GPU.
+The compiles run in a subprocess: the CPU tier interprets Triton kernels (TRITON_INTERPRET=1),
+and an interpreted kernel cannot be compiled.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+SCRIPT = ROOT / "docs" / "performance" / "debts" / "debts_h100.py"
+
+COMPILE = r'''
+import json, re, subprocess, tempfile, os
+from bench import wgmma_hazards as wh
+from triton_impl import matmul_batched as mb, softmax_split as ss, tiles
+report = {"batched": {}, "split": {}}
+for c in tiles.AUTOTUNE_CONFIGS["tf32"]:
+    if not c["B_FROM_REGISTERS"]:
+        continue
+    consts = {k: v for k, v in c.items() if k not in ("num_warps", "num_stages")}
+    consts.update(INPUT_PRECISION="tf32", NATIVE_TF32_ROUND=True, K_WIDE=False)
+    sass, warnings = wh.compile_for_sm90(mb._tunable_kernel,
+                                         wh._pointer_signature(mb._tunable_kernel, consts),
+                                         consts, c["num_warps"], c["num_stages"])
+    name = "{BLOCK_M}x{BLOCK_N}x{BLOCK_K} w{num_warps} s{num_stages}".format(**c)
+    report["batched"][name] = dict(hgmma=wh.hgmma_count(sass),
+                                   hazards=[t for _, t in wh.hazards(sass)], warnings=warnings)
+import triton
+from triton.compiler import ASTSource
+from triton.backends.compiler import GPUTarget
+for elem, dt in ((4, "fp32"), (2, "bf16")):
+    block, warps = tiles.SOFTMAX_SPLIT[elem]
+    sig = {"x_ptr": f"*{dt}", "y_ptr": f"*{dt}", "part_ptr": "*fp32", "count_ptr": "*i32",
+           "rows": "i32", "n": "i32"}
+    consts = dict(BLOCK=block, SEGMENTS=393216 // block,
+                  SEGMENTS_P2=triton.next_power_of_2(393216 // block), VEC=16 // elem, PHASE=0,
+                  SPIN_LIMIT=ss.SPIN_LIMIT)
+    sig.update({k: "constexpr" for k in consts})
+    attrs = {(i,): [["tt.divisibility", 16]] for i in range(6)}
+    k = triton.compile(ASTSource(ss.softmax_row_split_kernel, sig, consts, attrs),
+                       target=GPUTarget("cuda", 90, 32), options=dict(num_warps=warps, num_stages=1))
+    ptx = k.asm["ptx"]
+    with tempfile.TemporaryDirectory() as d:
+        open(os.path.join(d, "k.cubin"), "wb").write(k.asm["cubin"])
+        tool = wh._tool("cuobjdump")
+        sass = subprocess.run([tool, "-sass", os.path.join(d, "k.cubin")], capture_output=True,
+                              text=True, check=True).stdout
+        res = subprocess.run([tool, "-res-usage", os.path.join(d, "k.cubin")],
+                             capture_output=True, text=True, check=True).stdout
+    report["split"][dt] = dict(
+        release=len(re.findall(r"atom\.global\.gpu\.release\.add", ptx)),
+        acquire=len(re.findall(r"ld\.global\.gpu\.acquire", ptx)),
+        cg_loads=len(re.findall(r"ld\.global\.cg", ptx)),
+        ld128=sass.count("LDG.E.128"), st128=sass.count("STG.E.EF.128"),
+        spills=sass.count("STL"), registers=int(re.findall(r"REG:(\d+)", res)[0]))
+print(json.dumps(report))
+'''
+
+
+@pytest.fixture(scope="module")
+def compiled():
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+    r = subprocess.run([sys.executable, "-c", COMPILE], cwd=ROOT, env=env, capture_output=True,
+                       text=True, timeout=1800)
+    assert r.returncode == 0, r.stderr[-3000:]
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.slow
+def test_batched_tf32_swap_candidates_are_race_free(compiled):
+    from triton_impl import tiles
+
+    swaps = sum(c["B_FROM_REGISTERS"] for c in tiles.AUTOTUNE_CONFIGS["tf32"])
+    assert len(compiled["batched"]) == swaps > 0
+    for name, r in compiled["batched"].items():
+        assert r["hgmma"] > 0, name
+        assert r["hazards"] == [], (name, r["hazards"][:4])
+        assert r["warnings"] == [], (name, r["warnings"])
+
+
+@pytest.mark.slow
+def test_split_softmax_exchange_and_vector_accesses(compiled):
+    for dt, r in compiled["split"].items():
+        assert r["release"] == 1 and r["acquire"] >= 1 and r["cg_loads"] == 2, (dt, r)
+        # float32: 8192 / 256 threads = 32 elements = 8 vectors per thread; bfloat16: 16384 /
+        # 512 = 32 elements = 4 vectors
+        vectors = 8 if dt == "fp32" else 4
+        assert r["ld128"] == vectors and r["st128"] == vectors, (dt, r)
+        assert r["spills"] == 0 and r["registers"] <= 128, (dt, r)
+
+
+def test_the_script_plans_every_variant_without_a_gpu():
+    r = subprocess.run([sys.executable, str(SCRIPT), "unused-out", "--plan"], cwd=ROOT,
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert len(lines) == 2 * 3 + 2 + 2
+    assert any("cuda split C=16 (auto)" in line for line in lines if "393216 fp32" in line)
+    assert any("cuda split C=8 (auto)" in line for line in lines if "393216 bf16" in line)
+    assert any("triton online one_chunk" in line for line in lines if "32768 fp16" in line)
+    assert not any("row_sram" in line for line in lines if "393216" in line)
+    assert not (ROOT / "unused-out").exists()

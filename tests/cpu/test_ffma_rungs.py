@@ -1,0 +1,262 @@
+"""The FFMA rungs past the lecture: cuda/matmul_v4_vectorized.cu, v5_warptiling, v6_pipelined.
+
+CPU tier: each file opens with the ladder's header; each builds for sm_80 (the sm_90 build
+and its no-spill check are tests/test_cuda_build.py's) with both instantiations, the
+128-bit one and the scalar one, and spills nothing; the traffic models equal an
+element-by-element count of what the kernels issue and the lecture-style formulas at tile
+multiples; the profile's target counts float4 load instructions as four elements (and fails
+a kernel whose loads were split into scalars); the sweep script names only parameters that
+exist; and every ladder kernel runs on the CPU emulator (tests/support/cuda_emulator/) at odd shapes
+on both paths, under AddressSanitizer. (GPU tier: tests/gpu/test_ffma_rungs.py.)
+"""
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+from math import ceil
+from pathlib import Path
+
+import pytest
+
+from bench import problems, profile, registry
+from bench.families.matmul import models
+from bench.families.matmul.models import MatmulShape
+from bindings import config
+
+ROOT = Path(__file__).resolve().parents[2]
+RUNGS = {"v4": "v4_vectorized", "v5": "v5_warptiling", "v6": "v6_pipelined"}
+KERNELS = {v: f"cuda_{op}" for v, op in RUNGS.items()}
+NVCC = shutil.which("nvcc")
+needs_nvcc = pytest.mark.skipif(NVCC is None, reason="nvcc not on PATH")
+
+
+def _kernel(version: str):
+    return registry.get(KERNELS[version])
+
+
+# --------------------------------------------------------------------------- the files
+
+@pytest.mark.parametrize("op", RUNGS.values())
+def test_rung_opens_with_the_ladder_header(op):
+    """idea, change, traffic, precond., params, run: the layout of v1-v3, so that the diff
+    between two rungs reads as a slide; and the launcher chooses the vector width."""
+    text = (ROOT / "cuda" / f"matmul_{op}.cu").read_text()
+    for field in ("idea", "change", "traffic", "precond.", "params", "run"):
+        assert re.search(rf"^//   {re.escape(field)}\s", text, re.M), f"{op}: no '{field}'"
+    assert f"X({op})" in (ROOT / "cuda" / "matmul_config.h").read_text().replace(" ", "")
+    assert "vector_path_ok(A, B, C, N, K)" in text, f"{op}: the launcher picks the path"
+
+
+@needs_nvcc
+@pytest.mark.parametrize("op", RUNGS.values())
+def test_builds_for_sm80_without_spills(op, tmp_path):
+    """Every rung runs from sm_80 up: both instantiations (W = 4 and W = 1) compile there
+    with no spill and no stack frame."""
+    out = subprocess.run([NVCC, "-arch=sm_80", "-O3", "-std=c++17", "-Xptxas=-v", "-c",
+                          str(ROOT / "cuda" / f"matmul_{op}.cu"), "-o", str(tmp_path / "k.o")],
+                         capture_output=True, text=True, cwd=ROOT)
+    assert out.returncode == 0, out.stderr
+    entries = re.findall(r"Compiling entry function '(\w+)'", out.stderr)
+    assert len(entries) == 2 and any(e.endswith("Li4EEEvPKfS2_Pfiii") for e in entries), entries
+    for stores, loads in re.findall(r"(\d+) bytes spill stores, (\d+) bytes spill loads",
+                                    out.stderr):
+        assert (stores, loads) == ("0", "0"), out.stderr
+    assert set(re.findall(r"(\d+) bytes stack frame", out.stderr)) == {"0"}, out.stderr
+
+
+# --------------------------------------------------------------------------- the models
+
+def _count_by_elements(s: MatmulShape, BM: int, BN: int, BK: int, per_thread_k: int,
+                       threads: int) -> tuple[int, int, int]:
+    """(global loads, shared loads, FMAs) counted tile by tile as the kernels issue them:
+    block (bm, bn) fetches, for every k tile, the elements of A rows bm*BM.. and B columns
+    bn*BN.. that lie inside the matrices (a masked element issues nothing)."""
+    M, N, K = s.M, s.N, s.K
+    loads = shared = fma = 0
+    for bm in range(ceil(M / BM)):
+        rows = min(BM, M - bm * BM)
+        for bn in range(ceil(N / BN)):
+            cols = min(BN, N - bn * BN)
+            for k0 in range(0, K, BK):
+                depth = min(BK, K - k0)
+                loads += rows * depth + depth * cols
+                shared += threads * per_thread_k * BK
+                fma += BM * BN * BK
+    return loads, shared, fma
+
+
+def _tiles(version: str) -> tuple[int, int, int, int, int]:
+    """(BM, BN, BK, shared elements per thread per k, threads) of a rung's defaults."""
+    p = _kernel(version).params()
+    if version == "v4":
+        return p["L"], p["L"], p["S"], 2 * p["V"], (p["L"] // p["V"]) ** 2
+    return p["BM"], p["BN"], p["BK"], p["TM"] + p["TN"], p["BM"] * p["BN"] // (p["TM"] * p["TN"])
+
+
+@pytest.mark.parametrize("version", RUNGS)
+@pytest.mark.parametrize("shape", [(1, 1, 1), (17, 13, 7), (127, 129, 31), (129, 127, 33),
+                                   (131, 132, 36), (1, 300, 8), (300, 1, 9), (5, 7, 0)])
+def test_model_equals_an_element_count(version, shape):
+    s = MatmulShape(*shape)
+    t = _kernel(version).traffic(s)
+    loads, shared, fma = _count_by_elements(s, *_tiles(version))
+    assert (t.global_loads, t.shared_loads, t.fma) == (loads, shared, fma)
+    assert t.global_stores == s.M * s.N
+
+
+@pytest.mark.parametrize("version", RUNGS)
+@pytest.mark.parametrize("n", [256, 1024, 4096])
+def test_lecture_style_formulas_at_tile_multiples(version, n):
+    """global 2N^3/L (N^3/BN + N^3/BM), shared 2N^3/V (N^3/TN + N^3/TM), FMAs N^3."""
+    p = _kernel(version).params()
+    t = _kernel(version).traffic(MatmulShape(n, n, n))
+    if version == "v4":
+        assert t.global_loads == 2 * n**3 // p["L"]
+        assert t.shared_loads == 2 * n**3 // p["V"]
+    else:
+        assert t.global_loads == n**3 // p["BN"] + n**3 // p["BM"]
+        assert t.shared_loads == n**3 // p["TN"] + n**3 // p["TM"]
+    assert t.fma == n**3
+
+
+def test_load_width_follows_the_launchers_choice():
+    """v4 and v5 load float4s where K and N are multiples of 4 (aligned tensors); v6 copies
+    with cp.async (counted by bytes, width 1); the lecture's rungs load scalars."""
+    for shape, width in (((64, 64, 64), 4), ((63, 64, 64), 4), ((64, 63, 64), 1),
+                         ((64, 64, 63), 1)):
+        s = MatmulShape(*shape)
+        assert _kernel("v4").traffic(s).load_width == width
+        assert _kernel("v5").traffic(s).load_width == width
+        assert _kernel("v6").traffic(s).load_width == 1
+    for k in registry.kernels():
+        if k.backend == "cuda" and k.op == "matmul" and k.version in ("v1", "v1c", "v1.5", "v2", "v3"):
+            assert k.traffic(MatmulShape(64, 64, 64)).load_width == 1, k.name
+
+
+def _counters(**short):
+    full = {s: m for m, s in profile.METRICS}
+    return {full[k]: float(v) for k, v in short.items()}
+
+
+def test_profile_target_counts_float4_loads_as_four_elements():
+    problem = problems.get("matmul")
+    shape = MatmulShape(1024, 1024, 1024)
+    for version in ("v4", "v5"):
+        k = _kernel(version)
+        model = k.traffic(shape)
+        vector = _counters(ld_thread_inst=model.global_loads // 4, ffma=model.fma)
+        lv = profile.levels(vector, 4, model.load_width)
+        assert lv["issued_elements"] == model.global_loads
+        assert profile.compare(k, problem, lv, model)["target"] == "PASS"
+        # the same loads split into scalar instructions: 4x the modelled instructions
+        scalar = _counters(ld_thread_inst=model.global_loads, ffma=model.fma)
+        lv = profile.levels(scalar, 4, model.load_width)
+        assert profile.compare(k, problem, lv, model)["target"] == "FAIL"
+    k = _kernel("v6")
+    model = k.traffic(shape)
+    copies = _counters(ld_thread_inst=0, ldgsts_bytes=4 * model.global_loads, ffma=model.fma)
+    lv = profile.levels(copies, 4, model.load_width)
+    assert profile.compare(k, problem, lv, model)["target"] == "PASS"
+
+
+def test_rungs_are_on_the_ladder():
+    ladder = {k.name for k in registry.select("@ladder")}
+    assert set(KERNELS.values()) <= ladder
+    assert models.LADDER_VERSIONS[-3:] == tuple(RUNGS)
+
+
+# --------------------------------------------------------------------------- the sweep
+
+SWEEP = ROOT / "cuda" / "driver" / "ffma_sweep.sh"
+
+
+def _candidates() -> list[tuple[str, list[str]]]:
+    text = SWEEP.read_text()
+    block = re.search(r"^candidates=\((.*?)^\)", text, re.M | re.S).group(1)
+    return [(rung, re.findall(r"-D(\w+)=", defs))
+            for rung, defs in re.findall(r'"(\w+)\|([^"]*)"', block)]
+
+
+def test_sweep_candidates_name_real_parameters():
+    cands = _candidates()
+    assert 0 < len(cands) <= 24
+    defined = set(config.params())
+    for rung, names in cands:
+        assert f"matmul_{rung}" in config.MATMUL_OPS, rung
+        for name in names:
+            assert name.removeprefix("CVT_") in defined, (rung, name)
+    assert subprocess.run(["bash", "-n", str(SWEEP)]).returncode == 0
+
+
+def test_driver_needs_no_cublas_by_default():
+    """The CMake build and the tests link the driver without cuBLAS; only the sweep (and
+    -DCVT_WITH_CUBLAS=ON) asks for it."""
+    driver = (ROOT / "cuda" / "driver" / "matmul_driver.cu").read_text()
+    include = driver.index("#include <cublas_v2.h>")
+    assert driver.rfind("#ifdef CVT_WITH_CUBLAS", 0, include) != -1
+    assert "cublasSetMathMode(handle, CUBLAS_DEFAULT_MATH)" in driver  # TF32 off
+    cmake = (ROOT / "CMakeLists.txt").read_text()
+    assert 'option(CVT_WITH_CUBLAS "' in cmake and "OFF)" in cmake
+
+
+# --------------------------------------------------------------------------- the emulator
+
+EMULATOR = ROOT / "tests" / "support" / "cuda_emulator"
+# (M, N, K, offset in floats): the scalar path (odd K or N, or an offset pointer) and the
+# 128-bit path (K, N multiples of 4, aligned), at tile edges, K = 0 and 1 x 1 x 1.
+EMULATED_SHAPES = [(1, 1, 1, 0), (17, 13, 7, 0), (127, 129, 31, 0), (129, 131, 33, 1),
+                   (131, 132, 36, 0), (131, 132, 36, 1), (1, 4, 4, 0), (64, 64, 0, 0),
+                   (200, 8, 12, 0)]
+
+
+def _gxx_with_barrier() -> str | None:
+    gxx = shutil.which("g++")
+    if gxx is None:
+        return None
+    probe = subprocess.run([gxx, "-std=c++20", "-x", "c++", "-fsyntax-only", "-"],
+                           input="#include <barrier>\n", capture_output=True, text=True)
+    return gxx if probe.returncode == 0 else None
+
+
+@pytest.mark.slow
+def test_every_ladder_kernel_on_the_cpu_emulator(tmp_path):
+    """The kernels' own code (index arithmetic, masks, barriers, cp.async groups done as
+    late as allowed) on emulated threads, checked element by element against float64, with
+    AddressSanitizer watching every global and shared access (~1 minute)."""
+    gxx = _gxx_with_barrier()
+    if gxx is None:
+        pytest.skip("needs g++ with C++20 <barrier>")
+    sys.path.insert(0, str(EMULATOR))
+    try:
+        import emulate
+    finally:
+        sys.path.pop(0)
+    out = emulate.main(tmp_path / "kernels")
+    build = subprocess.run(
+        [gxx, "-std=c++20", "-O1", "-g", "-fsanitize=address,undefined", "-pthread",
+         f"-I{out}", f"-I{EMULATOR}", f"-I{ROOT / 'cuda'}",
+         '-DEMULATED_KERNELS="all_kernels.inc"',
+         str(EMULATOR / "runner.cpp"), "-o", str(tmp_path / "runner")],
+        capture_output=True, text=True)
+    assert build.returncode == 0, build.stderr[-4000:]
+    args = [str(x) for shape in EMULATED_SHAPES for x in shape]
+    run = subprocess.run([str(tmp_path / "runner"), *args], capture_output=True, text=True,
+                         timeout=600)
+    assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-4000:]
+    assert run.stdout.count(" ok") == len(config.MATMUL_OPS) * len(EMULATED_SHAPES), run.stdout
+
+
+def test_emulator_rewrites_every_launch():
+    sys.path.insert(0, str(EMULATOR))
+    try:
+        import emulate
+    finally:
+        sys.path.pop(0)
+    for cu in sorted((ROOT / "cuda").glob("matmul_*.cu")):
+        text = emulate.rewrite(cu.read_text())
+        assert "<<<" not in text and "cvt_emu::launch(" in text, cu.name
+    assert emulate.split_top_level("dim3(a, b), t, 0, s") == ["dim3(a, b)", "t", "0", "s"]
+
+

@@ -1,0 +1,79 @@
+"""The FFMA rungs past the lecture on the GPU: both paths at tile edges through the torch ops
+(misaligned views force the scalar path), and compute-sanitizer over the standalone driver
+on both paths. (CPU tier: tests/cpu/test_ffma_rungs.py.)"""
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from bench import registry
+
+ROOT = Path(__file__).resolve().parents[2]
+RUNGS = {"v4": "v4_vectorized", "v5": "v5_warptiling", "v6": "v6_pipelined"}
+KERNELS = {v: f"cuda_{op}" for v, op in RUNGS.items()}
+
+
+def _kernel(version: str):
+    return registry.get(KERNELS[version])
+
+
+# K and N multiples of 4: the 128-bit path with masks at every edge of the tile
+VECTOR_SHAPES = [(1, 4, 4), (131, 132, 36), (257, 260, 40), (4, 8, 16384), (1000, 1000, 1000)]
+
+
+@pytest.mark.parametrize("version", RUNGS)
+@pytest.mark.parametrize("shape", VECTOR_SHAPES, ids=str)
+@pytest.mark.parametrize("misaligned", [False, True], ids=["aligned", "misaligned"])
+def test_both_paths_at_tile_edges(version, shape, misaligned):
+    """The same shapes on the 128-bit path (fresh tensors) and on the scalar path (views one
+    float into their storage: contiguous, but not 16-byte aligned)."""
+    import torch
+
+    from bench.families.matmul.problem import matmul_error, matmul_tolerance
+
+    M, N, K = shape
+    g = torch.Generator().manual_seed(M + N + K)
+
+    def matrix(rows, cols):
+        off = 1 if misaligned else 0
+        flat = torch.randn(rows * cols + off, generator=g).cuda()
+        return flat[off:].view(rows, cols)
+
+    a, b = matrix(M, K), matrix(K, N)
+    assert (a.data_ptr() % 16 != 0) == misaligned
+    out = _kernel(version).runner("fp32")(a, b)
+    assert matmul_error(out, a, b) <= matmul_tolerance("fp32", K)
+
+
+@pytest.fixture(scope="module")
+def driver(tmp_path_factory):
+    if shutil.which("cmake") is None:
+        pytest.skip("cmake not on PATH")
+    build = tmp_path_factory.mktemp("cmake")
+    for cmd in (["cmake", "-S", str(ROOT), "-B", str(build), "-DCMAKE_BUILD_TYPE=Release"],
+                ["cmake", "--build", str(build), "-j", "8", "--target", "matmul_driver"]):
+        out = subprocess.run(cmd, capture_output=True, text=True)
+        assert out.returncode == 0, out.stdout + out.stderr
+    return build / "matmul_driver"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("tool", ["memcheck", "racecheck", "initcheck", "synccheck"])
+def test_compute_sanitizer_on_both_paths(driver, tool):
+    sanitizer = shutil.which("compute-sanitizer")
+    if sanitizer is None:
+        pytest.skip("compute-sanitizer not on PATH")
+    shapes = "131 132 36  1 4 4  67 45 31".split()
+    for op in RUNGS.values():
+        for extra in ([], ["--misalign"]):
+            cmd = [sanitizer, "--tool", tool, "--error-exitcode", "3", str(driver), op, *shapes,
+                   "--reps", "0", *extra]
+            out = subprocess.run(cmd, capture_output=True, text=True)
+            summary = out.stdout + out.stderr
+            assert out.returncode == 0, f"{tool} {op} {extra}:\n{summary[-3000:]}"
+            assert ("ERROR SUMMARY: 0 errors" in summary
+                    or "RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)" in summary), \
+                summary[-3000:]

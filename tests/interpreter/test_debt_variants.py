@@ -1,0 +1,187 @@
+"""Interpreter tier: the Triton variants under measurement (docs/performance/debts/NOTES.md)
+give the reference's answer on small, awkward shapes: the online softmax read in one chunk,
+the split softmax (a row over several programs; the interpreter runs its two-launch form
+when a row takes more than one program, and the one-launch exchange when it takes one),
+and triton_batched autotuned (the tf32 candidates include the operand swap). bfloat16 is
+left to the GPU (the interpreter rounds float32 -> bfloat16 toward zero)."""
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from bench import problems
+from bench.families.matmul.problem import matmul_tolerance
+from bench.families.memory.models import TensorShape
+
+pytestmark = [pytest.mark.interpreter, pytest.mark.filterwarnings("ignore::RuntimeWarning")]
+
+
+def _softmax_error(y, x, precision):
+    problem = problems.get("softmax")
+    shape = TensorShape(tuple(x.shape))
+    return problem.error(y, (x, -1)), problem.tolerance(shape, precision)
+
+
+def _x(shape, dtype=torch.float32, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    return (torch.randn(shape, generator=g) * 3).to(dtype)
+
+
+# --------------------------------------------------------------------------- softmax
+
+@pytest.mark.parametrize("shape", [(3, 100), (5, 1000), (2, 3001), (4, 1)])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16])
+def test_online_one_chunk_is_the_softmax(shape, dtype):
+    from triton_impl import softmax
+
+    x = _x(shape, dtype)
+    y = softmax.softmax(x, -1, "online", variant="one_chunk")
+    err, bound = _softmax_error(y, x, "fp32" if dtype == torch.float32 else "fp16")
+    assert err <= bound
+
+
+def test_online_one_chunk_leaves_longer_rows_to_the_chunks():
+    """Rows longer than SRAM_MAX_N run the default chunked kernel: the same bits."""
+    from triton_impl import softmax
+
+    x = _x((2, softmax.tiles.softmax()["SRAM_MAX_N"] + 5))
+    assert torch.equal(softmax.softmax(x, -1, "online", variant="one_chunk"),
+                       softmax.softmax(x, -1, "online"))
+
+
+def test_variant_names_are_checked():
+    from triton_impl import matmul_batched, softmax
+
+    x = _x((2, 8))
+    with pytest.raises(ValueError, match="variant must be None or one of"):
+        softmax.softmax(x, -1, "online", variant="fast")
+    with pytest.raises(ValueError, match="online only"):
+        softmax.softmax(x, -1, "row_sram", variant="one_chunk")
+    with pytest.raises(ValueError, match="variant must be None or one of"):
+        matmul_batched.matmul(x, x.T, "fp32", variant="fast")
+
+
+@pytest.mark.parametrize("shape,block", [((3, 100), None), ((5, 1000), 256), ((2, 4096), 1024),
+                                         ((4, 37), 16), ((3, 1), None), ((2, 2049), 512)])
+def test_split_softmax_folds_the_segments(shape, block):
+    """Rows of 1 to 16 segments, a last segment with one element (2049 = 4 x 512 + 1)."""
+    from triton_impl import softmax_split
+
+    x = _x(shape)
+    y = softmax_split.softmax_split(x, block=block)
+    err, bound = _softmax_error(y, x, "fp32")
+    assert err <= bound, (shape, block, err)
+
+
+def test_split_softmax_one_launch_exchange_when_a_row_is_one_segment():
+    """A row of one segment runs the GPU path (PHASE 0: publish, count, poll, fold) even
+    under the interpreter: its own arrival completes the count."""
+    from triton_impl import softmax_split
+
+    x = _x((6, 200))
+    y = softmax_split.softmax_split(x)                  # block 256 >= 200: one segment
+    assert softmax_split.config(4, 200)[2] == 1
+    err, bound = _softmax_error(y, x, "fp32")
+    assert err <= bound
+
+
+def test_split_softmax_two_launches_equal_one_launch():
+    from triton_impl import softmax_split
+
+    x = _x((5, 300))
+    assert torch.equal(softmax_split.softmax_split(x, block=512),
+                       softmax_split.softmax_split(x, block=512, two_launches=True))
+
+
+def test_split_softmax_non_finite_rows_as_torch():
+    """A NaN, a +inf, half the row -inf (the first segments all -inf), all -inf: as
+    torch.softmax (NaN rows where torch gives NaN, the rest within the bound)."""
+    from triton_impl import softmax_split
+
+    x = _x((4, 300))
+    x[0, 5] = math.nan
+    x[1, 299] = math.inf
+    x[2, :150] = -math.inf
+    x[3, :] = -math.inf
+    y = softmax_split.softmax_split(x, block=64)
+    err, bound = _softmax_error(y, x, "fp32")
+    assert err <= bound
+    assert torch.isnan(y[[0, 1, 3]]).all() and not torch.isnan(y[2]).any()
+
+
+def test_split_softmax_float16_unaligned_rows():
+    """n * 2 bytes not a multiple of 16: the element-wise path (VEC = 1)."""
+    from triton_impl import softmax_split
+
+    x = _x((3, 1001), torch.float16)
+    y = softmax_split.softmax_split(x, block=256)
+    assert y.dtype == torch.float16
+    err, bound = _softmax_error(y, x, "fp16")
+    assert err <= bound
+
+
+def test_split_softmax_refuses_other_dims_and_checks_inputs():
+    from triton_impl import softmax_split
+
+    with pytest.raises(ValueError, match="last dimension only"):
+        softmax_split.softmax_split(_x((3, 4)), 0)
+    with pytest.raises(TypeError, match="float32, float16 or bfloat16"):
+        softmax_split.softmax_split(torch.ones(3, 4, dtype=torch.int64))
+
+
+def test_resident_programs_counts_the_tightest_resource(monkeypatch):
+    """Per SM: threads, registers (per warp, in units of 256) and shared memory; times SMs."""
+    from triton_impl import _common, softmax_split
+
+    class Props:  # an H100's numbers
+        max_threads_per_multi_processor = 2048
+        regs_per_multiprocessor = 65536
+        shared_memory_per_multiprocessor = 233472
+        multi_processor_count = 132
+
+    monkeypatch.setattr(_common, "interpreting", lambda: False)
+    monkeypatch.setattr(_common, "cuda_properties", lambda device: Props)
+    cuda = torch.device("cuda", 0)
+    # 8 warps x 80 registers: 2560 per warp -> 25 warps -> 3 programs per SM
+    assert softmax_split.resident_programs(80, 0, 8, cuda) == 3 * 132
+    # 16 warps x 64 registers: 2048 per warp -> 32 warps -> 2 programs (threads allow 4)
+    assert softmax_split.resident_programs(64, 0, 16, cuda) == 2 * 132
+    # 4 warps x 56 registers: 1792 per warp -> 36 warps -> 9 programs (threads allow 16,
+    # 20 KiB of shared memory each 10)
+    assert softmax_split.resident_programs(56, 20 * 1024, 4, cuda) == 9 * 132
+    # 8 warps x 32 registers and 20 KiB: threads and registers allow 8, shared memory 10
+    assert softmax_split.resident_programs(32, 20 * 1024, 8, cuda) == 8 * 132
+
+
+# --------------------------------------------------------------------------- batched
+
+@pytest.mark.parametrize("precision", ["fp32", "tf32", "fp16"])
+def test_batched_autotuned_broadcasts_and_takes_any_strides(precision):
+    """(2, 1, 33, 19) @ (3, 19, 17) with a column-major B: broadcast batch dimensions, edge
+    tiles in M and N, a k tail; tf32's first interpreter candidate is the operand swap."""
+    from triton_impl import matmul_batched
+
+    dtype = torch.float16 if precision == "fp16" else torch.float32
+    g = torch.Generator().manual_seed(1)
+    a = torch.randn(2, 1, 33, 19, generator=g).to(dtype)
+    b = torch.randn(3, 19, 17, generator=g).to(dtype).mT.contiguous().mT
+    c = matmul_batched.matmul(a, b, precision, variant="autotuned")
+    assert c.shape == (2, 3, 33, 17) and c.dtype == dtype
+    ref = a.double() @ b.double()
+    err = ((c.double() - ref).abs() / (a.double().abs() @ b.double().abs())).max()
+    assert float(err) <= matmul_tolerance(precision, 19)
+    assert matmul_batched.best_config(precision) is not None
+
+
+def test_batched_autotuned_equals_the_fixed_tile_it_runs():
+    """Under the interpreter the autotuner has one candidate: the result is that candidate's,
+    launched through the tile= path, bit for bit (the variant changes tiles, not arithmetic)."""
+    from triton_impl import matmul_batched, tiles
+
+    g = torch.Generator().manual_seed(2)
+    a, b = torch.randn(3, 40, 24, generator=g), torch.randn(3, 24, 36, generator=g)
+    tile = dict(tiles.INTERPRETER_CONFIG["fp32"])
+    assert torch.equal(matmul_batched.matmul(a, b, "fp32", variant="autotuned"),
+                       matmul_batched.matmul(a, b, "fp32", tile=tile))

@@ -1,0 +1,57 @@
+"""Rewrites the matmul kernel files of cuda/ for the CPU emulator (cuda_runtime.h here):
+a launch `kernel<...><<<grid, block, smem, stream>>>(args);` becomes
+`cvt_emu::launch(grid, block, smem, kernel<...>, args);` and `extern __shared__` memory
+becomes the emulator's buffer. Writes one file that includes them all.
+
+    python tests/support/cuda_emulator/emulate.py OUT_DIR
+"""
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+CUDA = Path(__file__).resolve().parents[3] / "cuda"
+LAUNCH = re.compile(r"([\w:]+(?:<[^;]*?>)?)\s*<<<(.*?)>>>\s*\((.*?)\);", re.S)
+
+
+def split_top_level(text: str) -> list[str]:
+    """'dim3(a, b), t, 0, s' -> ['dim3(a, b)', 't', '0', 's']."""
+    parts, depth, cur = [], 0, ""
+    for ch in text:
+        depth += ch in "([<"
+        depth -= ch in ")]>"
+        if ch == "," and depth == 0:
+            parts.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+    return parts + [cur.strip()]
+
+
+def rewrite(source: str) -> str:
+    def launch(m: re.Match) -> str:
+        config = split_top_level(m.group(2))
+        smem = config[2] if len(config) > 2 else "0"
+        return f"cvt_emu::launch({config[0]}, {config[1]}, {smem}, {m.group(1)}, {m.group(3)});"
+
+    source = re.sub(r"extern __shared__ __align__\(16\) float (\w+)\[\];",
+                    r"float* \1 = cvt_emu::dynamic_smem;", source)
+    return LAUNCH.sub(launch, source)
+
+
+def main(out_dir: str) -> Path:
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    here = Path(__file__).resolve().parent
+    # beside the rewritten kernels, so that their #include "cp_async.cuh" finds it first
+    (out / "cp_async.cuh").write_text((here / "cp_async.cuh").read_text())
+    files = sorted(CUDA.glob("matmul_*.cu"))
+    for cu in files:
+        (out / cu.name).write_text(rewrite(cu.read_text()))
+    (out / "all_kernels.inc").write_text("".join(f'#include "{cu.name}"\n' for cu in files))
+    return out
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])

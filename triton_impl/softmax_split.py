@@ -1,0 +1,194 @@
+"""Softmax over the last dimension with a row split over several programs (under measurement):
+the Triton twin of cuda/softmax_split.cu, with global memory where CUDA has a cluster.
+
+  idea      a row too long for one program's registers (4096 x 393216: 1.5 MiB of float32
+            per row) is cut into G segments of BLOCK elements; program (group, g) keeps
+            segment g of its row in registers as one tensor (like softmax_row_sram does with
+            a whole row), computes the segment's maximum m_g and sum s_g = sum exp(x - m_g),
+            and publishes (m_g, s_g) in a global workspace. When all G pairs of the row are
+            there it folds them as the online softmax folds its chunks, M = max m_g,
+            S = sum s_g exp(m_g - M), and writes exp(x - M) / S from its registers. The row
+            crosses DRAM once in each direction (the online version reads it twice; at
+            393216 elements the second read comes from DRAM: 132 rows of 1.5 MiB in flight do
+            not fit the 50 MB L2).
+            "When all G pairs are there": each program adds 1 to the row's arrival counter
+            (an atomic with release semantics, after its pair is stored) and polls it (acquire)
+            until it reads G. That wait is only safe if all G programs of a row run at the same
+            time: CUDA guarantees it for the blocks of a cluster (version 3 in CUDA), Triton has
+            no clusters, so the grid is PERSISTENT: exactly as many programs as the GPU holds
+            at once (G x groups, sized from the compiled kernel's registers, warps and shared
+            memory: resident_programs), each group of G programs looping over rows group,
+            group + groups, ... The poll gives up after SPIN_LIMIT reads (a wrong answer, never
+            a hang, if residency was misjudged).
+  phases    PHASE 0 (the GPU path): one launch, the exchange above. PHASE 1 + PHASE 2: two
+            launches, the first stores the pairs, the second reads the row again and writes
+            it (3 N traffic, like the online version; no waiting at all). The interpreter runs
+            one program after another, so a program waiting for a later one would wait forever:
+            there the two launches run (the fold and the output are the same code).
+  mapping   CUDA (cuda/softmax_split.cu)           this file
+            block per slice, slice in shared        program per segment, segment in registers
+              memory (copied by cp.async)
+            cluster: co-scheduled by the hardware   persistent grid: co-resident by sizing
+            pairs in shared memory, read through    pairs in a global workspace, read with
+              DSMEM after a cluster barrier           .cg loads after an acquire poll
+  traffic   PHASE 0: reads N, writes N elements (2 N sizeof(T)) plus 8 G bytes of pairs and
+            the polls per row; PHASE 1 + 2: reads 2 N, writes N.
+  precond.  float32 / float16 / bfloat16, softmax over the last dimension (the wrapper makes
+            x contiguous); any n >= 1 with n + BLOCK < 2^31, fewer than 2^31 - 2^16 rows (the
+            row loop's counter stays in 32 bits); G <= what the GPU holds at once
+            (else ValueError: ask for two_launches). Rows of -inf, NaN and +inf behave as in
+            softmax.py.
+  run       python docs/performance/debts/debts_h100.py OUT    (the variants side by side)
+"""
+from __future__ import annotations
+
+import torch
+import triton
+import triton.language as tl
+
+from triton_impl import _common, _memory, tiles
+
+NAME = "triton_softmax_split"
+SPIN_LIMIT = 1 << 20      # polls of the arrival counter before a program gives up (~1 s)
+
+
+@triton.jit
+def softmax_row_split_kernel(
+    x_ptr, y_ptr,                             # x, y: [rows, n], contiguous
+    part_ptr, count_ptr,                      # pairs: [rows, G, 2] float32; arrivals: [rows] int32, zeroed
+    rows, n,                                  # sizes
+    BLOCK: tl.constexpr,                      # elements per segment (a power of two)
+    SEGMENTS: tl.constexpr,                   # G = cdiv(n, BLOCK): programs per row
+    SEGMENTS_P2: tl.constexpr,                # next_power_of_2(G): the pairs as one tensor
+    VEC: tl.constexpr,                        # 16 // element size if rows are aligned, else 1
+    PHASE: tl.constexpr,                      # 0: one launch with the exchange; 1, 2: two launches
+    SPIN_LIMIT: tl.constexpr,                 # polls before giving up
+):
+    pid = tl.program_id(0)
+    seg = pid % SEGMENTS                      # this program's segment of every row it takes
+    group = pid // SEGMENTS
+    groups = tl.num_programs(0) // SEGMENTS
+    cols = seg * BLOCK + tl.arange(0, BLOCK)  # i32 ok: < n + BLOCK < 2^31 (wrapper)
+    n_vec = n // VEC * VEC                    # = n (VEC > 1 only when n % VEC == 0)
+    mask = cols < n_vec
+    k = tl.arange(0, SEGMENTS_P2)
+    for row in range(group, rows, groups):    # i32 ok: rows + groups < 2^31 (wrapper)
+        row64 = tl.cast(row, tl.int64)        # (the interpreter hands the loop a Python int)
+        x_row = x_ptr + row64 * n
+        y_row = y_ptr + row64 * n
+        if VEC > 1:                           # checked by the wrapper: tell the compiler
+            x_row = tl.multiple_of(x_row, 16)
+            y_row = tl.multiple_of(y_row, 16)
+        x = tl.load(x_row + cols, mask=mask, other=-float("inf")).to(tl.float32)
+        pairs = part_ptr + row64 * (2 * SEGMENTS)
+        if PHASE != 2:
+            m = tl.max(x, axis=0)
+            shift = tl.where(m == -float("inf"), 0.0, m)       # all -inf: exp(-inf) = 0
+            s = tl.sum(tl.exp(x - shift), axis=0)
+            mine = pairs + 2 * seg                # i32 ok: 2 seg < 2 G < 2^17 (G <= resident)
+            tl.store(mine, m)
+            tl.store(mine + 1, s)
+        if PHASE == 0:
+            tl.debug_barrier()                # every store of the pair before the release
+            tl.atomic_add(count_ptr + row, 1, sem="release")
+            seen = tl.atomic_add(count_ptr + row, 0, sem="acquire")
+            polls = 0
+            while (seen < SEGMENTS) & (polls < SPIN_LIMIT):
+                seen = tl.atomic_add(count_ptr + row, 0, sem="acquire")
+                polls += 1
+        if PHASE != 1:
+            # .cg: from L2, never a stale L1 line (the pairs of a neighbour row share lines)
+            theirs = pairs + 2 * k                # i32 ok: 2 k < 2 G < 2^17 (G <= resident)
+            pm = tl.load(theirs, mask=k < SEGMENTS, other=-float("inf"), cache_modifier=".cg")
+            ps = tl.load(theirs + 1, mask=k < SEGMENTS, other=0.0, cache_modifier=".cg")
+            row_max = tl.max(pm, axis=0)
+            shift = tl.where(row_max == -float("inf"), 0.0, row_max)
+            row_sum = tl.sum(ps * tl.exp(pm - shift), axis=0)
+            y = tl.exp(x - row_max) * (1.0 / row_sum)          # a row of -inf: exp(NaN) = NaN
+            tl.store(y_row + cols, y.to(y_ptr.dtype.element_ty), mask=mask, cache_modifier=".cs")
+
+
+def resident_programs(n_regs: int, shared: int, warps: int, device: torch.device) -> int:
+    """How many programs of a compiled kernel the GPU holds at once: per SM, the least of what
+    its threads, its registers (allocated per warp in units of 256) and its shared memory
+    allow, times the SMs. INTERPRETER_SM_COUNT programs under the interpreter."""
+    if _common.interpreting() or device.type != "cuda":
+        return _common.INTERPRETER_SM_COUNT
+    props = _common.cuda_properties(device)
+    by_threads = props.max_threads_per_multi_processor // (32 * warps)
+    regs_per_warp = -(-max(n_regs, 1) * 32 // 256) * 256
+    by_regs = props.regs_per_multiprocessor // regs_per_warp // warps
+    by_smem = props.shared_memory_per_multiprocessor // (shared + 1024) if shared else by_threads
+    return max(0, min(by_threads, by_regs, by_smem)) * props.multi_processor_count
+
+
+_resident: dict = {}   # (dtype, BLOCK, G, VEC, warps, device) -> resident_programs
+
+
+def _resident_for(args: tuple, meta: dict, device: torch.device) -> int:
+    """resident_programs of the PHASE 0 kernel these arguments compile to (compiled once,
+    without launching: warmup; loading the binary gives its register count)."""
+    index = device.index if device.index is not None else torch.cuda.current_device()
+    key = (args[0].dtype, meta["BLOCK"], meta["SEGMENTS"], meta["VEC"], meta["num_warps"], index)
+    if key not in _resident:
+        compiled = softmax_row_split_kernel.warmup(*args, grid=(1,), PHASE=0, **meta)
+        compiled._init_handles()
+        _resident[key] = resident_programs(compiled.n_regs, compiled.metadata.shared,
+                                           meta["num_warps"], device)
+    return _resident[key]
+
+
+def config(element_size: int, n: int, block: int | None = None, warps: int | None = None):
+    """(BLOCK, warps, G) for rows of n elements: tiles.SOFTMAX_SPLIT's segment, no longer than
+    the row needs."""
+    seg, w = tiles.SOFTMAX_SPLIT[element_size]
+    block = block or max(16, min(seg, triton.next_power_of_2(n)))
+    warps = warps or max(1, min(w, block // 1024))     # 32 elements per thread
+    return block, warps, triton.cdiv(n, block)
+
+
+def softmax_split(x: torch.Tensor, dim: int = -1, *, block: int | None = None,
+                  warps: int | None = None, two_launches: bool = False,
+                  groups: int | None = None) -> torch.Tensor:
+    """softmax(x, dim=-1) with each row split over G programs. ``block``/``warps`` override
+    tiles.SOFTMAX_SPLIT; ``two_launches`` runs PHASE 1 + 2 (always, under the interpreter);
+    ``groups`` caps the persistent grid at G x groups programs (default: all that fit)."""
+    _memory.check_float(NAME, x)
+    if x.dim() == 0 or dim not in (-1, x.dim() - 1):
+        raise ValueError(f"{NAME}: softmax over the last dimension only, got dim {dim} of a "
+                         f"{x.dim()}-D tensor")
+    _memory.check_device(NAME, x)
+    x = x.contiguous()
+    y = torch.empty_like(x)
+    if x.numel() == 0:
+        return y
+    n = x.shape[-1]
+    rows = x.numel() // n
+    block, warps, segments = config(x.element_size(), n, block, warps)
+    if n + block >= 2**31 or rows >= 2**31 - 2**16:
+        raise ValueError(f"{NAME}: rows must be shorter than 2^31 - {block} elements and fewer "
+                         f"than 2^31 - 2^16, got {rows} rows of {n}")
+    vec = _memory.vector_width(x.dtype, x, y, row_elements=n)
+    pairs = torch.empty((rows, segments, 2), dtype=torch.float32, device=x.device)
+    count = torch.zeros(rows, dtype=torch.int32, device=x.device)
+    meta = dict(BLOCK=block, SEGMENTS=segments, SEGMENTS_P2=triton.next_power_of_2(segments),
+                VEC=vec, SPIN_LIMIT=SPIN_LIMIT, num_warps=warps)
+    args = (x, y, pairs, count, rows, n)
+    interpreting = _common.interpreting()
+    if two_launches or (interpreting and segments > 1):
+        grid = (segments * min(rows, 65535),)  # any size: no program waits for another
+        _common.launch(softmax_row_split_kernel, grid, *args, PHASE=1, **meta)
+        _common.launch(softmax_row_split_kernel, grid, *args, PHASE=2, **meta)
+        return y
+    if interpreting:
+        resident = _common.INTERPRETER_SM_COUNT
+    else:
+        resident = _resident_for(args, meta, x.device)
+    most = resident // segments
+    if most < 1:
+        raise ValueError(f"{NAME}: a row of {n} elements needs {segments} programs running at "
+                         f"once, the GPU holds {resident} of this kernel; use two_launches=True "
+                         f"or a longer block")
+    grid = (segments * min(most, groups or most, rows),)
+    _common.launch(softmax_row_split_kernel, grid, *args, PHASE=0, **meta)
+    return y
