@@ -1,7 +1,7 @@
 """A small RGB test image that the package draws itself (no downloads), for rgb_to_grey.
 
-The practitioner's guide converts a photograph of a puppy that it downloads; this project
-runs offline, so it draws its own picture instead, at the guide's size after resizing
+"A Practitioner's Guide to Triton" converts a photograph of a puppy that it downloads; this
+project runs offline, so it draws its own picture instead, at that picture's size after resizing
 (3 x 150 x 225, channels first as torchvision reads images):
 
     background   red rises left to right, green rises top to bottom, blue constant 64
@@ -22,7 +22,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-SEED_SIZE = (150, 225)  # the guide's puppy after tvf.resize(img, 150)
+SEED_SIZE = (150, 225)  # the Practitioner's Guide's puppy after tvf.resize(img, 150)
 
 
 def _stripes(height: int, width: int):

@@ -1,7 +1,8 @@
 """`python -m bench profile`: what the hardware moved, level by level, next to the model.
 
 Nsight Compute (ncu) runs bench/_ncu_target.py in a process of its own and collects the
-counters of DESIGN.md's "Memory traffic" table for each kernel x shape x precision: for the
+counters of the table in docs/DESIGN.md, "Memory traffic, level by level" for each kernel x
+shape x precision: for the
 one launch of each inside the NVTX range "cvt_measure" (warm-ups, compilation and
 autotuning happen before it and are not counted). A launch may be several CUDA kernels:
 their counters are summed. By default all launches go through ONE ncu process (a marker
@@ -11,7 +12,8 @@ over its 10-minute budget on the H100. An item that fails in the batch is profil
 alone. The report file (.ncu-rep; batch.ncu-rep for the batch) is kept: open it in the
 Nsight Compute GUI to see the source-level view.
 
-Levels, from what the threads ask for down to what HBM delivers (see DESIGN.md):
+Levels, from what the threads ask for down to what HBM delivers (see docs/DESIGN.md,
+"Memory traffic, level by level"):
 
     model     the closed-form count of global loads issued by threads (bench/families/matmul/models.py)
     issued    thread-level global load instructions x the elements each moves (the
@@ -75,7 +77,8 @@ METRICS = (
     ("sm__sass_thread_inst_executed_op_ffma_pred_on.sum", "ffma"),
     ("gpu__time_duration.sum", "ncu_time_ns"),
 )
-# Names DESIGN.md lists as verified on our H100: never dropped on the word of
+# Names docs/DESIGN.md ("Memory traffic, level by level") lists as verified on our H100:
+# never dropped on the word of
 # --query-metrics (whose listing format may change); only a rejection by ncu drops them.
 VERIFIED = {
     "smsp__inst_executed_op_global_ld.sum", "l1tex__t_bytes_pipe_lsu_mem_global_op_ld.sum",

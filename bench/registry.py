@@ -167,7 +167,8 @@ def by_name() -> dict[str, Kernel]:
     return {k.name: k for k in kernels()}
 
 
-# Kernels kept to show that the harness catches a bug (the guide's wrong copies) carry this
+# Kernels kept to show that the harness catches a bug (the wrong copies of "A Practitioner's
+# Guide to Triton") carry this
 # in their names. select() leaves them out unless a pattern asks for bugs ("*_bug_*").
 DELIBERATELY_WRONG = "_bug_"
 

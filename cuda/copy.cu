@@ -1,16 +1,16 @@
 // Copy: out = x, element by element, any length, float32 / float16 / bfloat16.
 //
-//   idea      the simplest kernel there is (the practitioner's guide's first Triton
-//             example): one read and one write per element, no arithmetic. Its bandwidth
-//             is the ceiling every other memory-bound kernel is measured against, so it
-//             must be as fast as the hardware allows: 16-byte vectors, kCopyUnroll of
+//   idea      the simplest kernel there is (the first Triton example of "A Practitioner's
+//             Guide to Triton"): one read and one write per element, no arithmetic. Its
+//             bandwidth is the ceiling every other memory-bound kernel is measured against,
+//             so it must be as fast as the hardware allows: 16-byte vectors, kCopyUnroll of
 //             them in flight per thread, neighbour threads on neighbour vectors.
 //   change    from cuda/vector_add.cu: one input instead of two, no conversion (the
 //             vector is stored as it was loaded, whatever the dtype).
-//             The guide walks through two wrong versions of this kernel (offsets that
-//             ignore the block index; block index times n instead of times the block
-//             size): they are kept in Triton, triton_impl/copy.py, as labelled wrong
-//             variants the harness must catch. Here the offset of a vector is
+//             The Practitioner's Guide walks through two wrong versions of this kernel
+//             (offsets that ignore the block index; block index times n instead of times
+//             the block size): they are kept in Triton, triton_impl/copy.py, as labelled
+//             wrong variants the harness must catch. Here the offset of a vector is
 //                 base (this block's first vector) + u * kCopyThreads + threadIdx.x
 //             and base advances by gridDim.x tiles: every vector is owned exactly once.
 //   traffic   reads n, writes n elements: compulsory = model = 2 n sizeof(T) bytes.

@@ -7,7 +7,8 @@
 // driver sweeps candidates on the GPU: cuda/driver/tile_sweep.sh builds one driver per
 // candidate that way (CMake takes the same overrides: -DCVT_TILE_DEFINES="CVT_V3_L=64").
 //
-// Defaults were chosen by measuring candidates on the H100 (PERFLOG.md, "Tile sweep").
+// Defaults were chosen by measuring candidates on the H100 (docs/performance/ladder.md,
+// "Tile sweep: how the defaults were chosen").
 // v3 keeps S = 8: S = 16 ran as fast (31.5 vs 31.2 TFLOP/s at 4096^3) but its wider
 // cooperative fetch needs more than the 128 registers a thread may use, and spills.
 #pragma once

@@ -43,7 +43,8 @@
 #define CVT_ADD_UNROLL 4
 #endif
 // ... when CVT_ADD_UNROLL would leave SMs without a block (short vectors): at 192,311
-// float32 elements 4 gave 47 blocks for 132 SMs, 2 gives 94 (PERFLOG.md, "Seed shapes").
+// float32 elements 4 gave 47 blocks for 132 SMs, 2 gives 94
+// (docs/performance/memory_bound.md, "Small shapes").
 #ifndef CVT_ADD_UNROLL_SMALL
 #define CVT_ADD_UNROLL_SMALL 2
 #endif
@@ -113,7 +114,8 @@
 #endif
 // Vectors per thread of a short row: the launcher sizes the block for about this many per
 // thread and, where one step covers the row, uses a kernel that keeps only this many in
-// flight (32 registers instead of 106: 10 blocks per SM instead of 3; PERFLOG.md).
+// flight (32 registers instead of 106: 10 blocks per SM instead of 3;
+// docs/performance/memory_bound.md, "CUDA row softmax at 3000×3000").
 #ifndef CVT_SRAM_UNROLL_SHORT
 #define CVT_SRAM_UNROLL_SHORT 4
 #endif

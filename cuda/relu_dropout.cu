@@ -1,11 +1,11 @@
 // Fused ReLU + dropout: out = keep ? max(x, 0) / (1 - p) : 0, any length, fp32/fp16/bf16.
 //
-//   idea      the seed notebook's first Triton kernel. In PyTorch eager, F.dropout(F.relu(x))
-//             is two kernels: relu reads x and writes a temporary, dropout reads the
-//             temporary and writes the output and a one-byte mask. Fused, x is read once
-//             and the output written once: 2 n sizeof(T) bytes instead of
-//             4 n sizeof(T) + n. The random numbers cost arithmetic, not traffic: they
-//             come from a counter-based generator (Philox4x32-10, cuda/philox.cuh), a pure
+//   idea      the first Triton kernel of the notebook "Meet Triton". In PyTorch eager,
+//             F.dropout(F.relu(x)) is two kernels: relu reads x and writes a temporary,
+//             dropout reads the temporary and writes the output and a one-byte mask. Fused,
+//             x is read once and the output written once: 2 n sizeof(T) bytes instead of
+//             4 n sizeof(T) + n. The random numbers cost arithmetic, not traffic: they come
+//             from a counter-based generator (Philox4x32-10, cuda/philox.cuh), a pure
 //             function of (seed, element index), so no random state is read or written.
 //   change    from cuda/vector_add.cu: a thread owns GROUPS of 4 consecutive elements,
 //             because one Philox call yields 4 words: element 4g + j keeps word j of
@@ -15,8 +15,8 @@
 //             keep = u >= p (not u > p): with p = 0 nothing is dropped, even when u == 0,
 //             so p = 0 is ReLU exactly. ReLU is written (x <= 0 ? 0 : x) so that a NaN
 //             stays NaN, as in torch.relu. The 1 / (1 - p) factor is computed once on the
-//             host in double and rounded to float; x * scale differs from the seed's
-//             x / (1 - p) by at most one rounding.
+//             host in double and rounded to float; x * scale differs from the
+//             x / (1 - p) of "Meet Triton" by at most one rounding.
 //   traffic   reads n, writes n elements: compulsory = model = 2 n sizeof(T) bytes.
 //             Arithmetic: one Philox per 4 elements, ~70 instructions (10 rounds of two
 //             32x32->64-bit multiplies, XORs and key adds). At 3 TB/s of float32 (375 G

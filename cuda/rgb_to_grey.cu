@@ -1,17 +1,19 @@
 // RGB -> grey: grey = round(0.2989 R + 0.5870 G + 0.1140 B) of a uint8 3 x H x W image.
 //
-//   idea      the practitioner's guide's 2-D example: the image is three H x W planes
-//             (channels first, as torchvision reads it), the output one H x W plane. A 2-D
-//             grid of 2-D blocks tiles the picture; each thread converts kGreyPx = 16
-//             neighbour pixels of one row (one 16-byte load per plane, one 16-byte store),
-//             a block of 32 x 8 threads covers 8 rows x 512 columns. Block (bx, by) starts
-//             at row bx * 8 and column by * 512; a thread outside the picture does nothing:
-//             the guide's two masks, offs_0 < h and offs_1 < w, as two comparisons.
-//             The Triton twin (triton_impl/rgb_to_grey.py) is the guide's kernel with an
-//             8 x 512 program tile, its grid (cdiv(h, 8), cdiv(w, 512)) and its masks.
+//   idea      the 2-D example of "A Practitioner's Guide to Triton": the image is
+//             three H x W planes (channels first, as torchvision reads it), the output one
+//             H x W plane. A 2-D grid of 2-D blocks tiles the picture; each thread converts
+//             kGreyPx = 16 neighbour pixels of one row (one 16-byte load per plane, one
+//             16-byte store), a block of 32 x 8 threads covers 8 rows x 512 columns. Block
+//             (bx, by) starts at row bx * 8 and column by * 512; a thread outside the
+//             picture does nothing: the Practitioner's Guide's two masks, offs_0 < h and
+//             offs_1 < w, as two comparisons. The Triton twin (triton_impl/rgb_to_grey.py)
+//             is the Practitioner's Guide's kernel with an 8 x 512 program tile, its grid
+//             (cdiv(h, 8), cdiv(w, 512)) and its masks.
 //   change    (1-D kernels so far) two grid axes; the weights of ITU-R BT.601 luma; the
 //             result rounded to the nearest grey level (v + 0.5, truncated: v >= 0), where
-//             the guide's store truncates (white 255, 255, 255 would give 254).
+//             the store of the Practitioner's Guide truncates (white 255, 255, 255 gives
+//             254).
 //   traffic   reads 3 H W bytes, writes H W bytes: compulsory = model = 4 H W bytes.
 //   precond.  uint8, 3 x H x W, contiguous (the binding calls .contiguous()); any H, W >= 0,
 //             W <= 65535 x 512 (columns of blocks go on gridDim.y; rows on gridDim.x have

@@ -1,17 +1,17 @@
 // Softmax, version 2: rows of any length, streamed twice with an online maximum and sum.
 //
 //   idea      a row longer than shared memory cannot be kept on chip between the max, the
-//             sum and the output. The seed notebook's multi-pass kernel reads it three
-//             times (max; sum of exp(x - max); output). The online form (Milakov and
-//             Gimelshein, "Online normalizer calculation for softmax", 2018) folds the
+//             sum and the output. The multi-pass kernel of the notebook "Meet Triton" reads
+//             it three times (max; sum of exp(x - max); output). The online form (Milakov
+//             and Gimelshein, "Online normalizer calculation for softmax", 2018) folds the
 //             first two into one pass: each thread keeps a running maximum m and a running
-//             sum s of exp(x - m); when a new chunk raises the maximum to m', the sum so far
-//             is rescaled, s <- s * exp(m - m') + sum_chunk exp(x - m'). At the end the
+//             sum s of exp(x - m); when a new chunk raises the maximum to m', the sum so
+//             far is rescaled, s <- s * exp(m - m') + sum_chunk exp(x - m'). At the end the
 //             block folds its (m, s) pairs: M = max m, S = sum s * exp(m - M). The second
 //             pass reads the row again and writes exp(x - M) / S.
-//             The second pass walks the row BACKWARDS (the seed's stage 2 does the same):
-//             the chunks read last by pass 1 are the likeliest to still be in L2, so they
-//             are read first. A long row gets a 1024-thread block, one or two per SM
+//             The second pass walks the row BACKWARDS (stage 2 of "Meet Triton" does the
+//             same): the chunks read last by pass 1 are the likeliest to still be in L2, so
+//             they are read first. A long row gets a 1024-thread block, one or two per SM
 //             (registers decide): with rows of 128 KiB, 132 to 264 rows in flight are 17 to
 //             34 MB, inside the 50 MB L2, so pass 2 costs L2 bandwidth, not DRAM bandwidth.
 //   change    from cuda/softmax_row_sram.cu: no shared-memory copy of the row, so no limit

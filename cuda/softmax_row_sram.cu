@@ -2,22 +2,23 @@
 //
 //   idea      softmax(x)_k = exp(x_k - m) / sum_j exp(x_j - m) with m = max_j x_j: shifting
 //             by the row maximum changes nothing mathematically and keeps every exp in
-//             (0, 1], so nothing overflows (the seed notebook's "numerically stable
-//             softmax"). It takes three sweeps over the row (max, sum, output); if the row
-//             stays on chip between them, DRAM sees it once. A block owns a row. Sweep 1
-//             copies the row from DRAM into shared memory (as float32: up to
+//             (0, 1], so nothing overflows (the "numerically stable softmax" of the
+//             notebook "Meet Triton"). It takes three sweeps over the row (max, sum,
+//             output); if the row stays on chip between them, DRAM sees it once. A block
+//             owns a row.
+//             Sweep 1 copies the row from DRAM into shared memory (as float32: up to
 //             kSoftmaxSramMaxN = 32768 elements = 128 KiB) while each thread tracks the
 //             maximum of its elements; warp shuffles and one shared-memory step fold the
 //             block's maxima (block_allreduce). Sweep 2 replaces each element by
-//             exp(x - m) in place and sums; sweep 3 writes exp * (1 / sum) to DRAM.
-//             Every thread sweeps the same elements it loaded, so between the sweeps only
-//             the reductions synchronise.
-//             The Triton twin (triton_impl/softmax.py) is the seed's kernel with
+//             exp(x - m) in place and sums; sweep 3 writes exp * (1 / sum) to DRAM. Every
+//             thread sweeps the same elements it loaded, so between the sweeps only the
+//             reductions synchronise.
+//             The Triton twin (triton_impl/softmax.py) is the kernel of "Meet Triton" with
 //             BLOCK = next_power_of_2(n): the row is one tensor value, which its compiler
 //             keeps in registers. A CUDA block can hold 32768 floats in registers too (64
 //             per thread of a 512-thread block), but the scalar and column variants then
 //             spill (ptxas -v); shared memory takes any layout and leaves registers free.
-//   change    (first reduction kernel) Two layouts of the same idea, for the seed's `dim`:
+//   change    (first reduction kernel) Two layouts of the same idea, for its `dim`:
 //             - rows (dim = -1, inner == 1): element k of row r is x[r * n + k]; a warp
 //               moves 32 neighbour 16-byte vectors, kSramUnroll of them in flight per thread.
 //             - columns (any other dim of a contiguous [outer, n, inner] tensor; no
@@ -66,7 +67,8 @@ __device__ __forceinline__ void sram_store(float* p, const Vec<float, VEC>& v) {
 // bytes each load phase moves, the smaller that gap's share); 8 elements on the scalar path.
 // Rows short enough for about 4 vectors per thread (launch_rows) get kSramUnrollShort: the
 // registers of 16 vectors (106 per thread for float32) would cap an SM at 3 blocks of a
-// 3000-element row, 18 warps; with 4 vectors it holds 10 (measured in PERFLOG.md).
+// 3000-element row, 18 warps; with 4 vectors it holds 10 (measured:
+// docs/performance/memory_bound.md, "CUDA row softmax at 3000×3000").
 template <int VEC>
 constexpr int kSramUnroll = VEC >= 4 ? CVT_SRAM_ELEMENTS / VEC : CVT_SRAM_SCALAR_UNROLL;
 constexpr int kSramUnrollShort = CVT_SRAM_UNROLL_SHORT;

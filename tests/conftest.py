@@ -1,4 +1,4 @@
-"""Test tiers, one per folder (see DESIGN.md, "Tests, in tiers"):
+"""Test tiers, one per folder (see docs/DESIGN.md, "Tests, in tiers"):
 
 - tests/cpu/: every machine, with or without a GPU; no Triton kernel runs through the
   interpreter here.

@@ -1,6 +1,7 @@
-"""Triton twin of cuda/copy.cu (out = x, any length), and the two wrong copies of the guide.
+"""Triton twin of cuda/copy.cu (out = x, any length), and the two wrong copies of
+"A Practitioner's Guide to Triton".
 
-  idea      the practitioner's guide's first example (seed 004, "Example 1: copy a tensor"):
+  idea      the first example of the Practitioner's Guide ("Example 1: copy a tensor"):
             program pid copies elements pid * BLOCK ... pid * BLOCK + BLOCK - 1, masked at n.
             It is the bandwidth every other memory-bound kernel is compared with.
   mapping   as triton_impl/vector_add.py (one input instead of two): a program is the CUDA
@@ -10,10 +11,11 @@
   traffic   reads n, writes n elements: compulsory = model = 2 n sizeof(T) bytes.
   precond.  float32 / float16 / bfloat16, any n >= 0, made contiguous by the wrapper.
 
-  The guide reaches the kernel above in three attempts; the first two are kept here, labelled
-  wrong, so that the harness can show it catches them (tests/interpreter/test_memory_triton.py).
-  They are registered as triton_copy_bug_offsets_ignore_pid and triton_copy_bug_pid_times_n,
-  flagged deliberately_wrong in the registry and left out of every default selection.
+  The Practitioner's Guide reaches the kernel above in three attempts; the first two are
+  kept here, labelled wrong, so that the harness can show it catches them
+  (tests/interpreter/test_memory_triton.py). They are registered as
+  triton_copy_bug_offsets_ignore_pid and triton_copy_bug_pid_times_n, flagged
+  deliberately_wrong in the registry and left out of every default selection.
 
     bug 1   offsets = tl.arange(0, BLOCK)             every program copies block 0 again:
                                                       elements past BLOCK are never written
@@ -22,10 +24,10 @@
                                                       again only block 0 is written
     right   offsets = pid * BLOCK + tl.arange(0, BLOCK)
 
-  Both bugs are invisible while n <= BLOCK (one program): the guide used BLOCK = 2 to see
-  them; the wrong wrappers use BLOCK = 1024 and the check shapes include n > 1024. The wrong
-  wrappers keep the guide's `torch.zeros_like` output, so an element nobody writes reads 0
-  even on the CPU, where the harness cannot poison the output with NaN.
+  Both bugs are invisible while n <= BLOCK (one program): the Practitioner's Guide used
+  BLOCK = 2 to see them; the wrong wrappers use BLOCK = 1024 and the check shapes include
+  n > 1024. The wrong wrappers keep its `torch.zeros_like` output, so an element nobody
+  writes reads 0 even on the CPU, where the harness cannot poison the output with NaN.
   run       python -m bench check --kernels 'triton_copy*'          (the bugs FAIL, by design)
             TRITON_INTERPRET=1 python -m bench check --kernels 'triton_copy_bug*' --shapes 4099
 """
@@ -38,7 +40,7 @@ import triton.language as tl
 from triton_impl import _common, _memory, tiles
 
 NAME = "triton_copy"
-BUG_BLOCK = 1024                      # the wrong copies' block (the guide's was 2)
+BUG_BLOCK = 1024                      # the wrong copies' block (the Practitioner's Guide: 2)
 
 
 @triton.jit
@@ -61,7 +63,7 @@ def copy_kernel(
                      cache_modifier=".cs")
 
 
-# --- the guide's two wrong attempts (deliberately wrong: do not use) ------------------------
+# --- the Practitioner's Guide's two wrong attempts (deliberately wrong: do not use) ---------
 
 @triton.jit
 def copy_bug_offsets_ignore_pid_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
@@ -105,7 +107,8 @@ def copy(x: torch.Tensor) -> torch.Tensor:
 
 
 def _copy_like_the_guide(kernel, name: str, x: torch.Tensor) -> torch.Tensor:
-    """The guide's wrapper: zeros_like output, cdiv(n, BLOCK) programs, one launch."""
+    """The wrapper of the Practitioner's Guide: zeros_like output, cdiv(n, BLOCK) programs,
+    one launch."""
     x = _check(name, x)
     out = torch.zeros_like(x)
     n = x.numel()
@@ -115,13 +118,15 @@ def _copy_like_the_guide(kernel, name: str, x: torch.Tensor) -> torch.Tensor:
 
 
 def copy_bug_offsets_ignore_pid(x: torch.Tensor) -> torch.Tensor:
-    """DELIBERATELY WRONG (guide's attempt 1): only the first BLOCK elements are copied."""
+    """DELIBERATELY WRONG (the Practitioner's Guide's attempt 1): only the first BLOCK
+    elements are copied."""
     return _copy_like_the_guide(copy_bug_offsets_ignore_pid_kernel,
                                 "triton_copy_bug_offsets_ignore_pid", x)
 
 
 def copy_bug_pid_times_n(x: torch.Tensor) -> torch.Tensor:
-    """DELIBERATELY WRONG (guide's attempt 2): only the first BLOCK elements are copied."""
+    """DELIBERATELY WRONG (the Practitioner's Guide's attempt 2): only the first BLOCK
+    elements are copied."""
     return _copy_like_the_guide(copy_bug_pid_times_n_kernel, "triton_copy_bug_pid_times_n", x)
 
 

@@ -1,6 +1,6 @@
 """Debugging Triton kernels in the interpreter: checks before a launch, and prints and
-breakpoints that fire only in the programs you name (seed 004, "A Practitioner's Guide to
-Triton", made into a tested utility).
+breakpoints that fire only in the programs you name (the helpers of "A Practitioner's
+Guide to Triton", made into a tested utility).
 
 With TRITON_INTERPRET=1 (set before any kernel is defined) Triton runs a kernel as Python
 on the CPU, one program after another, so `print` and `breakpoint()` work inside it. With a
@@ -28,10 +28,10 @@ Inside an interpreted kernel the program ids are read from the running program; 
 pass them (pid_0=..., pid_1=..., pid_2=...). These helpers are plain Python: a kernel that
 calls them compiles only under the interpreter (on the GPU use tl.device_print).
 
-Fixes against the seed: `assert t.is_contiguous` there never fails (the method itself is
-truthy; it must be called), a two-character operator such as ">=" was read as ">" followed
-by the number "=1", and conditions were checked with eval. The seed's `test_pid_conds` is
-`pid_conds_hold` here (pytest would collect a function named test_*).
+Fixes against the Practitioner's Guide: `assert t.is_contiguous` there never fails (the
+method itself is truthy; it must be called), a two-character operator such as ">=" was
+read as ">" followed by the number "=1", and conditions were checked with eval. Its
+`test_pid_conds` is `pid_conds_hold` here (pytest would collect a function named test_*).
 """
 from __future__ import annotations
 

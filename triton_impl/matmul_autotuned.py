@@ -41,9 +41,9 @@ per precision (fp32-ieee, tf32, fp16, bf16), and a fix for the tutorial's slow T
             (0.56x) for 256x128x32. It stays below the column-major case because the B
             tile still arrives by 4-byte cp.async before it is read into registers, and
             ptxas serialises the wgmmas of that configuration (warning C7515). The fast
-            tf32 is triton_persistent (TMA; 0.95x with a column-major B, 0.82x with a
-            row-major one). A column-major B (e.g. x.T of a row-major x) is K-major
-            already and needs neither.
+            tf32 is triton_persistent (TMA; 0.96x with a column-major B, 0.95x with a
+            row-major one: docs/performance/fast_matmul.md). A column-major B (e.g. x.T
+            of a row-major x) is K-major already and needs neither.
   traffic   global loads (what the program's tiles request; only the k tail is masked):
               A: ceil(M/BM)*ceil(N/BN) * BM * K    B: ceil(M/BM)*ceil(N/BN) * BN * K
             (= the grouped kernel's M*K*ceil(N/BN) + N*K*ceil(M/BM) plus the wrapped
@@ -56,7 +56,7 @@ per precision (fp32-ieee, tf32, fp16, bf16), and a fix for the tutorial's slow T
             one small configuration per precision and nothing is timed.
   precond.  fp32/tf32: float32; fp16/bf16: float16/bfloat16 (output the same dtype);
             any M, N, K >= 0, any strides (no copies); tensors on the current CUDA device.
-  run       python docs/research/fast_matmul/tune_report.py --out results/local   (GPU: vs cuBLAS)
+  run       python -m bench time --kernels triton_autotuned --shapes 4096x4096x4096 --out DIR
             python -m bench check --kernels triton_autotuned --shapes 4096x4096x4096
 """
 from __future__ import annotations
@@ -215,7 +215,7 @@ def params(precision: str = "fp32") -> dict:
 def matmul(a: torch.Tensor, b: torch.Tensor, precision: str = "fp32", *,
            config: dict | None = None) -> torch.Tensor:
     """C = A @ B at the given precision, autotuned; ``config`` (a CONFIGS entry) skips the
-    tuning and runs that candidate (tests and tune_report use it)."""
+    tuning and runs that candidate (the tests use it)."""
     _common.check_precision(NAME, precision, PRECISIONS)
     M, N, K = _common.check_matmul_2d(NAME, a, b, precision)
     trivial = _common.trivial_result(a, M, N, K)

@@ -1,4 +1,5 @@
-"""Batched, broadcasting, strided matmul: (..., m, k) @ (..., k, n) -> (..., m, n) (seed 000).
+"""Batched, broadcasting, strided matmul: (..., m, k) @ (..., k, n) -> (..., m, n), from
+the notebook "GPUs and challenges in programming them. Meet Triton".
 
   idea      torch.matmul's contract for stacks of matrices: the batch dimensions ("...")
             broadcast as in any elementwise op (a (2, 1, m, k) times a (3, k, n) gives
@@ -11,9 +12,10 @@
             same matrix. The wrapper first merges batch dimensions that are contiguous in
             A, B and C alike (so a plain (b1, b2, m, k) stack becomes one batch axis) and
             hands the kernel at most 3; more than 3 unmergeable dimensions (rare) are
-            split into several launches. The seed's version reshaped A and B separately to
-            3-D and indexed both with the output's batch index: that reads out of bounds as
-            soon as both sides broadcast, and its loads were masked on k only.
+            split into several launches. The version in "Meet Triton" reshaped A and B
+            separately to 3-D and indexed both with the output's batch index: that reads
+            out of bounds as soon as both sides broadcast, and its loads were masked on k
+            only.
             Inside a matrix the tiles follow the grouped order (tl.swizzle2d) as in
             matmul_grouped.
   traffic   per batch entry, what matmul_grouped requests:
@@ -162,7 +164,7 @@ def _check(a, b, precision):
 
 
 def params(precision: str = "fp32") -> dict[str, int]:
-    """The seed's 64 x 64 tiles (tiles.BATCHED)."""
+    """The 64 x 64 tiles of "Meet Triton" (tiles.BATCHED)."""
     return dict(tiles.BATCHED[precision])
 
 
@@ -170,8 +172,8 @@ def params(precision: str = "fp32") -> dict[str, int]:
 # variant=...); the default (None) is what the op runs. The winner becomes the default.
 #   "autotuned"  matmul_autotuned's candidates per precision (tiles.AUTOTUNE_CONFIGS: 128 x
 #                256 x 64 on 8 warps for 16-bit, the tf32 operand swap), tuned per (M, N, K,
-#                batches); the seed's 64 x 64 tiles on 4 warps ran 4096^3 at 0.44x cuBLAS in
-#                fp16 where those tiles reach 0.94-0.99x in the 2-D kernel.
+#                batches); the 64 x 64 tiles of "Meet Triton" on 4 warps ran 4096^3 at 0.44x in
+#                fp16 (x cuBLAS) where those tiles reach 0.94-0.99x in the 2-D kernel.
 VARIANTS = ("autotuned",)
 
 

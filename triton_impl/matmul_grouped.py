@@ -1,4 +1,5 @@
-"""Blocked tl.dot matmul with L2-grouped program order (the Triton tutorial's kernel).
+"""Blocked tl.dot matmul with L2-grouped program order (the kernel of Triton's
+matrix-multiplication tutorial).
 
   idea      the tutorial's blocked algorithm: program (i, j) computes the BLOCK_M x BLOCK_N
             tile C[i, j] = sum over k-steps of A[i, k] @ B[k, j] with tl.dot; the compiler
@@ -11,8 +12,8 @@
             running at the same time then share A strips and B strips, so more of their
             loads hit L2. tl.swizzle2d(i, j, size_i, size_j, GROUP_M) maps the row-major
             (i, j) to the grouped one; `grouped_order` below writes the same map in plain
-            Python, and `grouped_order_kernel` shows it on the GPU (the seed's 5 x 4 example
-            with GROUP_M = 3):
+            Python, and `grouped_order_kernel` shows it on the GPU (the 5 x 4 example
+            of "A Practitioner's Guide to Triton", with GROUP_M = 3):
                  row-major              grouped (entry = launch index of that tile)
                   0  1  2  3             0  3  6  9
                   4  5  6  7             1  4  7 10

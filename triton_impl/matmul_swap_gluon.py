@@ -37,8 +37,8 @@ registers, and a wgmma pipeline that is legal.
             work, half the fragment loads per FLOP of the 128 x 256 tile.
   traffic   global loads as the blocked kernels: A M*K*ceil(N/BN), B N*K*ceil(M/BM)
             elements; stores M*N (masked pointer stores, so any N).
-  measured  H100, 4096^3, against cuBLAS (TF32) in one run, 5 rounds: 0.977x (8192^3:
-            0.979x); IN_FLIGHT 2: 0.953x; Triton's (racy) swap in the same run: 0.836x.
+  measured  H100, 4096^3, against cuBLAS (TF32): 0.95x through triton_persistent, head to
+            head (docs/performance/fast_matmul.md, with the IN_FLIGHT sweep that chose 3).
             Repeatable bit for bit, max |C - C64| / (|A||B|) 6.2e-5 (B rounded, A
             truncated by the tensor core, as the Triton swap).
   precond.  float32 A (M x K) and B (K x N) on a CUDA device of compute capability 9.x

@@ -30,14 +30,14 @@ row by row.
             likely give each thread the V contiguous columns, as CUDA does, because that
             makes the B load vectorizable), and identical A pointers held by one thread
             may be merged into one load.
-  measured  (H100, SASS for sm_90, PERFLOG.md) as predicted for B: a thread owns its V = 4
-            neighbour columns and loads them with one 16-byte LDG.E.128, so 2 load
-            instructions per k replace the model's 1 + V = 5 (issued/model 0.40). Not
-            predicted: lanes 0-15 of a warp walk 16 ROWS (CUDA's walk 16 columns), so each
-            A load gathers 16 cache lines where CUDA's touches 2; per FFMA it touches 1.7x
-            the distinct lines, and the kernel runs 1.9x slower than its CUDA twin. ncu
-            confirms where the time goes: both twins are bound by L1's data pipe (busy 93%
-            for CUDA, 97% here), and this twin needs 2.0x the L1 data wavefronts.
+  measured  (H100, SASS for sm_90, docs/performance/ladder.md) as predicted for B: a thread
+            owns its V = 4 neighbour columns and loads them with one 16-byte LDG.E.128, so 2
+            load instructions per k replace the model's 1 + V = 5 (issued/model 0.40). Not
+            predicted: lanes 0-15 of a warp walk 16 ROWS (CUDA's walk 16 columns), so each A
+            load gathers 16 cache lines where CUDA's touches 2; per FFMA it touches 1.7x the
+            distinct lines, and the kernel runs 1.9x slower than its CUDA twin. ncu confirms
+            where the time goes: both twins are bound by L1's data pipe (busy 93% for CUDA,
+            97% here), and this twin needs 2.0x the L1 data wavefronts.
   precond.  float32 (precision "fp32": fp32 FFMA, no tensor cores); any M, N, K >= 0;
             any strides (made row-major by the wrapper, as the CUDA op does);
             M <= 65535 * T * V (grid axis 1, as the CUDA launcher's gridDim.y).

@@ -28,13 +28,13 @@
             each replica is a load instruction; it may also load b coalesced and
             redistribute it through shared memory (a convert_layout). ncu's
             smsp__inst_executed_op_global_ld.sum tells which one it did.
-  measured  (H100, SASS for sm_90, PERFLOG.md) it replicates: the outer product's default
-            layout gives each thread a 16-row x 1-column strip of the 64 x 64 tile (one
-            element per thread, 32 lanes along the columns), not a 4 x 4 block. Every lane
-            then loads its own copy of the column of A and every row-warp its own copy of
-            the row of B: 17 loads per thread per k, 34x the program-level model, 2.1x the
-            CUDA twin's loads per FFMA, and 2.3x its time. Plain Triton cannot ask for a
-            register tile; Gluon's explicit layouts can.
+  measured  (H100, SASS for sm_90, docs/performance/ladder.md) it replicates: the outer
+            product's default layout gives each thread a 16-row x 1-column strip of the
+            64 x 64 tile (one element per thread, 32 lanes along the columns), not a 4 x 4 block.
+            Every lane then loads its own copy of the column of A and every row-warp its own
+            copy of the row of B: 17 loads per thread per k, 34x the program-level model,
+            2.1x the CUDA twin's loads per FFMA, and 2.3x its time. Plain Triton cannot ask
+            for a register tile; Gluon's explicit layouts can.
   precond.  float32 (precision "fp32": fp32 FFMA, no tensor cores); any M, N, K >= 0;
             any strides (made row-major by the wrapper, as the CUDA op does);
             M <= 65535 * T * V (grid axis 1, as the CUDA launcher's gridDim.y).

@@ -1,10 +1,10 @@
 """Triton twin of cuda/relu_dropout.cu: fused ReLU + dropout, out = keep ? max(x, 0) / (1 - p) : 0.
 
-  idea      the seed notebook's first kernel (seed 000, "Example 1"): one read of x, one
+  idea      the first kernel of the notebook "Meet Triton" ("Example 1"): one read of x, one
             write of the output, the random numbers computed in registers by tl.rand from
             (seed, offset), so nothing random is stored. PyTorch eager runs it as two
             kernels and a mask: 4 n sizeof(T) + n bytes instead of 2 n sizeof(T).
-  change    from the seed's kernel, four things, each for a reason:
+  change    from the kernel of "Meet Triton", four things, each for a reason:
             - tl.rand4x(seed, g) instead of tl.rand(seed, offset): one Philox call makes four
               32-bit words; tl.rand keeps one and throws three away. Here element 4g + j
               takes word j of call g, so a program views its BLOCK elements as a
@@ -12,12 +12,12 @@
               quarter of the Philox work, and the same bits as the CUDA twin, which gives
               each thread whole groups of four (cuda/philox.cuh): both drop the same
               elements for a seed, bit for bit.
-            - keep = u >= p, where the seed has u > p: with p = 0 nothing is dropped, not
+            - keep = u >= p, where "Meet Triton" has u > p: with p = 0 nothing is dropped, not
               even an element whose u is exactly 0, so p = 0 is ReLU exactly.
-            - ReLU as tl.where(x <= 0, 0, x): NaN stays NaN, as torch.relu (the seed's
+            - ReLU as tl.where(x <= 0, 0, x): NaN stays NaN, as torch.relu ("Meet Triton"'s
               `res > 0 and ...` turns NaN into 0).
             - x * scale with scale = 1 / (1 - p) rounded once on the host, as the CUDA twin;
-              the seed's x / (1 - p) differs by at most one rounding.
+              the x / (1 - p) of "Meet Triton" differs by at most one rounding.
   mapping   CUDA block of 256 threads, 4 groups    one program: BLOCK = 4096 elements,
             of 4 elements each                     num_warps = 8; tile [1024, 4]
             (cuda/memory_config.h, CVT_DROP_*: read through triton_impl/tiles.py)
@@ -89,7 +89,8 @@ def params() -> dict[str, int]:
 
 
 def relu_dropout(x: torch.Tensor, p: float = 0.5, seed: int = 13) -> torch.Tensor:
-    """Fused ReLU + dropout (the seed's defaults: p = 0.5, TRITON_SEED = 13)."""
+    """Fused ReLU + dropout (the defaults of the notebook "Meet Triton": p = 0.5,
+    TRITON_SEED = 13)."""
     _memory.check_float(NAME, x)
     p, seed = check_args(NAME, p, seed)
     _memory.check_device(NAME, x)

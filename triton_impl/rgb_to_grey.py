@@ -1,18 +1,19 @@
 """Triton twin of cuda/rgb_to_grey.cu: grey = round(0.2989 R + 0.5870 G + 0.1140 B), uint8.
 
-  idea      the practitioner's guide's 2-D example (seed 004, "Example 2"), as written there:
+  idea      the 2-D example of "A Practitioner's Guide to Triton" ("Example 2"), as there:
             a 2-D grid, program (pid_0, pid_1) owns rows pid_0 * BLOCK_H + arange(BLOCK_H) and
             columns pid_1 * BLOCK_W + arange(BLOCK_W); offsets w * rows[:, None] + cols[None, :]
             and the mask (rows < h)[:, None] & (cols < w)[None, :] make the 2-D tile; the three
             planes are the same offsets plus 0, h w and 2 h w.
-  change    from the guide: the tile is 8 x 512 (the CUDA block: 8 rows of 32 threads x 16
-            pixels, num_warps = 8; cuda/memory_config.h, CVT_GREY_*, read through
-            triton_impl/tiles.py) instead of 32 x 32, so a row of the tile is 512 contiguous
-            bytes; the values are converted to float32 before the weights (the guide notes
-            that the interpreter rejects float * uint8); the result is rounded (v + 0.5, then
-            the float -> uint8 conversion truncates), where the guide truncates and turns
-            white into 254. Offsets are int64 (pid_0 * BLOCK_H * w and the planes at h w, 2 h w
-            pass 2^31 for big images: tests/gpu/test_large_offsets.py).
+  change    from the Practitioner's Guide: the tile is 8 x 512 (the CUDA block: 8 rows of
+            32 threads x 16 pixels, num_warps = 8; cuda/memory_config.h, CVT_GREY_*, read
+            through triton_impl/tiles.py) instead of 32 x 32, so a row of the tile is 512
+            contiguous bytes; the values are converted to float32 before the weights (the
+            Practitioner's Guide notes that the interpreter rejects float * uint8); the
+            result is rounded (v + 0.5, then the float -> uint8 conversion truncates), where
+            the Practitioner's Guide truncates and turns white into 254. Offsets are int64
+            (pid_0 * BLOCK_H * w and the planes at h w, 2 h w pass 2^31 for big images:
+            tests/gpu/test_large_offsets.py).
   traffic   reads 3 H W bytes, writes H W bytes: compulsory = model = 4 H W bytes.
   precond.  uint8, 3 x H x W (channels first, RGB), any H, W >= 0, made contiguous by the
             wrapper; W <= 65535 * 512 (grid axis 1). 16-byte accesses when W is a multiple

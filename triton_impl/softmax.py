@@ -1,28 +1,30 @@
 """Triton twins of cuda/softmax_row_sram.cu and cuda/softmax_online.cu: softmax over any dim.
 
-  idea      softmax(x)_k = exp(x_k - m) / sum_j exp(x_j - m), m = max_j x_j (seed 000,
-            "Numerically stable softmax"): subtracting the maximum keeps every exp in (0, 1].
-            The seed's `dim` argument is honoured WITHOUT the seed's transpose: the wrapper
-            views the contiguous input as [outer, n, inner] around dim, and
-              - dim = -1 (inner == 1): rows; a program owns one row (the seed's kernel);
+  idea      softmax(x)_k = exp(x_k - m) / sum_j exp(x_j - m), m = max_j x_j ("Numerically
+            stable softmax" in the notebook "Meet Triton"): subtracting the maximum keeps
+            every exp in (0, 1]. Its `dim` argument is honoured WITHOUT its transpose: the
+            wrapper views the contiguous input as [outer, n, inner] around dim, and
+              - dim = -1 (inner == 1): rows; a program owns one row (as in "Meet Triton");
               - any other dim: columns, element k of column (o, i) at (o * n + k) * inner + i;
                 a program owns BLOCK_I neighbour columns, so each load is a [BLOCK_N, BLOCK_I]
-                tile whose rows are BLOCK_I contiguous elements (coalesced), where the seed's
-                x.transpose(dim, -1).contiguous() costs a full extra read and write.
+                tile whose rows are BLOCK_I contiguous elements (coalesced), where the
+                x.transpose(dim, -1).contiguous() of "Meet Triton" costs a full extra read
+                and write.
   versions  row_sram   the whole row (column) is ONE tensor value: BLOCK = next_power_of_2(n),
-                       the seed's choice; the compiler keeps it in registers, so DRAM sees
+                       as in "Meet Triton"; the compiler keeps it in registers, so DRAM sees
                        the row once. Rows up to 32768 elements (as the CUDA twin).
             online     rows of any length, in chunks, twice: pass 1 keeps a running max and a
                        running sum of exp(x - max) (rescaled when the max grows: Milakov and
                        Gimelshein 2018), pass 2 writes exp(x - max) / sum walking the row
-                       BACKWARDS (as the seed's stage 2), so the chunks read last, the likeliest
-                       still in L2, are read first. The running max and sum are kept per LANE
-                       of the chunk (a [BLOCK] tensor each) and folded once at the end: no
-                       cross-warp reduction inside the loop (the CUDA twin keeps one pair per
-                       thread; a Triton program cannot name its threads). A row of one chunk
-                       (n <= the chunk: ONE_CHUNK) is read once, as the CUDA twin's one-step
-                       rows. Pass 1 loads with eviction_policy="evict_last", pass 2 with
-                       "evict_first" (KEEP): the rows in flight then stay in L2 for pass 2.
+                       BACKWARDS (as "Meet Triton" does in stage 2), so the chunks read
+                       last, the likeliest still in L2, are read first. The running max and
+                       sum are kept per LANE of the chunk (a [BLOCK] tensor each) and
+                       folded once at the end: no cross-warp reduction inside the loop (the
+                       CUDA twin keeps one pair per thread; a Triton program cannot name its
+                       threads). A row of one chunk (n <= the chunk: ONE_CHUNK) is read
+                       once, as the CUDA twin's one-step rows. Pass 1 loads with
+                       eviction_policy="evict_last", pass 2 with "evict_first" (KEEP): the
+                       rows in flight then stay in L2 for pass 2.
   variants  under measurement (VARIANTS below; docs/performance/debts/NOTES.md): "one_chunk"
             reads online rows of up to SRAM_MAX_N elements once. The split version (a row
             over several programs) is triton_impl/softmax_split.py.
@@ -291,8 +293,8 @@ VARIANTS = ("one_chunk",)
 
 
 def _row_warps(block: int) -> int:
-    """The seed's warps for a whole-row block: 4, 8 from 2048 elements, 16 from 4096 (64
-    per thread at 32768)."""
+    """The warps of "Meet Triton" for a whole-row block: 4, 8 from 2048 elements, 16 from
+    4096 (64 per thread at 32768)."""
     return 16 if block >= 4096 else 8 if block >= 2048 else 4
 
 

@@ -8,8 +8,9 @@ makes it. The registry and the traffic models read tiles from here instead.
 
 The twins' numbers are never written here: they are read from cuda/matmul_config.h and
 cuda/memory_config.h (through bindings/config.py, their one reader), so a retuned CUDA
-kernel moves its twin with it. What is Triton's own (the seed documents' matmul tiles, the
-online softmax's chunks) is written here, with where it comes from.
+kernel moves its twin with it. What is Triton's own (the tiles of the matmuls of Triton's
+tutorial and of the notebook "Meet Triton", the online softmax's chunks) is written here,
+with where it comes from.
 """
 from __future__ import annotations
 
@@ -119,7 +120,7 @@ GROUPED = {
     "bf16": dict(BLOCK_M=128, BLOCK_N=128, BLOCK_K=64, GROUP_M=8, num_warps=8, num_stages=3),
 }
 
-# matmul_batched: the seed's 64 x 64 tiles.
+# matmul_batched: the 64 x 64 tiles of the notebook "Meet Triton".
 BATCHED = {
     "fp32": dict(BLOCK_M=64, BLOCK_N=64, BLOCK_K=32, GROUP_M=8, num_warps=4, num_stages=3),
     "tf32": dict(BLOCK_M=64, BLOCK_N=64, BLOCK_K=32, GROUP_M=8, num_warps=4, num_stages=3),
@@ -135,7 +136,8 @@ def _cfg(bm, bn, bk, warps, stages, group=8, b_regs=False):
 
 # matmul_autotuned: the candidates per precision; the first is what problems too small to
 # tune run. Shared memory per candidate = stages * (BM + BN) * BK * bytes, all <= 227 KB.
-# Chosen from the H100 probe of 2026-11-22 at 4096^3 (docs/research/fast_matmul/NOTES.md):
+# Chosen from the H100 probe of 2026-11-22 at 4096^3 (docs/performance/fast_matmul.md,
+# "The probe: every variant against cuBLAS"):
 #  fp32 (ieee) runs tl.dot as FFMA from shared memory; its result layout gives a thread
 #    BM*BN/(4*threads) rows of 4 contiguous columns. The best six measured: 64x128x32 w4
 #    (0.86x cuBLAS) down to 128x128x32 w8 (0.83x); 16-deep k steps and 128-accumulator
@@ -179,10 +181,11 @@ INTERPRETER_CONFIG = {p: _cfg(32, 32, 16, 4, 1, group=2, b_regs=(p == "tf32"))
 
 
 # The online softmax's long rows, by element size: (elements per chunk, warps per row
-# program). Measured on the H100 at 4096 x 32768 (PERFLOG.md, "online softmax"): float32
-# 99.7% of the copy bandwidth with 16384 x 16 warps (one program per SM: 123 registers per
-# thread), float16 91% with 4096 x 16; the first choice, 8192 x 16 for both, gave 75% and
-# 86% without L2 hints. A row of at most one chunk is read once (bench/families/memory/models.py).
+# program). Measured on the H100 at 4096 x 32768 (docs/performance/memory_bound.md,
+# "Online softmax in Triton: L2 eviction hints"): float32 99.7% of the copy bandwidth with
+# 16384 x 16 warps (one program per SM: 123 registers per thread), float16 91% with
+# 4096 x 16; the first choice, 8192 x 16 for both, gave 75% and 86% without L2 hints. A row
+# of at most one chunk is read once (bench/families/memory/models.py).
 SOFTMAX_ONLINE = {4: (16384, 16), 2: (4096, 16)}
 
 # The split softmax's segments (triton_impl/softmax_split.py, under measurement), by element

@@ -42,12 +42,12 @@ def persistent_smem_bytes(cfg: dict, elem_bytes: int) -> int:
 
 
 # matmul_persistent: autotune candidates per layout (first = what small problems run).
-# From the H100 probe of 2026-11-22 (docs/research/fast_matmul/NOTES.md has the numbers).
+# From the H100 probe of 2026-11-22 (docs/performance/fast_matmul.md has the numbers).
 #  fp16/bf16: the 128x256x64 tile with 8 warps (2 consumer warpgroups, 64 KB epilogue
 #    staging), its GROUP_M=16 order, and the warp-specialised 4-warp schedules.
 #  tf32 (K-major B: column-major B given, or after the transpose): the flattened loop with
 #    the split epilogue (3 stages of 128x256x32 fp32 do not fit beside a whole-tile
-#    staging buffer). 0.946x cuBLAS for 128x256x32.
+#    staging buffer). 0.96x cuBLAS for 128x256x32.
 #  tf32-swap (row-major B, C^T = B^T A^T; the fallback of matmul_swap_gluon, see
 #    matmul_persistent's header): never flattened (with FLATTEN the compiler re-zeroes the
 #    accumulator inside the loop and ptxas serialises every wgmma, C7515). With

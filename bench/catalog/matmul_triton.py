@@ -1,4 +1,5 @@
-"""The Triton matmuls (triton_impl/): twins of the CUDA ladder and the seed documents' kernels.
+"""The Triton matmuls (triton_impl/): twins of the CUDA ladder, and the kernels of Triton's
+matrix-multiplication tutorial and the notebook "Meet Triton".
 
 Loaders import the kernel module only when a kernel runs: a @triton.jit kernel is built for
 the GPU or for the interpreter when it is defined, so nothing Triton is imported before
@@ -120,7 +121,8 @@ def records() -> list[Kernel]:
               departure="16-byte vector loads: one instruction moves 4 float32, so the "
                         "instruction count is a quarter of the element count (0.25)"),
         _seed("triton_grouped", "grouped", "matmul_grouped",
-              "tutorial tl.dot matmul with L2-grouped program order (tl.swizzle2d), strided",
+              "Triton tutorial's tl.dot matmul with L2-grouped program order (tl.swizzle2d), "
+              "strided",
               models_triton.matmul_blocked, _tiles_per_precision("GROUPED")),
         _seed("triton_autotuned", "autotuned", "matmul_autotuned",
               "grouped tl.dot matmul autotuned per precision; tf32 computes C^T = B^T A^T "

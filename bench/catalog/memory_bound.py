@@ -1,18 +1,20 @@
-"""The memory-bound kernels of the seed documents: CUDA, Triton twins, PyTorch references.
+"""The memory-bound kernels: CUDA, Triton twins, PyTorch references.
 
-Five ops (bench/families/memory/problems.py): vector_add (the lecture's Figure 5), copy and
-rgb_to_grey (the practitioner's guide), relu_dropout and softmax over any dim (the seed
-notebook). Each has a CUDA kernel (cuda/<op>.cu, a `cvt` torch op) and its Triton twin
-(triton_impl/<op>.py, a `cvt_triton` op); softmax has two versions (row kept in SRAM;
-online, any length). The references are PyTorch eager (the first "torch" record of an op:
-the one "% of reference" divides by) and torch.compile of the same expression.
+Five ops (bench/families/memory/problems.py): vector_add (Figure 5 of the lecture notes "GPU
+Matmul and Operator Compilation"), copy and rgb_to_grey ("A Practitioner's Guide to
+Triton"), relu_dropout and softmax over any dim (the notebook "GPUs and challenges in
+programming them. Meet Triton"). Each has a CUDA kernel (cuda/<op>.cu, a `cvt` torch op)
+and its Triton twin (triton_impl/<op>.py, a `cvt_triton` op); softmax has two versions
+(row kept in SRAM; online, any length). The references are PyTorch eager (the first
+"torch" record of an op: the one "% of reference" divides by) and torch.compile of the same
+expression.
 
-Deliberately wrong kernels: the guide's two failed copies (triton_impl/copy.py) and a
-softmax that flushes small probabilities to zero (triton_impl/softmax.py), kept so the
-harness can show it catches them. Their names contain "_bug_", their version is
-"bug1"/"bug2"/"bug-flush", their summary starts with "DELIBERATELY WRONG";
-registry.select leaves them out unless a pattern names a bug ("*_bug_*"), so `check`,
-`time`, `profile` and `report` never pick them by default.
+Deliberately wrong kernels: the Practitioner's Guide's two failed copies
+(triton_impl/copy.py) and a softmax that flushes small probabilities to zero
+(triton_impl/softmax.py), kept so the harness can show it catches them. Their names
+contain "_bug_", their version is "bug1"/"bug2"/"bug-flush", their summary starts with
+"DELIBERATELY WRONG"; registry.select leaves them out unless a pattern names a bug
+("*_bug_*"), so `check`, `time`, `profile` and `report` never pick them by default.
 """
 from __future__ import annotations
 
@@ -52,7 +54,7 @@ def _triton_function(module: str, function: str):
     return load
 
 
-# PyTorch expressions, as the seed documents write them.
+# PyTorch expressions, as the documents the kernels come from write them.
 
 def eager_vector_add(x, y):
     import torch
@@ -65,8 +67,9 @@ def eager_copy(x):
 
 
 def eager_relu_dropout(x, p, seed):
-    """The seed's pytorch_relu_dropout: two kernels (relu, then dropout with its own
-    generator: `seed` is not used, the mask differs from the twins', the statistics do not)."""
+    """The pytorch_relu_dropout of the notebook "Meet Triton": two kernels (relu, then
+    dropout with its own generator: `seed` is not used, the mask differs from the twins',
+    the statistics do not)."""
     import torch.nn.functional as F
 
     return F.dropout(F.relu(x), p=p, inplace=True)
@@ -79,7 +82,8 @@ def eager_softmax(x, dim):
 
 
 def eager_rgb_to_grey(img):
-    """The guide's formula in PyTorch, rounded as the kernels round."""
+    """The formula of "A Practitioner's Guide to Triton" in PyTorch, rounded as the kernels
+    round."""
     import torch
 
     return (0.2989 * img[0] + 0.5870 * img[1] + 0.1140 * img[2] + 0.5).to(torch.uint8)
@@ -102,7 +106,8 @@ class StaticCompile:
     One compiled object shared by every shape goes dynamic after its second shape: the
     graph then takes the sizes as arguments and the kernel Inductor generates for it is
     not the one a program with fixed shapes gets (measured on the H100: the shared object
-    ran a 16M-element add at 5% of the copy bandwidth; see PERFLOG.md). A reference line
+    ran a 16M-element add at 5% of the copy bandwidth; docs/performance/memory_bound.md,
+    "torch.compile reference rows"). A reference line
     should be the best torch.compile can do, so each new signature (shapes, dtypes,
     strides, scalar arguments) starts from a clean slate: torch._dynamo.reset(), then
     torch.compile(fn, dynamic=False). The first call at a signature compiles; the harness
@@ -215,7 +220,7 @@ def _references(op, eager_summary, precisions=FLOATS, eager_model=None):
 
 
 def records() -> list[Kernel]:
-    wrong = "DELIBERATELY WRONG (the guide's attempt {}): "
+    wrong = "DELIBERATELY WRONG (attempt {} of \"A Practitioner's Guide to Triton\"): "
     return [
         *_pair("vector_add", "add",
                "out = x + y; 16-byte vectors, 4 in flight per thread, scalar tail",
@@ -230,7 +235,8 @@ def records() -> list[Kernel]:
 
         *_pair("copy", "copy",
                "out = x; the bandwidth ceiling's kernel: 16-byte vectors, 4 in flight per thread",
-               "the guide's copy, offsets = pid * BLOCK + arange(BLOCK); 16-byte accesses",
+               "copy of \"A Practitioner's Guide to Triton\": offsets = pid * BLOCK + "
+               "arange(BLOCK); 16-byte accesses",
                mm.copy, "reads n, writes n", _cuda("copy"), _triton("copy"), "cuda/copy.cu",
                "triton_impl/copy.py",
                _cuda_params(lambda h: dict(threads=h["COPY_THREADS"],
@@ -244,7 +250,7 @@ def records() -> list[Kernel]:
                runs_on_cpu=True, formula="reads n, writes n",
                twin_note="deliberately wrong: kept to show that the check catches it"),
         Kernel(name="triton_copy_bug_pid_times_n", op="copy", backend="triton", version="bug2",
-               summary=wrong.format(2) + "offsets = pid * n + arange(BLOCK), not pid * BLOCK",
+               summary=wrong.format(2) + "offsets = pid * n + arange(BLOCK)",
                source="triton_impl/copy.py", precisions=FLOATS,
                loader=_triton_function("copy", "copy_bug_pid_times_n"), model=mm.copy,
                runs_on_cpu=True, formula="reads n, writes n",
@@ -253,7 +259,8 @@ def records() -> list[Kernel]:
 
         *_pair("relu_dropout", "fused",
                "fused ReLU + dropout, Philox4x32-10 per 4 elements (Triton's tl.rand4x bits)",
-               "the seed's fused kernel with tl.rand4x: same masks as the CUDA twin, bit for bit",
+               "the fused kernel of the notebook \"Meet Triton\" with tl.rand4x: same masks "
+               "as the CUDA twin, bit for bit",
                mm.relu_dropout, "reads n, writes n", _cuda("relu_dropout"),
                _triton("relu_dropout"), "cuda/relu_dropout.cu", "triton_impl/relu_dropout.py",
                _cuda_params(lambda h: dict(threads=h["DROP_THREADS"],
@@ -264,7 +271,8 @@ def records() -> list[Kernel]:
 
         *_pair("softmax", "row_sram",
                "softmax over any dim, the row (column) staged in shared memory: one DRAM pass",
-               "the seed's softmax, BLOCK = next_power_of_2(n), columns without a transpose",
+               "the softmax of the notebook \"Meet Triton\", BLOCK = next_power_of_2(n), "
+               "columns without a transpose",
                mm.softmax_sram, "reads N, writes N (n <= 32768)", _cuda("softmax_row_sram"),
                _triton("softmax", "row_sram"), "cuda/softmax_row_sram.cu",
                "triton_impl/softmax.py",
@@ -289,7 +297,8 @@ def records() -> list[Kernel]:
 
         *_pair("rgb_to_grey", "grey",
                "uint8 3xHxW -> HxW grey; 2-D grid of 32x8 blocks, 16 pixels per thread",
-               "the guide's 2-D blocks and masks, 8 x 512 tiles, rounded to the nearest grey",
+               "2-D blocks and masks of \"A Practitioner's Guide to Triton\", 8 x 512 tiles, "
+               "rounded to the nearest grey",
                mm.rgb_to_grey, "reads 3HW, writes HW bytes", _cuda("rgb_to_grey"),
                _triton("rgb_to_grey"), "cuda/rgb_to_grey.cu", "triton_impl/rgb_to_grey.py",
                _cuda_params(lambda h: dict(threads_x=h["GREY_BX"], threads_y=h["GREY_BY"],

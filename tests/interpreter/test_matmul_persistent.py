@@ -1,6 +1,6 @@
 """The Hopper-specific matmul (triton_impl/matmul_persistent.py, registered as
-triton_persistent) in Triton's interpreter. The probe and the report that compared every
-fast variant against cuBLAS are research code with their own tests (docs/research/fast_matmul/).
+triton_persistent) in Triton's interpreter. What every fast variant measured against cuBLAS,
+and why the kernel does what it does: docs/performance/fast_matmul.md.
 
 The persistent TMA kernel runs in Triton's interpreter, which emulates tensor descriptors:
 small tiles, shapes across every tile edge, row- and column-major B, every tf32 path, the

@@ -16,7 +16,7 @@ from bench.families.matmul.models import LADDER_VERSIONS
 from bench.families.matmul.problem import MatmulProblem
 from bindings import precision as prec
 
-CEILING_SIZE = 4096              # cuBLAS ceilings at 4096^3, as in docs/DESIGN.md
+CEILING_SIZE = 4096              # cuBLAS ceilings at 4096^3 (docs/DESIGN.md, "Ceilings")
 # FP32 lanes per SM (FFMAs per SM per clock), by compute capability, from NVIDIA's
 # architecture whitepapers: the A100 (8.0) has 64; GA10x (8.6: RTX 30xx, A10, A40), Ada (8.9:
 # L4, L40, RTX 40xx) and Hopper (9.0: H100, H200) have 128.

@@ -43,7 +43,7 @@ from bindings.precision import element_bytes, torch_dtype
 
 MEMORY_PRECISIONS = prec.FLOATS
 EXACT_RANGE = 3
-DROPOUT_P = 0.5       # the seed's default p ...
+DROPOUT_P = 0.5       # the default p of the notebook "Meet Triton" ...
 DROPOUT_SEED = 13     # ... and its TRITON_SEED
 KEEP_RATE_SIGMAS = 5.0
 GREY_WEIGHTS = (0.2989, 0.5870, 0.1140)
@@ -108,8 +108,9 @@ class MemoryProblem(problem_base.Problem):
     precisions = MEMORY_PRECISIONS
     allow_dim = False
     inputs_count = 1
-    # The shapes of the seed documents' own benchmarks (targets: at least as fast as PyTorch
-    # eager there), and the >= 256 MB shapes of the bandwidth targets.
+    # The shapes the source documents benchmark (the lecture notes, "A Practitioner's Guide
+    # to Triton", the notebook "Meet Triton"; targets: at least as fast as PyTorch eager
+    # there), and the >= 256 MB shapes of the bandwidth targets.
     seed_shapes = ""
     target_shapes = ""
     quick_time_shapes = ""
@@ -181,7 +182,7 @@ class VectorAddProblem(MemoryProblem):
     quick_time_shapes = "192311,67108864"
     model_shapes = "192311,67108864"
     profile_shapes = "67108864"
-    seed_shapes = "192311"            # the lecture's Figure 5: N = 192311
+    seed_shapes = "192311"            # Figure 5 of the lecture notes: N = 192311
     target_shapes = "67108864"        # 2^26 float32 = 256 MiB per tensor
 
     def error(self, out, inputs, mode="random"):
@@ -214,7 +215,7 @@ class CopyProblem(MemoryProblem):
     quick_time_shapes = "6,67108864"
     model_shapes = "6,67108864"
     profile_shapes = "67108864"
-    seed_shapes = "6"                 # the guide's copy example: x = [1, 2, 3, 4, 5, 6]
+    seed_shapes = "6"                 # the Practitioner's Guide's copy: x = [1, 2, 3, 4, 5, 6]
     target_shapes = "67108864"
 
     def error(self, out, inputs, mode="random"):
@@ -300,18 +301,19 @@ def keep_rate_z(kept: int, trials: int, p: float) -> float:
 
 
 class ReluDropoutProblem(MemoryProblem):
-    """out = keep ? relu(x) / (1 - p) : 0, inputs (x, p, seed) with the seed's p = 0.5, seed 13."""
+    """out = keep ? relu(x) / (1 - p) : 0, inputs (x, p, seed) with p = 0.5 and seed 13, as
+    in the notebook "Meet Triton"."""
 
     name = "relu_dropout"
     arguments = (("x", REQUIRED), ("p", DROPOUT_P), ("seed", DROPOUT_SEED))
-    shape_help = "a tensor shape, e.g. 1000x1000 (the seed's)"
+    shape_help = "a tensor shape, e.g. 1000x1000 (the notebook \"Meet Triton\"'s)"
     check_shapes = {"cpu": "1,6,1000,4099,3x5x7", "cuda": "1,6,127,4099,65537,1000003,1000x1000"}
     time_shapes = {"cpu": "",
                    "cuda": "65536,1000x1000,4194304,16777216,67108864"}
     quick_time_shapes = "1000x1000,67108864"
     model_shapes = "1000x1000,67108864"
     profile_shapes = "67108864"
-    seed_shapes = "1000x1000"         # seed 000: x = torch.rand(1000, 1000), float32 and half
+    seed_shapes = "1000x1000"         # "Meet Triton": x = torch.rand(1000, 1000), fp32 and half
     target_shapes = "67108864"
 
     def inputs(self, shape, precision, seed=0, mode="random", device="cpu"):
@@ -357,7 +359,7 @@ class ReluDropoutProblem(MemoryProblem):
 
 
 def _seed_softmax_shapes() -> str:
-    sizes = (100, 500, 1000, 2000, 3000)  # seed 000's benchmark: n x n, dim 0 and dim 1
+    sizes = (100, 500, 1000, 2000, 3000)  # the benchmark of "Meet Triton": n x n, dims 0 and 1
     return ",".join(f"{n}x{n}:dim=0,{n}x{n}" for n in sizes)
 
 
@@ -454,7 +456,8 @@ class RgbToGreyProblem(MemoryProblem):
     quick_time_shapes = "3x1066x1600,3x8192x8192"
     model_shapes = "3x1066x1600"
     profile_shapes = "3x8192x8192"
-    seed_shapes = "3x150x225,3x1066x1600"   # the guide's puppy: resized, and as downloaded
+    # the puppy of "A Practitioner's Guide to Triton": resized, and as downloaded
+    seed_shapes = "3x150x225,3x1066x1600"
     target_shapes = ""
 
     def parse_shape(self, text):

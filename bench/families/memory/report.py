@@ -156,7 +156,7 @@ def section_targets(time_payload: dict) -> str:
         text += (f"\n\n{noisy} of the {len(misses)} misses are slower than PyTorch eager by "
                  "less than the larger interquartile range of the two timings: this run "
                  "cannot tell those medians apart. Every miss is explained with the counters "
-                 "in PERFLOG.md (\"Seed shapes\").")
+                 "in docs/performance/memory_bound.md (\"Small shapes\").")
     return text
 
 

@@ -17,9 +17,10 @@ changes and what we predict):
            GPU spin before each launch, sized per kernel by its host cost), alternating
            kernels in every round, with the SM clock and the power sampled during each
            measurement.
-  batched  triton_batched, its seed tiles and the autotuned variant, at 4096^3 (batch 1,
-           2-D inputs as the harness gives them; against torch.matmul) and A (128, 512,
-           1024) @ B (128, 1024, 2048) (against torch.bmm), fp16/bf16/tf32.
+  batched  triton_batched, its tiles from the notebook "Meet Triton" and the autotuned
+           variant, at 4096^3 (batch 1, 2-D inputs as the harness gives them; against
+           torch.matmul) and A (128, 512, 1024) @ B (128, 1024, 2048) (against torch.bmm),
+           fp16/bf16/tf32.
 
 Every variant is checked against a float64 reference before it is timed (a failure is
 reported and the variant is not timed). Timings: bench.timing.time_launches (CUDA events

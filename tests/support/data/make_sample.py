@@ -1,6 +1,6 @@
 """Writes tests/support/data/sample_results/: a SMALL, FABRICATED result set for the plot and
-report tests. The numbers are invented to look like an H100 run (ceilings from DESIGN.md,
-throughputs of the right order); they are NOT measurements. Every file says so in its
+report tests. The numbers are invented to look like an H100 run (ceilings from docs/DESIGN.md,
+"Ceilings"; throughputs of the right order); they are NOT measurements. Every file says so in its
 meta["note"]. Regenerate with:  python -m tests.support.data.make_sample
 """
 from __future__ import annotations
@@ -81,7 +81,7 @@ def profile_rows():
     shape = mm.parse_shape("1024x1024x1024")
     rows = []
     # Invented level ratios (bytes at each level / model bytes) that keep the staircase
-    # shape DESIGN.md reports for the naive kernel.
+    # shape docs/DESIGN.md ("Memory traffic, level by level") reports for the naive kernel.
     l1_frac = {"v1": 0.53, "v1c": 0.08, "v1.5": 0.2, "v2": 0.5, "v3": 0.25}
     for k in _kernels():
         if k["model"] is None:
