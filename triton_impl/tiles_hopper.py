@@ -45,7 +45,7 @@ def persistent_smem_bytes(cfg: dict, elem_bytes: int) -> int:
 # From the H100 probe of 2026-11-22 (docs/performance/fast_matmul.md has the numbers).
 #  fp16/bf16: the 128x256x64 tile with 8 warps (2 consumer warpgroups, 64 KB epilogue
 #    staging), its GROUP_M=16 order, and the warp-specialised 4-warp schedules.
-#  tf32 (K-major B: column-major B given, or after the transpose): the flattened loop with
+#  tf32 (K-major B: a column-major B as given, e.g. x.T): the flattened loop with
 #    the split epilogue (3 stages of 128x256x32 fp32 do not fit beside a whole-tile
 #    staging buffer). 0.96x cuBLAS for 128x256x32.
 #  tf32-swap (row-major B, C^T = B^T A^T; the fallback of matmul_swap_gluon, see
