@@ -58,6 +58,12 @@ def _ok(rows):
 LADDER_ORDER = LADDER_VERSIONS
 
 
+RUNG_COLOURS = {"v1": "#1f77b4", "v1c": "#ff7f0e", "v1.5": "#2ca02c", "v2": "#d62728",
+                "v3": "#9467bd", "v4": "#17becf", "v5": "#000080", "v6": "#e6ab02"}
+OTHER_COLOURS = ["#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#393b79", "#ad494a",
+                 "#637939", "#d6616b"]
+
+
 def ladder(rows) -> tuple[list[str], dict[str, str], dict[str, str]]:
     """(versions in order, kernel -> ladder version, version -> colour).
 
@@ -85,10 +91,15 @@ def ladder(rows) -> tuple[list[str], dict[str, str], dict[str, str]]:
     # Ladder rungs in the lecture's order whatever order the rows came in (a profile run
     # appended later must not reshuffle the colours), then any other label as found.
     order.sort(key=lambda v: (LADDER_ORDER.index(v) if v in LADDER_ORDER else len(LADDER_ORDER)))
-    # tab10 while it suffices (the lecture's colours stay as they were); past ten labels
-    # (the FFMA rungs with the Triton matmuls) tab20, so that no two share a colour
-    cmap = matplotlib.colormaps["tab10" if len(order) <= 10 else "tab20"]
-    colours = {v: matplotlib.colors.to_hex(cmap(i % cmap.N)) for i, v in enumerate(order)}
+    # Each rung keeps one colour whatever else is drawn (the lecture's five as they always
+    # were, tab10's first five); the other labels (the Triton matmuls past the ladder) take
+    # the remaining colours in order, so no two lines of a figure share one.
+    colours = {v: RUNG_COLOURS[v] for v in order if v in RUNG_COLOURS}
+    spare = [c for c in OTHER_COLOURS if c not in colours.values()]
+    for v in order:
+        if v not in colours:
+            colours[v] = spare.pop(0) if spare else matplotlib.colors.to_hex(
+                matplotlib.colormaps["tab20"](len(colours) % 20))
     return order, version_of, colours
 
 
@@ -620,7 +631,8 @@ def lecture(time_payload, profile_payload, out_dir, shape: str | None = None) ->
     left.set_yscale("log", base=2)
     log_y(left, bytes_axis=True)
     left.set_xticks(range(len(cuda_versions)))
-    left.set_xticklabels([f"{v}\n{_short(groups[v])}" for v in cuda_versions], fontsize=8)
+    left.set_xticklabels([f"{v}\n" + _short(groups[v]).replace("_", "\n") for v in cuda_versions],
+                         fontsize=8)
     left.set_ylabel("bytes per launch (log scale, binary units)")
     precision = _precisions([groups[v]["cuda"] for v in cuda_versions])
     left.set_title(f"Global-load traffic, model down to DRAM (CUDA ladder, {shape}, {precision})"
