@@ -98,3 +98,15 @@ def poisoned_outputs_on_the_cpu():
 def device() -> str:
     """"cuda" on the GPU machine, "cpu" elsewhere (Triton through its interpreter)."""
     return "cuda" if HAS_GPU else "cpu"
+
+
+@pytest.fixture
+def plugin_env(monkeypatch):
+    """No plugin kernels to start with (CVT_PLUGINS empty), and CVT_PLUGINS and the
+    registry's cache restored after the test (bench/plugins.py)."""
+    from bench import plugins, registry
+
+    monkeypatch.setenv(plugins.ENV, "")
+    registry.forget()
+    yield monkeypatch
+    registry.forget()

@@ -11,14 +11,6 @@ import torch
 from bench import check, cli, plugins, registry
 
 
-@pytest.fixture
-def plugin_env(monkeypatch):
-    """CVT_PLUGINS and the registry's cache restored after the test."""
-    monkeypatch.setenv(plugins.ENV, "")
-    registry.forget()
-    yield monkeypatch
-    registry.forget()
-
 
 def _write(tmp_path, text, name="mine.py"):
     path = tmp_path / name

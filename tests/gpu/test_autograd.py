@@ -24,6 +24,7 @@ from bench.families.matmul.problem import matmul_tolerance
 from bench.families.memory.problems import relu_dropout_expected
 from bindings import config
 from bindings import precision as prec
+from tests.support.gradients import autograd_reference, gradient_error
 
 ROOT = Path(__file__).resolve().parents[2]
 F32 = prec.get("fp32").output_roundoff
@@ -53,22 +54,6 @@ def runnable(kernel, precision):
     if not runs:
         pytest.skip(why)
     return kernels.get(kernel.name)
-
-
-def autograd_reference(fn, tensors, grad):
-    """The gradients torch's autograd gives fn at float64, for the upstream gradient grad."""
-    leaves = [t.detach().double().requires_grad_() for t in tensors]
-    fn(*leaves).backward(grad.detach().double())
-    return [leaf.grad for leaf in leaves]
-
-
-def gradient_error(got, ref, magnitude) -> float:
-    """max |got - ref| / magnitude (NaN anywhere: inf)."""
-    assert got.shape == ref.shape, (tuple(got.shape), tuple(ref.shape))
-    err = (got.double() - ref).abs() / magnitude.clamp_min(torch.finfo(torch.float64).tiny)
-    if err.numel() == 0:
-        return 0.0
-    return math.inf if bool(torch.isnan(err).any()) else float(err.max())
 
 
 def check_matmul_gradients(fn, a, b, precision, inner_a, inner_b):

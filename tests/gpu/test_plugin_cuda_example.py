@@ -4,22 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
 
-from bench import cli, plugins, registry
+from bench import cli
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-@pytest.fixture
-def fresh(monkeypatch):
-    monkeypatch.setenv(plugins.ENV, "")
-    registry.forget()
-    yield
-    registry.forget()
 
-
-def test_cuda_example_checks(fresh, capsys):
+def test_cuda_example_checks(plugin_env, capsys):
     code = cli.main(["check", "--plugin", str(ROOT / "docs" / "examples" / "my_cuda_matmul.py"),
                      "--kernels", "my_cuda*", "--shapes", "1x1x1,17x13x7,130x129x33",
                      "--exact"])

@@ -27,6 +27,7 @@ from bench import device, kernels, problems, registry
 from bench.families.matmul.problem import matmul_tolerance
 from bench.families.memory.problems import relu_dropout_expected
 from bindings import precision as prec
+from tests.support.gradients import autograd_reference, gradient_error
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "docs" / "examples" / "train_mlp.py"
@@ -36,22 +37,6 @@ F32 = prec.get("fp32").output_roundoff
 def triton_kernels(op: str) -> list:
     return [k for k in registry.kernels() if k.backend == "triton" and k.op == op
             and not registry.deliberately_wrong(k)]
-
-
-def autograd_reference(fn, tensors, grad):
-    """The gradients torch's autograd gives fn at float64, for the upstream gradient grad."""
-    leaves = [t.detach().double().requires_grad_() for t in tensors]
-    fn(*leaves).backward(grad.detach().double())
-    return [leaf.grad for leaf in leaves]
-
-
-def gradient_error(got, ref, magnitude) -> float:
-    """max |got - ref| / magnitude (NaN anywhere: inf)."""
-    assert got.shape == ref.shape, (tuple(got.shape), tuple(ref.shape))
-    err = (got.double() - ref).abs() / magnitude.clamp_min(torch.finfo(torch.float64).tiny)
-    if err.numel() == 0:
-        return 0.0
-    return math.inf if bool(torch.isnan(err).any()) else float(err.max())
 
 
 def check_matmul_gradients(fn, a, b, precision, inner_a, inner_b):

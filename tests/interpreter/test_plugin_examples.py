@@ -5,23 +5,15 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
 
-from bench import cli, plugins, registry
+from bench import cli
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "docs" / "examples" / "my_triton_matmul.py"
 
 
-@pytest.fixture
-def fresh(monkeypatch):
-    monkeypatch.setenv(plugins.ENV, "")
-    registry.forget()
-    yield
-    registry.forget()
 
-
-def test_check_passes_the_kernel_and_says_where_the_wrong_one_fails(fresh, capsys):
+def test_check_passes_the_kernel_and_says_where_the_wrong_one_fails(plugin_env, capsys):
     code = cli.main(["check", "--plugin", str(EXAMPLE), "--kernels", "my_*,triton_v3*",
                      "--shapes", "100x70x33"])
     out = capsys.readouterr().out
@@ -31,7 +23,7 @@ def test_check_passes_the_kernel_and_says_where_the_wrong_one_fails(fresh, capsy
             and "never written" in out)
 
 
-def test_model_and_report_include_the_plugin_kernel(fresh, tmp_path, capsys):
+def test_model_and_report_include_the_plugin_kernel(plugin_env, tmp_path, capsys):
     assert cli.main(["model", "--plugin", str(EXAMPLE), "--kernels", "my_blocked*",
                      "--shape", "64x64x64"]) == 0
     assert "BLOCK_M=32" in capsys.readouterr().out
