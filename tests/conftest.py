@@ -77,6 +77,28 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(skip_gpu)
         if folder == "interpreter" and not interp_ok:
             item.add_marker(skip_interp)
+        if folder == "gpu" and HAS_GPU:
+            why = _kernel_cannot_run(item)
+            if why:
+                item.add_marker(pytest.mark.skip(reason=why))
+
+
+def _kernel_cannot_run(item) -> str:
+    """Why this GPU cannot run a kernel the test is about ("" if it can): a registry kernel
+    among the test's parameters, or the kernel a file names as NEEDS_KERNEL (the
+    Hopper-only triton_persistent's tests on an A100 or an L4)."""
+    from bench import device, registry
+
+    kernels = [v for v in getattr(getattr(item, "callspec", None), "params", {}).values()
+               if isinstance(v, registry.Kernel)]
+    needs = getattr(item.module, "NEEDS_KERNEL", None) if hasattr(item, "module") else None
+    if needs:
+        kernels.append(registry.get(needs))
+    for k in kernels:
+        runs, why = device.can_run(k, "cuda")
+        if not runs:
+            return f"{k.name}: {why}"
+    return ""
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -187,3 +187,25 @@ def test_nominal_fp32_peak_per_architecture(capability, lanes):
     env = {"compute_capability": capability, "sm_count": 100, "sm_clock_max_mhz": 1000}
     peak = matmul.nominal_fp32_tflops(env)
     assert peak == (None if lanes is None else 100 * lanes * 2 * 1e9 / 1e12)
+
+
+def test_gpu_tests_of_a_hopper_only_kernel_skip_on_older_gpus(monkeypatch):
+    """tests/conftest.py skips a GPU test whose kernel parameter, or whose file's
+    NEEDS_KERNEL, this GPU cannot run (capabilities faked)."""
+    from types import SimpleNamespace
+
+    from bench import device, registry
+    from tests import conftest
+
+    persistent = registry.get("triton_persistent")
+    item = SimpleNamespace(callspec=SimpleNamespace(params={"kernel": persistent}),
+                           module=SimpleNamespace())
+    monkeypatch.setattr(device, "gpu_capability", lambda: (8, 0))
+    assert "triton_persistent: needs sm_90" in conftest._kernel_cannot_run(item)
+    by_file = SimpleNamespace(module=SimpleNamespace(NEEDS_KERNEL="triton_persistent"))
+    assert conftest._kernel_cannot_run(by_file)
+    grouped = SimpleNamespace(callspec=SimpleNamespace(params={"k": registry.get("triton_grouped")}),
+                              module=SimpleNamespace())
+    assert conftest._kernel_cannot_run(grouped) == ""
+    monkeypatch.setattr(device, "gpu_capability", lambda: (9, 0))
+    assert conftest._kernel_cannot_run(item) == ""

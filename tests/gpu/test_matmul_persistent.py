@@ -15,6 +15,8 @@ from bench.families.matmul.problem import MatmulCase
 from tests.support.checks import assert_correct, poisoned
 from tests.support.shapes import shapes_at_tile_edges
 
+NEEDS_KERNEL = "triton_persistent"      # Hopper only: skipped elsewhere (tests/conftest.py)
+
 
 def _check(kernel, shape, precision, mode="random"):
     from bench import check, problems
