@@ -130,9 +130,8 @@ def record_launches() -> list[dict]:
                         check.check_one(kernel, problem, shape, precision, device="cpu")
         import torch
 
-        from triton_impl import matmul_grouped, matmul_persistent
+        from triton_impl import matmul_grouped
         matmul_grouped.launch_order(5, 4, 3, device="cpu")      # the launch-order figure's
-        matmul_persistent.transpose(torch.ones(37, 45))         # B^T for the tf32 paths
         # the variants under measurement (docs/performance/debts/), not in the registry yet
         from triton_impl import matmul_batched, softmax_split
         for precision, dtype in (("fp32", torch.float32), ("tf32", torch.float32),
