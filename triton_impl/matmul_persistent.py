@@ -26,7 +26,7 @@ the transposing copy.
             ways out (tf32_row_major_b):
               gluon     (default on the H100) matmul_swap_gluon: the swap below, written
                         in Gluon so that every wgmma wait and fragment load sits where
-                        the register operand needs it; 0.95x cuBLAS.
+                        the register operand needs it; 0.92-0.94x cuBLAS.
               swap      compute the transposed tile, C^T = B^T A^T. A^T is K-major as
                         loaded (A is row-major), so it is wgmma's shared-memory operand;
                         B^T is the left operand, which wgmma may take from REGISTERS,
@@ -53,11 +53,12 @@ the transposing copy.
   traffic   global loads as the blocked kernels: A M*K*ceil(N/BN), B N*K*ceil(M/BM)
             elements (TMA fetches nothing outside the tensor, as masked loads request
             nothing); stores M*N.
-  measured  H100, 4096^3, against cuBLAS at the same precision (2026-11-22; the method,
-            the variants tried and their numbers: docs/performance/fast_matmul.md): tf32
-            with a column-major B 0.96x (128x256x32, split epilogue); tf32 with a
-            row-major B by gluon 0.95x, by swap 0.65x (0.82x before wait_for_dot,
-            racing); fp16 0.99x, bf16 0.96x.
+  measured  H100, 4096^3, against cuBLAS at the same precision (docs/performance/
+            fast_matmul.md has the method and every variant tried): tf32 with a row-major B
+            by gluon 0.92-0.94x by four timing methods (results/h100_sweeps, 2026-11-25),
+            by swap 0.65x (0.82x before wait_for_dot, racing; 2026-11-22); tf32 with a
+            column-major B 0.96x (128x256x32, split epilogue; 2026-11-22); fp16 0.97x,
+            bf16 0.96x (results/h100, 2026-11-25).
             Which path runs is decided by B's layout alone: a column-major B (B.stride(0)
             == 1, e.g. x.T, a view, no copy) takes the K-major path; a row-major B in tf32
             takes DEFAULT_TF32_ROW_MAJOR_B ("gluon"; "swap" where Gluon does not run, or

@@ -37,8 +37,9 @@ registers, and a wgmma pipeline that is legal.
             work, half the fragment loads per FLOP of the 128 x 256 tile.
   traffic   global loads as the blocked kernels: A M*K*ceil(N/BN), B N*K*ceil(M/BM)
             elements; stores M*N (masked pointer stores, so any N).
-  measured  H100, 4096^3, against cuBLAS (TF32): 0.95x through triton_persistent, head to
-            head (docs/performance/fast_matmul.md, with the IN_FLIGHT sweep that chose 3).
+  measured  H100, 4096^3, against cuBLAS (TF32): 0.92-0.94x through triton_persistent by
+            four timing methods (results/h100_sweeps; docs/performance/fast_matmul.md, with
+            the IN_FLIGHT sweep that chose 3).
             Repeatable bit for bit, max |C - C64| / (|A||B|) 6.2e-5 (B rounded, A
             truncated by the tensor core, as the Triton swap).
   precond.  float32 A (M x K) and B (K x N) on a CUDA device of compute capability 9.x
