@@ -161,7 +161,7 @@ def check_text(res, verbose: bool = False) -> str:
             notes=[r.note for r in shown], right={4, 5}))
     groups = check.skipped_by_reason(res)
     if groups:
-        lines = ["skipped (they cannot run here; not failures):"]
+        lines = ["skipped (not failures):"]
         for why, kernels, runs in groups:
             lines.append(terminal.wrap(
                 f"{len(kernels)} kernel{'s' if len(kernels) != 1 else ''}, {runs} "
@@ -460,9 +460,10 @@ def cmd_compare(args) -> int:
         text, files = compare.run(args.a, args.b, args.out, force=args.force)
     except compare.CompareError as exc:
         raise UsageError(str(exc)) from None
-    print(text)
-    print(f"wrote {args.out}/compare.md" + (f" and {', '.join(str(p) for p in files)}"
-                                              if files else ""))
+    print(terminal.from_markdown(text))
+    names = ["compare.md"] + [str(p.relative_to(args.out)) if p.is_relative_to(args.out)
+                              else str(p) for p in files]
+    print(f"wrote {', '.join(names)} in {args.out}")
     return 0
 
 

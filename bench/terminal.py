@@ -15,6 +15,7 @@ comes first, so a log stays readable. Progress goes to stderr and the tables to 
 from __future__ import annotations
 
 import math
+import re
 import sys
 import textwrap
 import time
@@ -68,6 +69,39 @@ def table(headers: list[str], rows: list[list], notes: list[str] | None = None,
         if note:
             text.append(wrap(note, width=width))
     return "\n".join(text)
+
+
+def from_markdown(text: str, width: int = WIDTH) -> str:
+    """Markdown (compare.md, ...) as a terminal shows it well: each table laid out by
+    table(), every paragraph wrapped; headings and blank lines as they are."""
+    out, block = [], []
+
+    def cells(line: str) -> list[str]:
+        parts = re.split(r"(?<!\\)\|", line.strip().strip("|"))
+        return [c.strip().replace("\\|", "|") for c in parts]
+
+    def flush():
+        if block:
+            rows = [cells(line) for line in block if not re.fullmatch(r"\|?[\s:|-]+\|?", line)]
+            head, body = rows[0], [r + [""] * (len(rows[0]) - len(r)) for r in rows[1:]]
+            out.append(table(head, body, width=width))
+            block.clear()
+
+    for line in text.splitlines():
+        if line.lstrip().startswith("|"):
+            block.append(line)
+            continue
+        flush()
+        if not line.strip() or line.startswith("#"):
+            out.append(line)
+        else:
+            lead = re.match(r"\s*(?:[-*] )?", line).group(0)
+            out.append(wrap(line.strip(), indent="", width=width)
+                       if not lead.strip() else
+                       wrap(line[len(lead):], indent=lead, hanging=" " * len(lead),
+                            width=width))
+    flush()
+    return "\n".join(out)
 
 
 def count(x) -> str:
@@ -142,9 +176,12 @@ class Progress:
             except ImportError:
                 tqdm = None
             if tqdm is not None:
+                # the size from shutil: a terminal that reports 0 x 0 (some CI runners'
+                # pseudo-terminals) gets 100 x 24, where tqdm would draw nothing
+                size = _terminal_size()
                 self._bar = tqdm(total=self.total, desc=step, unit=" " + unit.rstrip("s"),
-                                 file=self.stream, leave=False, dynamic_ncols=False,
-                                 ncols=min(WIDTH, _terminal_columns()), mininterval=0.2)
+                                 file=self.stream, leave=False, ncols=min(WIDTH, size.columns),
+                                 nrows=size.lines, mininterval=0.2)
 
     # -- what the caller says
     def start(self, item: str) -> None:
@@ -239,8 +276,9 @@ class Progress:
             self._bar.refresh()
             return
         text = _cut(f"{self._count()}; now {self.now}" if self.now else self._count(),
-                    min(WIDTH, _terminal_columns()) - 1)
-        self.stream.write("\r" + text.ljust(self._drawn))
+                    min(WIDTH, _terminal_size().columns) - 1)
+        text = text.ljust(self._drawn)       # over the longer line drawn before
+        self.stream.write("\r" + text)
         self.stream.flush()
         self._drawn = len(text)
 
@@ -255,7 +293,7 @@ def _fit(text: str) -> str:
     return _cut(text, WIDTH)
 
 
-def _terminal_columns() -> int:
+def _terminal_size():
     import shutil
 
-    return shutil.get_terminal_size((WIDTH, 24)).columns
+    return shutil.get_terminal_size((WIDTH, 24))

@@ -20,7 +20,8 @@ def fresh(monkeypatch):
 
 
 def test_cuda_example_checks(fresh, capsys):
-    code = cli.main(["check", "--plugin", str(ROOT / "docs" / "examples" / "my_cuda_matmul.py"),
+    code = cli.main(["check", "-v", "--plugin",
+                     str(ROOT / "docs" / "examples" / "my_cuda_matmul.py"),
                      "--kernels", "my_cuda*", "--shapes", "1x1x1,17x13x7,130x129x33",
                      "--exact"])
     out = capsys.readouterr().out
