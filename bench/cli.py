@@ -431,9 +431,9 @@ def cmd_plot(args) -> int:
                          f"{', '.join(k + '.json' for k in results.KINDS)})")
     results.load_set(args.results)           # a corrupt or older file: one line, exit 2
     results.check_writable(args.out)
-    made = plots.all_figures(args.results, args.out)
-    for name, paths in made.items():
-        print(f"{name}: " + ", ".join(str(p) for p in paths))
+    made = plots.all_figures(args.results, args.out, progress=True)
+    print(f"{len(made)} figures in {args.out}, each as PNG and SVG:")
+    print(terminal.wrap(", ".join(made) or "none (no data for any figure)", indent="  "))
     return 0
 
 
@@ -445,7 +445,7 @@ def cmd_report(args) -> int:
             raise UsageError(f"--replot: no result files in {args.out}")
         results.load_set(args.out)           # a corrupt or older file: one line, exit 2
         results.check_writable(args.out)
-        figures = plots.all_figures(args.out, f"{args.out}/figures")
+        figures = plots.all_figures(args.out, f"{args.out}/figures", progress=True)
         print(report.write_markdown(args.out, figures))
         return 0
     if args.kernels:

@@ -515,7 +515,7 @@ def run(out_dir, quick: bool = False, patterns: str | None = None, force: bool =
 
     t = _time.monotonic()
     _say("figures ...")
-    figures = plots.all_figures(out, out / "figures")
+    figures = plots.all_figures(out, out / "figures", progress=True)
     steps["figures"] = _time.monotonic() - t
     _say(f"figures: {len(figures)} ({', '.join(figures) or 'none'}; "
          f"{steps['figures']:.0f} s)")

@@ -5,7 +5,13 @@ These tests describe what the CLI does on a machine WITHOUT a GPU (CI), as every
 this folder does; the GPU machine runs the real paths in the GPU tier and in `make report`."""
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
+
 from bench import cli, registry, results, terminal
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _widest(text: str) -> int:
@@ -61,8 +67,11 @@ def test_report_quick_on_cpu(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "[check] " in err and "python -m bench plot --results results/h100" in err
     assert set(results.load_set(tmp_path)) == {"check", "model"}
-    # plots from the result directory, through the CLI
+    # plots from the result directory, through the CLI, each figure announced on stderr
     assert cli.main(["plot", "--results", str(tmp_path)]) == 0
+    captured = capsys.readouterr()
+    assert "[figures] lecture_model (" in captured.err
+    assert captured.out.splitlines()[0].startswith("2 figures in ")
     assert cli.main(["report", "--out", str(tmp_path), "--replot"]) == 0
 
 
@@ -72,3 +81,17 @@ def test_report_writes_into_results_local_by_default(tmp_path, monkeypatch):
     assert (tmp_path / "results" / "local" / "report.md").exists()
     assert set(results.load_set(tmp_path / "results" / "local")) == {"check", "model"}
     assert cli.main(["report", "--quick", "--kernels", "triton_v1_naive"]) == 2  # no replace
+
+
+def test_the_interpreters_numpy_warnings_do_not_reach_the_user():
+    """NaN and inf inputs make Triton's interpreter compute in masked-off lanes what numpy
+    warns about ("invalid value encountered in matmul"); even under -W always, none of it
+    reaches the terminal (bench/device.py, quiet_interpreter)."""
+    run = subprocess.run(
+        [sys.executable, "-W", "always", "-m", "bench", "check",
+         "--kernels", "triton_v3_smem_tiling,triton_softmax_online", "--precision", "fp32",
+         "--shapes", "matmul=17x13x7;softmax=7x33", "--nonfinite"],
+        cwd=ROOT, capture_output=True, text=True)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "Warning" not in run.stderr, run.stderr[-2000:]
+    assert "4 passed" in run.stdout
