@@ -9,7 +9,7 @@ are still wider than WIDTH, the widest columns are cut, with "…" where a cell 
 Progress (`Progress`): on a terminal, a bar (tqdm when it is installed, else one line
 redrawn in place) that says how far a step is and what runs now; elsewhere (a CI log,
 `| tee`), a plain line at every tenth of the work, or every INTERVAL_S seconds if that
-comes first, so a log stays readable. Progress goes to stderr and the tables to stdout, so
+comes first, never more than one each MIN_GAP_S, so a log stays readable. Progress goes to stderr and the tables to stdout, so
 `python -m bench check > table.txt` keeps the table alone.
 """
 from __future__ import annotations
