@@ -155,6 +155,21 @@ def test_check_verbose_prints_every_run_and_the_skipped_kernels():
     assert _widest(text) <= terminal.WIDTH
 
 
+def test_kernels_too_new_for_this_gpu_are_one_line(monkeypatch):
+    """On an A100 (faked: no kernel runs), the Hopper-only kernels are one line with the
+    reason, not a row per shape and precision."""
+    from bench import check, device
+
+    monkeypatch.setattr(device, "gpu_capability", lambda: (8, 0))
+    hopper = [k for k in registry.kernels() if tuple(k.min_capability) >= (9, 0)]
+    assert hopper
+    res = check.run(hopper, shapes="1x1x1,17x13x7", device="cuda")
+    assert all(r.status == "skip" for r in res)
+    lines = [line for line in cli.check_text(res).splitlines() if "needs sm_90" in line]
+    assert len(lines) == 1 and lines[0].startswith(f"  {len(hopper)} kernel")
+    assert "this GPU is sm_80" in cli.check_text(res)
+
+
 @cpu_only
 def test_check_of_gpu_kernels_here_is_one_line_and_exit_1(capsys):
     """Nothing runs (no GPU): the CUDA kernels are one skip line, not a row each."""
