@@ -15,6 +15,7 @@ Each run:
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import asdict, dataclass
 
 from bench import device as dev
@@ -171,29 +172,23 @@ def _shapes_for(problem, shapes, device: str) -> list:
     return [problem.parse_shape(s) if isinstance(s, str) else s for s in shapes]
 
 
-def run(kernels, shapes=None, precisions: list[str] | None = None,
-        exact: bool = False, seed: int = 0, device: str | None = None,
-        nonfinite: bool = False, progress=None) -> list[CheckResult]:
-    """Checks every kernel on every shape, at every precision it supports (or those asked).
-
-    shapes: None (each problem's defaults for this device), a comma-separated string, or
-    a list of shape objects/strings. `exact` and `nonfinite` add those modes to "random".
-    Kernels whose op has no Problem are reported as skipped, not dropped silently.
-    """
-    device = device or dev.setup()
-    modes = ["random"] + (["exact"] if exact else []) + (["nonfinite"] if nonfinite else [])
-    results = []
+def plan(kernels, shapes=None, precisions: list[str] | None = None,
+         modes=("random",), device: str = "cpu") -> list:
+    """The work of a check, in order: (kernel, problem, shape, precision, mode) for each
+    run, or a CheckResult already decided (a kernel whose op has no Problem, shapes that do
+    not fit its op), so that the results keep the order of the kernels."""
+    work: list = []
     for kernel in kernels:
         if not problems.known(kernel.op):
-            results.append(CheckResult(kernel.name, "-", "-", "-", math.nan, math.nan, "skip",
-                                       f"no Problem for op {kernel.op!r} in any family (bench/families/)"))
+            work.append(CheckResult(kernel.name, "-", "-", "-", math.nan, math.nan, "skip",
+                                    f"no Problem for op {kernel.op!r} in any family (bench/families/)"))
             continue
         problem = problems.get(kernel.op)
         try:
             kshapes = _shapes_for(problem, shapes, device)
         except ValueError as exc:
-            results.append(CheckResult(kernel.name, str(shapes), "-", "-", math.nan, math.nan,
-                                       "skip", f"shapes do not fit op {kernel.op}: {exc}"))
+            work.append(CheckResult(kernel.name, str(shapes), "-", "-", math.nan, math.nan,
+                                    "skip", f"shapes do not fit op {kernel.op}: {exc}"))
             continue
         if kshapes is None:           # a per-op --shapes that does not name this op
             continue
@@ -202,8 +197,68 @@ def run(kernels, shapes=None, precisions: list[str] | None = None,
                 continue
             for shape in kshapes:
                 for mode in modes:
-                    r = check_one(kernel, problem, shape, precision, mode, seed, device)
-                    if progress:
-                        progress(r)
-                    results.append(r)
+                    work.append((kernel, problem, shape, precision, mode))
+    return work
+
+
+def will_run(kernel, problem, shape, precision: str, mode: str, device: str) -> bool:
+    """Whether check_one would run the kernel (rather than skip it at once)."""
+    return dev.can_run(kernel, device, precision)[0] and (
+        mode != "exact" or problem.exact_possible(shape, precision))
+
+
+def run(kernels, shapes=None, precisions: list[str] | None = None,
+        exact: bool = False, seed: int = 0, device: str | None = None,
+        nonfinite: bool = False, progress=None, show_progress: bool = False
+        ) -> list[CheckResult]:
+    """Checks every kernel on every shape, at every precision it supports (or those asked).
+
+    shapes: None (each problem's defaults for this device), a comma-separated string, or
+    a list of shape objects/strings. `exact` and `nonfinite` add those modes to "random".
+    Kernels whose op has no Problem are reported as skipped, not dropped silently.
+    progress(result), if given, is called after every run; show_progress draws the runs
+    that can run here as they go, on stderr (bench/terminal.py).
+    """
+    from bench import terminal
+
+    device = device or dev.setup()
+    modes = ["random"] + (["exact"] if exact else []) + (["nonfinite"] if nonfinite else [])
+    work = plan(kernels, shapes, precisions, modes, device)
+    runs = [isinstance(w, tuple) and will_run(*w, device) for w in work]
+    results = []
+    with terminal.Progress(sum(runs), "check", unit="runs", enabled=show_progress) as bar:
+        for w, runs_here in zip(work, runs):
+            if isinstance(w, CheckResult):
+                results.append(w)
+                continue
+            kernel, problem, shape, precision, mode = w
+            if runs_here:
+                bar.start(f"{kernel.name} {shape} {precision} {mode}")
+            r = check_one(kernel, problem, shape, precision, mode, seed, device)
+            if runs_here:
+                bar.advance()
+            if progress:
+                progress(r)
+            results.append(r)
     return results
+
+
+def general_reason(note: str) -> str:
+    """A skip reason without its shapes: "shape 64x64x64 too large for exact bf16" and
+    "shape 127x129x31 too large for exact bf16" are one reason."""
+    return re.sub(r"\b\d+(?:x\d+)*(?::dim=-?\d+)?\b", "…", note or "no reason given")
+
+
+def skipped_by_reason(rows) -> list[tuple[str, list[str], int]]:
+    """The skipped runs of a check (CheckResults or their dicts) grouped by reason:
+    (reason, the kernels in order, how many runs), the most frequent reason first."""
+    groups: dict[str, tuple[list[str], list[int]]] = {}
+    for r in rows:
+        r = r if isinstance(r, dict) else r.as_dict()
+        if r["status"] != "skip":
+            continue
+        kernels, runs = groups.setdefault(general_reason(r.get("note")), ([], [0]))
+        if r["kernel"] not in kernels:
+            kernels.append(r["kernel"])
+        runs[0] += 1
+    return sorted(((why, k, n[0]) for why, (k, n) in groups.items()), key=lambda g: -g[2])

@@ -1,13 +1,23 @@
 """`python -m bench`: the command line of the harness.
 
-    python -m bench list                                  every kernel, with backend and version
-    python -m bench check --kernels 'cuda_*' --shapes 1000x999x37,1x1x1 [--exact] [--nonfinite]
-    python -m bench time --kernels '*' --out results/h100          (GPU) timings + ceilings
-    python -m bench model --kernels 'cuda_v3*' --shape 4096x4096x4096  closed-form traffic
-    python -m bench profile --kernels 'cuda_*' --shapes 1024x1024x1024 --out DIR  (GPU + ncu)
-    python -m bench plot --results DIR --out DIR/figures          figures from result files
-    python -m bench report --out DIR [--quick]                    everything, plus report.md
-    python -m bench readme-table                                  the README's ladder table
+    python -m bench list                                 every kernel, its backend and summary
+    python -m bench check --kernels 'cuda_*' --shapes 1000x999x37,1x1x1 [--exact] [-v]
+    python -m bench time --kernels '*'                   (GPU) timings + ceilings
+    python -m bench model --kernels 'cuda_v3*' --shape 4096x4096x4096   closed-form traffic
+    python -m bench profile --kernels 'cuda_*' --shapes 1024x1024x1024  (GPU + ncu) counters
+    python -m bench plot --results results/h100 --out DIR  figures from a result set
+    python -m bench report [--quick]                     everything, plus report.md
+    python -m bench compare results/h100 results/h200    two result sets side by side
+    python -m bench readme-table                         the README's ladder table
+
+Output: tables on stdout, no wider than 100 columns; progress on stderr (a bar on a
+terminal, a line every tenth of the work or every 15 s in a log). `check` prints the
+failures and a summary (-v: every run); `model` one row per kernel x shape x precision
+(-v: every quantity in full).
+
+Files: time, profile and report write into results/local unless --out says otherwise;
+check and model only with --out; plot into RESULTS/figures; compare into
+results/local/compare.
 
 Shapes default to each op's defaults for this machine (bench/problems.py); --shapes takes
 one list for every op or one per op ('matmul=1024x1024x1024;softmax=4096x32768:dim=0').
@@ -31,8 +41,8 @@ import math
 import os
 import sys
 
-from bench import registry
-from bench.text import f, sci
+from bench import registry, terminal
+from bench.text import binary_bytes, f, sci
 
 
 class UsageError(Exception):
@@ -42,14 +52,6 @@ class UsageError(Exception):
 def _did_you_mean(word: str, choices) -> str:
     close = difflib.get_close_matches(word, list(choices), n=3, cutoff=0.5)
     return f"; did you mean {' or '.join(close)}?" if close else ""
-
-def _table(headers: list[str], rows: list[list]) -> str:
-    text = [[str(c) for c in r] for r in rows]
-    widths = [max(len(h), *(len(r[i]) for r in text)) if text else len(h)
-              for i, h in enumerate(headers)]
-    line = lambda cells: "  ".join(c.ljust(w) for c, w in zip(cells, widths)).rstrip()
-    return "\n".join([line(headers), line(["-" * w for w in widths])] + [line(r) for r in text])
-
 
 def _select(pattern):
     """The kernels a --kernels argument selects; UsageError (with a did-you-mean for each
@@ -125,18 +127,56 @@ def _guard(out, kinds, env, args, command: str):
                              append=getattr(args, "append", False), command=command)
 
 
+def list_text(kernels) -> str:
+    """`bench list`: one row per kernel, its summary (and twin) on the line under it."""
+    rows = [[k.name, k.backend, k.version, ",".join(k.precisions)] for k in kernels]
+    notes = [k.summary + (f" (twin: {k.twin})" if k.twin else "") for k in kernels]
+    return terminal.table(["kernel", "backend", "version", "precisions"], rows, notes)
+
+
 def cmd_list(args) -> int:
     if args.markdown:
         from bench import kernels
 
         print(kernels.markdown())
         return 0
-    rows = []
-    for k in registry.select(args.kernels, include_wrong=True):
-        rows.append([k.name, k.backend, k.version, ",".join(k.precisions), k.twin or "-",
-                     k.summary])
-    print(_table(["kernel", "backend", "version", "precisions", "twin", "summary"], rows))
+    print(list_text(registry.select(args.kernels, include_wrong=True)))
     return 0
+
+
+def check_text(res, verbose: bool = False) -> str:
+    """What `bench check` prints: the failed runs (every run with verbose), each failure's
+    diagnosis under its row; the skipped runs as one line per reason; a one-line summary."""
+    from bench import check
+
+    failed = [r for r in res if r.failed]
+    ran = [r for r in res if r.status != "skip"]
+    shown = ran if verbose else failed
+    parts = []
+    if shown:
+        parts.append(terminal.table(
+            ["kernel", "shape", "prec", "mode", "error", "bound", "status"],
+            [[r.kernel, r.shape, r.precision, r.mode, sci(r.error),
+              sci(r.tolerance) if r.mode != "exact" else "0", r.status] for r in shown],
+            notes=[r.note for r in shown], right={4, 5}))
+    groups = check.skipped_by_reason(res)
+    if groups:
+        lines = ["skipped (not failures):"]
+        for why, kernels, runs in groups:
+            lines.append(terminal.wrap(
+                f"{len(kernels)} kernel{'s' if len(kernels) != 1 else ''}, {runs} "
+                f"run{'s' if runs != 1 else ''}: {why}", indent="  ", hanging="    "))
+            if verbose:
+                lines.append(terminal.wrap("kernels: " + ", ".join(kernels), indent="    ",
+                                           hanging="      "))
+        parts.append("\n".join(lines))
+    summary = (f"{len(ran) - len(failed)} passed, {len(failed)} failed, "
+               f"{len(res) - len(ran)} skipped")
+    if not verbose and (len(ran) > len(failed) or groups):
+        summary += " (-v: every run" + (", and the kernels of each skip reason" if groups
+                                          else "") + ")"
+    parts.append(summary)
+    return "\n\n".join(parts)
 
 
 def cmd_check(args) -> int:
@@ -151,23 +191,18 @@ def cmd_check(args) -> int:
     if args.out:
         _guard(args.out, ["check"], env, args, "bench check")
     res = check.run(kernels, shapes, precisions, exact=args.exact, seed=args.seed,
-                    device=dev, nonfinite=args.nonfinite)
-    rows = [[r.kernel, r.shape, r.precision, r.mode, sci(r.error),
-             sci(r.tolerance) if r.mode != "exact" else "0", r.status, r.note]
-            for r in res]
-    print(f"device: {dev}")
-    print(_table(["kernel", "shape", "prec", "mode", "max rel err", "bound", "status", "note"],
-                 rows))
-    failed = [r for r in res if r.failed]
+                    device=dev, nonfinite=args.nonfinite, show_progress=True)
+    print(f"device: {dev}" + (" (Triton kernels through the interpreter)" if dev == "cpu"
+                              else ""))
+    print(check_text(res, args.verbose))
     ran = [r for r in res if r.status != "skip"]
-    print(f"\n{len(ran) - len(failed)} passed, {len(failed)} failed, "
-          f"{len(res) - len(ran)} skipped")
     if args.out:
         results.write(args.out, "check", [r.as_dict() for r in res], env=env)
+        print(f"wrote {args.out}/check.csv and check.json")
     if not ran:
         print("bench check: nothing could run here", file=sys.stderr)
         return 1
-    return 1 if failed else 0
+    return 1 if any(r.failed for r in res) else 0
 
 
 def cmd_time(args) -> int:
@@ -193,21 +228,47 @@ def cmd_time(args) -> int:
         all_rows = results.merge_rows(old["rows"], rows)
         ceilings = ceilings or stored or {}
     csv_path, _ = results.write(args.out, "time", all_rows, env=env, meta={"ceilings": ceilings})
+    print(time_text(rows, ceilings))
     ok = [r for r in rows if r.get("status") == "ok"]
-    print(_table(["kernel", "shape", "prec", "median ms", "IQR ms", "TFLOP/s", "% cuBLAS",
-                  "% roof", "GB/s compulsory"],
-                 [[r["kernel"], r["shape"], r["precision"], f(r["median_ms"], 4),
-                   f(r["iqr_ms"], 4), f(r["tflops"], 2),
-                   f(r["pct_reference"], 1), f(r["pct_roof"], 1),
-                   f(r["gbps_compulsory"], 0)] for r in ok]))
-    if ceilings:
-        cublas = ceilings.get("cublas_tflops") or {}
-        print(f"\nceilings: copy {ceilings['copy_gbps']:.0f} GB/s; cuBLAS "
-              + (", ".join(f"{p} {t:.1f}" for p, t in cublas.items())
-                 + f" TFLOP/s at {ceilings['cublas_shape']}" if cublas
-                 else "not measured (no matmul timed)"))
     print(f"wrote {csv_path} and time.json")
     return 1 if len(ok) < len([r for r in rows if r.get("status") != "skip"]) else 0
+
+
+def time_text(rows, ceilings=None) -> str:
+    """What `bench time` prints: one row per timing, the kernels that failed or were
+    skipped with their notes, the ceilings."""
+    ok = [r for r in rows if r.get("status") == "ok"]
+    parts = [terminal.table(
+        ["kernel", "shape", "prec", "median ms", "IQR ms", "TFLOP/s", "% ref", "% roof",
+         "GB/s"],
+        [[r["kernel"], r["shape"], r["precision"], f(r["median_ms"], 4), f(r["iqr_ms"], 4),
+          f(r["tflops"], 2), f(r["pct_reference"], 1), f(r["pct_roof"], 1),
+          f(r["gbps_compulsory"], 0)] for r in ok],
+        notes=[r.get("note") or "" for r in ok], right=set(range(3, 9))),
+        terminal.wrap("% ref: the op's reference (cuBLAS, PyTorch eager) time / this time; "
+                      "% roof: of the roofline measured in this run; GB/s: compulsory bytes "
+                      "(inputs once, output once) / time", indent="")]
+    bad = [r for r in rows if r.get("status") not in ("ok", "skip")]
+    if bad:
+        parts.append(terminal.table(
+            ["kernel", "shape", "prec", "status"],
+            [[r["kernel"], r.get("shape") or "-", r.get("precision") or "-", r["status"]]
+             for r in bad], notes=[r.get("note") or "" for r in bad]))
+    skipped = [r for r in rows if r.get("status") == "skip"]
+    if skipped:
+        from bench import check
+
+        parts.append("\n".join(["skipped:"] + [
+            terminal.wrap(f"{', '.join(kernels)}: {why}", indent="  ", hanging="      ")
+            for why, kernels, _n in check.skipped_by_reason(skipped)]))
+    if ceilings:
+        cublas = ceilings.get("cublas_tflops") or {}
+        parts.append(terminal.wrap(
+            f"ceilings: copy {ceilings['copy_gbps']:.0f} GB/s; cuBLAS "
+            + (", ".join(f"{p} {t:.1f}" for p, t in cublas.items())
+               + f" TFLOP/s at {ceilings['cublas_shape']}" if cublas
+               else "not measured (no matmul timed)"), indent=""))
+    return "\n\n".join(parts)
 
 
 def cmd_model(args) -> int:
@@ -228,28 +289,63 @@ def cmd_model(args) -> int:
         rows = model_table.rows(kernels, shapes, precisions)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
-    for r in rows:
-        print(f"{r['kernel']}  {r['shape']}  {r['precision']}  tile parameters: {r['params']}"
-              + (f"  lecture: {r['formula']}" if r.get("formula") else ""))
-        table = []
-        for label, el, by in (("global loads (issued by threads)", "global_loads",
-                               "global_load_bytes"),
-                              ("global stores", "global_stores", "global_store_bytes"),
-                              ("shared-memory loads", "shared_loads", "shared_load_bytes")):
-            table.append([label, f"{r[el]:,}", f"{r[by]:,}"])
-            if el == "global_loads" and (r.get("load_width") or 1) > 1:
-                table.append([f"  as load instructions ({r['load_width']} elements each)",
-                              f"{r[el] // r['load_width']:,}", "-"])
-        table.append(["compulsory DRAM (read + write)", "-", f"{r['compulsory_bytes']:,}"])
-        table.append(["FMAs executed (tile padding included)", f"{r['fma']:,}", "-"])
-        table.append(["useful FLOPs (2*M*N*K)", f"{r['useful_flops']:,}", "-"])
-        if r.get("lecture_global_loads") is not None:
-            table.append(["lecture formula, global loads", f"{r['lecture_global_loads']:,}", "-"])
-        print(_table(["quantity", "elements", "bytes"], table))
-        print()
+    print(model_text(rows, args.verbose))
     if args.out:
         results.write(args.out, "model", rows, env=env)
+        print(f"\nwrote {args.out}/model.csv and model.json")
     return 0
+
+
+def model_text(rows, verbose: bool = False) -> str:
+    """What `bench model` prints: one compact row per kernel x shape x precision, then the
+    tile parameters and the lecture's formula of each kernel x precision once; with
+    verbose, every quantity of every row in full instead."""
+    if verbose:
+        return "\n\n".join(_model_block(r) for r in rows)
+    table = terminal.table(
+        ["kernel", "shape", "prec", "loads", "load bytes", "stores", "shared", "FMAs",
+         "lecture"],
+        [[r["kernel"], r["shape"], r["precision"], terminal.count(r["global_loads"]),
+          binary_bytes(r["global_load_bytes"]), terminal.count(r["global_stores"]),
+          terminal.count(r["shared_loads"]), terminal.count(r["fma"]),
+          terminal.count(r.get("lecture_global_loads"))] for r in rows],
+        right=set(range(3, 9)))
+    legend = terminal.wrap(
+        "Elements unless bytes, in decimal prefixes (k, M, G, T: 10^3, 10^6, ...); bytes in "
+        "binary units. loads: global loads the threads issue; stores: global stores; "
+        "shared: shared-memory loads; FMAs: executed, tile padding included; lecture: the "
+        "global loads of the lecture notes' formula for a square N x N x N product. "
+        "-v prints every quantity in full.", indent="")
+    params = ["tile parameters and traffic formulas:"]
+    for r in {(r["kernel"], r["precision"]): r for r in rows}.values():
+        params.append(terminal.wrap(
+            f"{r['kernel']} ({r['precision']}): {r['params']}"
+            + (f"; formula {r['formula']}" if r.get("formula") else ""),
+            indent="  ", hanging="      "))
+    return "\n\n".join([table, legend, "\n".join(params)])
+
+
+def _model_block(r: dict) -> str:
+    """Every quantity of one model row in full (`bench model -v`)."""
+    table = []
+    for label, el, by in (("global loads (issued by threads)", "global_loads",
+                           "global_load_bytes"),
+                          ("global stores", "global_stores", "global_store_bytes"),
+                          ("shared-memory loads", "shared_loads", "shared_load_bytes")):
+        table.append([label, f"{r[el]:,}", f"{r[by]:,}"])
+        if el == "global_loads" and (r.get("load_width") or 1) > 1:
+            table.append([f"  as load instructions ({r['load_width']} elements each)",
+                          f"{r[el] // r['load_width']:,}", "-"])
+    table.append(["compulsory DRAM (read + write)", "-", f"{r['compulsory_bytes']:,}"])
+    table.append(["FMAs executed (tile padding included)", f"{r['fma']:,}", "-"])
+    table.append(["useful FLOPs (2*M*N*K)", f"{r['useful_flops']:,}", "-"])
+    if r.get("lecture_global_loads") is not None:
+        table.append(["lecture formula, global loads", f"{r['lecture_global_loads']:,}", "-"])
+    head = terminal.wrap(f"{r['kernel']}  {r['shape']}  {r['precision']}  tile parameters: "
+                         f"{r['params']}" + (f"  lecture: {r['formula']}" if r.get("formula")
+                                             else ""), indent="", hanging="    ")
+    return head + "\n" + terminal.table(["quantity", "elements", "bytes"], table,
+                                         right={1, 2})
 
 
 def cmd_profile(args) -> int:
@@ -294,18 +390,35 @@ def cmd_profile(args) -> int:
         raise UsageError(str(exc)) from None
     checkpoint(rows, meta)
     all_rows, meta = merged(rows, meta)
-    print(_table(["kernel", "shape", "prec", "model loads", "issued", "issued/model",
-                  "L1 bytes", "L2 bytes", "DRAM read", "FFMA", "target", "note"],
-                 [[r["kernel"], r["shape"], r["precision"], r.get("model_global_loads") or "-",
-                   f"{r.get('issued_elements', math.nan):.0f}",
-                   f"{r.get('ratio_issued', math.nan):.4f}",
-                   f"{r.get('l1_bytes', math.nan):.0f}", f"{r.get('l2_bytes', math.nan):.0f}",
-                   f"{r.get('dram_read_bytes', math.nan):.0f}", f"{r.get('ffma', math.nan):.0f}",
-                   r.get("target", "-"), (r.get("note") or "")[:60]] for r in rows]))
+    print(profile_text(rows))
     if meta["dropped_metrics"]:
-        print("dropped (unknown to this ncu): " + ", ".join(meta["dropped_metrics"]))
+        print(terminal.wrap("dropped (unknown to this ncu): "
+                            + ", ".join(meta["dropped_metrics"]), indent=""))
     print(f"wrote {args.out}/profile.csv, profile.json and ncu/*.ncu-rep")
     return 1 if any(r.get("target") == "FAIL" or r.get("status") != "ok" for r in rows) else 0
+
+
+def profile_text(rows) -> str:
+    """What `bench profile` prints: a table per profiled shape, one row per kernel x
+    precision (the model's loads, what was issued against it, the bytes at each level,
+    the target), each row's note under it."""
+    parts = []
+    for shape in dict.fromkeys(r.get("shape") or "-" for r in rows):
+        at = [r for r in rows if (r.get("shape") or "-") == shape]
+        parts.append(f"{shape}:\n" + terminal.table(
+            ["kernel", "prec", "model loads", "issued/model", "L1", "L2", "DRAM read",
+             "FFMA", "target"],
+            [[r["kernel"], r.get("precision") or "-",
+              terminal.count(r.get("model_global_loads")),
+              f(r.get("ratio_issued"), 4), binary_bytes(r.get("l1_bytes")),
+              binary_bytes(r.get("l2_bytes")), binary_bytes(r.get("dram_read_bytes")),
+              terminal.count(r.get("ffma")),
+              r.get("target") or r.get("status") or "-"] for r in at],
+            notes=[r.get("note") or "" for r in at], right=set(range(2, 8))))
+    return "\n\n".join(parts + [terminal.wrap(
+        "model loads: global loads the threads issue, closed form; issued/model: the load "
+        "instructions counted by Nsight Compute against it; L1, L2: bytes requested at L1 "
+        "and fetched from L2; DRAM read: bytes read from memory", indent="")])
 
 
 def cmd_plot(args) -> int:
@@ -318,9 +431,9 @@ def cmd_plot(args) -> int:
                          f"{', '.join(k + '.json' for k in results.KINDS)})")
     results.load_set(args.results)           # a corrupt or older file: one line, exit 2
     results.check_writable(args.out)
-    made = plots.all_figures(args.results, args.out)
-    for name, paths in made.items():
-        print(f"{name}: " + ", ".join(str(p) for p in paths))
+    made = plots.all_figures(args.results, args.out, progress=True)
+    print(f"{len(made)} figures in {args.out}, each as PNG and SVG:")
+    print(terminal.wrap(", ".join(made) or "none (no data for any figure)", indent="  "))
     return 0
 
 
@@ -332,7 +445,7 @@ def cmd_report(args) -> int:
             raise UsageError(f"--replot: no result files in {args.out}")
         results.load_set(args.out)           # a corrupt or older file: one line, exit 2
         results.check_writable(args.out)
-        figures = plots.all_figures(args.out, f"{args.out}/figures")
+        figures = plots.all_figures(args.out, f"{args.out}/figures", progress=True)
         print(report.write_markdown(args.out, figures))
         return 0
     if args.kernels:
@@ -347,9 +460,10 @@ def cmd_compare(args) -> int:
         text, files = compare.run(args.a, args.b, args.out, force=args.force)
     except compare.CompareError as exc:
         raise UsageError(str(exc)) from None
-    print(text)
-    print(f"wrote {args.out}/compare.md" + (f" and {', '.join(str(p) for p in files)}"
-                                              if files else ""))
+    print(terminal.from_markdown(text))
+    names = ["compare.md"] + [str(p.relative_to(args.out)) if p.is_relative_to(args.out)
+                              else str(p) for p in files]
+    print(f"wrote {', '.join(names)} in {args.out}")
     return 0
 
 
@@ -366,6 +480,8 @@ def cmd_readme_table(args) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from bench import results
+
     invoked = os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else ""
     prog = invoked if invoked.startswith("cvt-bench") else "python -m bench"
     p = argparse.ArgumentParser(prog=prog, description=__doc__,
@@ -391,8 +507,12 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--nonfinite", action="store_true",
                    help="also check that a NaN and an inf in the inputs reach the output")
     s.add_argument("--seed", type=int, default=0)
-    s.add_argument("--out", default=None, help="also write check.csv/json to this directory")
+    s.add_argument("--out", default=None,
+                   help="also write check.csv/json to this folder (default: write nothing)")
     s.add_argument("--force", action="store_true", help="replace a check.json already in --out")
+    s.add_argument("-v", "--verbose", action="store_true",
+                   help="print every run, not only the failures, and the kernels of each "
+                        "skip reason")
     s.set_defaults(func=cmd_check)
 
     s = sub.add_parser("time", parents=[common], help="(GPU) timings, ceilings, %% cuBLAS; writes time.csv/json")
@@ -401,7 +521,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="shapes for every op, or per op: 'copy=67108864;softmax=4096x32768' "
                         "(default: each op's time shapes)")
     s.add_argument("--precision", default=None)
-    s.add_argument("--out", default="results")
+    s.add_argument("--out", default=results.DEFAULT_OUT,
+                   help="where time.csv/json go (default: %(default)s)")
     s.add_argument("--quick", action="store_true", help="fewer repetitions")
     s.add_argument("--no-ceilings", action="store_true",
                    help="skip copy/cuBLAS ceilings (with --append: reuse the stored ones)")
@@ -418,15 +539,20 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--precision", default=None,
                    help="fp32,tf32,fp16,bf16,... (default: each kernel's first precision); "
                         "bytes follow the element size, tiles the precision's")
-    s.add_argument("--out", default=None, help="also write model.csv/json to this directory")
+    s.add_argument("--out", default=None,
+                   help="also write model.csv/json to this folder (default: write nothing)")
     s.add_argument("--force", action="store_true", help="replace a model.json already in --out")
+    s.add_argument("-v", "--verbose", action="store_true",
+                   help="every quantity of every row in full, one block per row, instead of "
+                        "the compact table")
     s.set_defaults(func=cmd_model)
 
     s = sub.add_parser("profile", parents=[common], help="(GPU + ncu) counters per level next to the model")
     s.add_argument("--kernels", default="*")
     s.add_argument("--shapes", default=None, help="default: 1024x1024x1024")
     s.add_argument("--precision", default=None, help="default: each kernel's first precision")
-    s.add_argument("--out", default="results")
+    s.add_argument("--out", default=results.DEFAULT_OUT,
+                   help="where profile.csv/json and ncu/ go (default: %(default)s)")
     s.add_argument("--one-process-per-kernel", action="store_true",
                    help="profile each kernel in its own ncu process (default: one batch, then "
                         "a process of its own for any kernel that failed in the batch)")
@@ -438,12 +564,15 @@ def build_parser() -> argparse.ArgumentParser:
     s.set_defaults(func=cmd_profile)
 
     s = sub.add_parser("plot", parents=[common], help="figures from a result directory")
-    s.add_argument("--results", required=True)
-    s.add_argument("--out", default=None, help="default: RESULTS/figures")
+    s.add_argument("--results", required=True,
+                   help="a result set: results/local, or a committed one such as results/h100")
+    s.add_argument("--out", default=None, help="where the figures go (default: RESULTS/figures)")
     s.set_defaults(func=cmd_plot)
 
     s = sub.add_parser("report", parents=[common], help="run the default suite; write files, figures, report.md")
-    s.add_argument("--out", required=True)
+    s.add_argument("--out", default=results.DEFAULT_OUT,
+                   help="where the result set, figures/ and report.md go (default: "
+                        "%(default)s)")
     s.add_argument("--quick", action="store_true", help="fewer shapes and repetitions")
     s.add_argument("--kernels", default=None, help="globs (default: every kernel)")
     s.add_argument("--replot", action="store_true",
@@ -457,7 +586,7 @@ def build_parser() -> argparse.ArgumentParser:
                        help="two result sets side by side (e.g. two GPUs): ratios, ceilings")
     s.add_argument("a", help="result set A (a folder with time.json), e.g. results/h100")
     s.add_argument("b", help="result set B, e.g. results/h200")
-    s.add_argument("--out", default="results/local/compare",
+    s.add_argument("--out", default=f"{results.DEFAULT_OUT}/compare",
                    help="where compare.md and figures/compare.png go (default: %(default)s)")
     s.add_argument("--force", action="store_true", help="replace a compare.md already in --out")
     s.set_defaults(func=cmd_compare)

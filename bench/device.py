@@ -62,13 +62,16 @@ def can_run(kernel, device: str, precision: str | None = None,
 @contextlib.contextmanager
 def quiet_interpreter(device: str):
     """Hides the RuntimeWarnings that Triton's interpreter lets numpy print (a division or
-    an overflow computed in masked-off lanes, whose results are never stored) while a
-    kernel runs on the CPU; on a GPU, nothing changes."""
+    an overflow computed in masked-off lanes, whose results are never stored), and the
+    interpreter's own DeprecationWarnings about numpy (shown under `-W always` or pytest),
+    while a kernel runs on the CPU; on a GPU, nothing changes."""
     if device == "cuda":
         yield
         return
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
+        warnings.filterwarnings("ignore", category=DeprecationWarning,
+                                module=r"triton\.runtime\.interpreter")
         yield
 
 

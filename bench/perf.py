@@ -27,7 +27,7 @@ import time as _time
 from bench import ceilings as ceil_mod
 from bench import device as dev
 from bench import env as env_mod
-from bench import problems
+from bench import problems, terminal
 from bench.registry import REFERENCE_BACKENDS
 from bench.timing import L2Flusher, Policy, clock_note, time_launches, verify_after_timing
 
@@ -39,10 +39,6 @@ def reference_for(op: str, kernels) -> object | None:
             if k.op == op and k.backend == backend:
                 return k
     return None
-
-
-def _progress(i: int, n: int, text: str, t0: float) -> None:
-    print(f"[{i:>3}/{n}] {_time.monotonic() - t0:6.1f}s  {text}", file=sys.stderr, flush=True)
 
 
 def _row(kernel, problem, shape, precision, timing=None, status="ok", note="", clock=None):
@@ -180,7 +176,9 @@ def run(kernels, shapes_text: str | None = None, precisions: list[str] | None = 
         ceilings = ceil_mod.measure(flush, env, {problem.name for problem, *_rest in work},
                                     policy=policy)
     rows = []
-    for i, (problem, shape, k, p, is_ref) in enumerate(work, 1):
+    bar = terminal.Progress(len(work), "time", unit="timings")
+    for problem, shape, k, p, is_ref in work:
+        bar.start(f"{k.name} {shape} {p}")
         try:
             fn = k.runner(p)
             inputs = problem.inputs(shape, p, seed=0, device="cuda")
@@ -200,16 +198,18 @@ def run(kernels, shapes_text: str | None = None, precisions: list[str] | None = 
             row = _row(k, problem, shape, p, t, status="FAIL" if wrong else "ok", note=note,
                        clock=clock_after)
             row["sm_clock_mhz_before"] = clock_before
-            text = f"{k.name:<28} {str(shape):>16} {p:<5} {t.median_ms:9.4f} ms " \
-                   f"(IQR {t.iqr_ms:.4f}, {t.reps} reps)" + (f"  {note}" if note else "")
+            text = f"{k.name} {shape} {p}: {t.median_ms:.4f} ms " \
+                   f"(IQR {t.iqr_ms:.4f}, {t.reps} reps)" + (f"; {note}" if note else "")
         except Exception as exc:  # one failing kernel must not lose the whole sweep
             first = (str(exc).splitlines() or [""])[0][:160]
             row = _row(k, problem, shape, p, status="ERROR", note=f"{type(exc).__name__}: {first}")
-            text = f"{k.name:<28} {str(shape):>16} {p:<5} ERROR {first}"
+            text = f"{k.name} {shape} {p}: ERROR {first}"
         row["is_reference"] = is_ref
         rows.append(row)
-        _progress(i, len(work), text, t0)
+        bar.advance()
+        bar.log(text)
         inputs = fn = None  # free the inputs before the next shape's
+    bar.close()
     for k in skipped:
         runs, why_not = dev.can_run(k, "cuda")
         why = (f"no Problem for op {k.op!r}" if not problems.known(k.op)

@@ -3,9 +3,23 @@ axes with plain labels (bytes in binary units: KiB, MiB, GiB), and the environme
 (each family's plots.py)."""
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 
 from bench import results
+
+# Who wants to hear of each figure saved: the progress of a long drawing (bench/plots.py).
+_listeners: list = []
+
+
+@contextlib.contextmanager
+def announce(callback):
+    """While active, callback(name) runs after each figure is saved."""
+    _listeners.append(callback)
+    try:
+        yield
+    finally:
+        _listeners.remove(callback)
 
 
 def pyplot():
@@ -32,6 +46,8 @@ def save(fig, out_dir, name: str) -> list[Path]:
     import matplotlib.pyplot as plt
 
     plt.close(fig)
+    for callback in list(_listeners):
+        callback(name)
     return paths
 
 

@@ -454,8 +454,8 @@ def run(kernels, shapes_text: str | None, precisions: list[str] | None, out_dir,
     batched: list = [None] * len(work)
     if batch and len(work) > 1:
         if progress:
-            print(f"profile: {len(work)} launches in one ncu process ...", file=sys.stderr,
-                  flush=True)
+            print(f"[profile] {len(work)} launches in one ncu process (silent until it "
+                  f"ends, at most {120 + 30 * len(work)} s) ...", file=sys.stderr, flush=True)
         try:
             batched, more_dropped, _log = run_batch(
                 ncu, [(k.name, str(shape), p) for k, _, shape, p in work], names,
@@ -463,7 +463,11 @@ def run(kernels, shapes_text: str | None, precisions: list[str] | None, out_dir,
         except (subprocess.TimeoutExpired, OSError):
             batched, more_dropped = [None] * len(work), []
         drop(more_dropped)
+    from bench import terminal
+
+    bar = terminal.Progress(len(work), "profile", unit="kernels", enabled=progress)
     for i, (k, problem, shape, p) in enumerate(work, 1):
+        bar.start(f"{k.name} {shape} {p}")
         counters, log = batched[i - 1], ""
         if counters is None:  # not batched, or failed there: its own process
             base = rep_dir / f"{k.name}_{shape}_{p}"
@@ -497,9 +501,9 @@ def run(kernels, shapes_text: str | None, precisions: list[str] | None, out_dir,
         if checkpoint is not None:
             checkpoint(rows, {"ncu": ncu, "metrics": names, "dropped_metrics": dropped,
                               "seconds": round(_time.monotonic() - t0, 1), "partial": i < len(work)})
-        if progress:
-            print(f"[{i:>3}/{len(work)}] {_time.monotonic() - t0:6.1f}s  {k.name:<28} "
-                  f"{str(shape):>16} {p:<5} {text}", file=sys.stderr, flush=True)
+        bar.advance()
+        bar.log(f"{k.name} {shape} {p}: {text}")
+    bar.close()
     meta = {"ncu": ncu, "metrics": names, "dropped_metrics": dropped,
             "seconds": round(_time.monotonic() - t0, 1)}
     return rows, meta

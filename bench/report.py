@@ -4,10 +4,12 @@ On a GPU it runs check, time (with the ceilings), model and, where ncu exists, p
 then draws every figure and writes DIR/report.md with the tables. On a CPU-only machine
 it runs what can run: the Triton kernels through the interpreter on small shapes
 (correctness only: interpreter timings say nothing about a GPU and are not taken), the
-models at lecture sizes and the model-only figure, and it says what needs a GPU.
+models at lecture sizes and the figures drawn from models alone (the traffic per rung, the
+lecture figure's model half); it says what needs a GPU and how to redraw the GPU result
+sets committed with the suite (results/h100, ...). DIR defaults to results/local.
 
 The tables are built from the result files (bench/results.py), like the figures, so
-`python -m bench report --from DIR` can rewrite report.md from a stored result set.
+`python -m bench report --out DIR --replot` rewrites report.md from a stored result set.
 """
 from __future__ import annotations
 
@@ -138,7 +140,9 @@ def _reasons(notes: list[str]) -> list[tuple[str, int]]:
     """Skip reasons with their shapes taken out and how many runs each, most frequent
     first: "shape 64x64x64 too large for exact bf16" and "shape 127x129x31 too large for
     exact bf16" are one reason."""
-    general = [re.sub(r"\b\d+(?:x\d+)*(?::dim=-?\d+)?\b", "…", n) for n in notes]
+    from bench.check import general_reason
+
+    general = [general_reason(n) for n in notes]
     counts: dict = {}
     for g in general:
         counts[g] = counts.get(g, 0) + 1
@@ -358,6 +362,57 @@ def _say(text: str) -> None:
     print(f"[report] {text}", file=sys.stderr, flush=True)
 
 
+def gpu_sets() -> list[tuple[str, str]]:
+    """The GPU result sets committed with the suite (results/h100, ...): (folder as the
+    user would type it, what it was measured on). Empty where the suite is installed
+    without them."""
+    root = Path(__file__).resolve().parent.parent / "results"
+    found = []
+    for folder in sorted(root.glob("*/time.json")):
+        folder = folder.parent
+        if folder.name == Path(results.DEFAULT_OUT).name:
+            continue
+        try:
+            env = (results.read(folder, "time") or {}).get("env") or {}
+        except results.ResultFileError:
+            continue
+        try:
+            shown = str(folder.relative_to(Path.cwd()))
+        except ValueError:
+            shown = str(folder)
+        what = ", ".join(str(v) for v in (env.get("gpu"), (env.get("date_utc") or "")[:10]) if v)
+        found.append((shown, what))
+    return found
+
+
+def redraw_commands() -> list[str]:
+    """What a machine without a GPU can do with the committed GPU result sets: lines for
+    the end of `bench report` on a CPU."""
+    sets = gpu_sets()
+    first = sets[0][0] if sets else "results/h100"
+    name = Path(first).name
+    lines = ["no GPU here; the GPU result sets committed with the suite redraw here:"]
+    lines += [f"  {d}" + (f" ({w})" if w else "") for d, w in sets] or [
+        "  results/h100 and the others in the repository's results/"]
+    return lines + [f"figures: python -m bench plot --results {first} --out /tmp/{name}_figures",
+                    f"report:  cp -r {first} /tmp/{name} && python -m bench report "
+                    f"--out /tmp/{name} --replot"]
+
+
+def redraw_note() -> str:
+    """redraw_commands() as a line of report.md's notes."""
+    sets = gpu_sets()
+    first = sets[0][0] if sets else "results/h100"
+    name = Path(first).name
+    listed = (", ".join(f"`{d}` ({w})" if w else f"`{d}`" for d, w in sets) if sets
+              else "`results/h100` and the other sets committed in the repository")
+    return (f"GPU result sets to read and redraw here: {listed}. `python -m bench plot "
+            f"--results {first} --out /tmp/{name}_figures` draws a set's figures; `cp -r "
+            f"{first} /tmp/{name} && python -m bench report --out /tmp/{name} --replot` "
+            f"rewrites its report.md and figures in a copy (the committed set stays as it "
+            f"was measured).")
+
+
 def holds_results(folder: Path) -> list[str]:
     """The files of a result set already in folder (result kinds, report.md, steps.json)."""
     if not folder.is_dir():
@@ -396,12 +451,17 @@ def run(out_dir, quick: bool = False, patterns: str | None = None, force: bool =
     notes: list[str] = []
 
     t = _time.monotonic()
-    _say(f"check on {dev} ...")
+    _say(f"check on {dev}" + (" (Triton kernels through the interpreter)" if dev == "cpu"
+                              else "") + " ...")
     shapes = "1x1x1,17x13x7" if quick and dev == "cpu" else None
-    rows = check.run(kernels, shapes=shapes, exact=True, nonfinite=not quick, device=dev)
+    rows = check.run(kernels, shapes=shapes, exact=True, nonfinite=not quick, device=dev,
+                     show_progress=True)
     results.write(out, "check", [r.as_dict() for r in rows], env=env)
     failed = [r for r in rows if r.failed]
     steps["check"] = _time.monotonic() - t
+    ran = [r for r in rows if r.status != "skip"]
+    _say(f"check: {len(ran) - len(failed)} passed, {len(failed)} failed, "
+         f"{len(rows) - len(ran)} skipped ({steps['check']:.0f} s)")
 
     t = _time.monotonic()
     _say("models ...")
@@ -444,17 +504,21 @@ def run(out_dir, quick: bool = False, patterns: str | None = None, force: bool =
             "This report was made without a GPU. Triton kernels ran through the interpreter "
             "(TRITON_INTERPRET=1) for correctness only; the CUDA kernels and cuBLAS did not "
             "run (marked skip).",
-            "Timings (`python -m bench time`), the measured ceilings, the throughput, "
-            "roofline and lecture figures need a CUDA GPU; interpreter timings are "
-            "meaningless and are not taken.",
+            "Timings (`python -m bench time`), the measured ceilings, the throughput and "
+            "roofline figures and the right half of the lecture figure need a CUDA GPU; "
+            "interpreter timings are meaningless and are not taken.",
             "Counters (`python -m bench profile`) and the measured traffic figure need a GPU "
-            "and Nsight Compute. The model figure below needs neither.",
+            "and Nsight Compute. The model figures below (the traffic per rung, and the "
+            "lecture figure's model half) need neither.",
+            redraw_note(),
         ]
 
     t = _time.monotonic()
     _say("figures ...")
-    figures = plots.all_figures(out, out / "figures")
+    figures = plots.all_figures(out, out / "figures", progress=True)
     steps["figures"] = _time.monotonic() - t
+    _say(f"figures: {len(figures)} ({', '.join(figures) or 'none'}; "
+         f"{steps['figures']:.0f} s)")
     path = write_markdown(out, figures, notes, steps)
     if out != target:                        # the complete new set takes the old one's place
         retired = target.parent / f".{target.name}.old-{os.getpid()}"
@@ -463,6 +527,9 @@ def run(out_dir, quick: bool = False, patterns: str | None = None, force: bool =
         shutil.rmtree(retired, ignore_errors=True)
         path = target / path.name
     _say(f"wrote {path} ({sum(steps.values()):.0f} s)")
+    if dev != "cuda":
+        for line in redraw_commands():
+            _say(line)
     if failed:
         _say(f"{len(failed)} correctness check(s) failed; see the Correctness table (and "
              f"the Throughput section's errors for answers wrong after timing)")

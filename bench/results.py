@@ -37,6 +37,9 @@ KINDS = ("check", "time", "model", "profile")
 ENV_KEYS = ("device", "gpu", "driver", "cuda_runtime", "torch", "triton", "version", "git_sha")
 # Files of a result set other than <kind>.csv/json.
 OTHER_FILES = ("report.md", "steps.json")
+# Where every command that writes puts its files unless told (--out): a folder the
+# repository ignores, beside the committed sets (results/h100, ...), never over them.
+DEFAULT_OUT = "results/local"
 
 
 class ResultFileError(ValueError):

@@ -23,3 +23,19 @@ def test_model_half_without_counters(tmp_path):
     assert "no counters" in text                      # the left panel says what it shows
     for level in ("issued", "L1", "L2", "DRAM"):      # no legend entry without a bar
         assert f">{level}<" not in text, level
+
+
+def test_a_set_without_timings_or_counters_gets_every_model_figure(tmp_path):
+    """What a laptop's `bench report` draws: the traffic per rung and the lecture figure's
+    model half, alone (no timings to put beside it), through the families."""
+    from bench import plots
+
+    results.write(tmp_path, "model", model_table.rows(registry.select("*")))
+    made = plots.all_figures(tmp_path, tmp_path / "figures")
+    assert list(made) == ["lecture_model", "model_traffic"]
+    png, svg = made["lecture_model"]
+    text = svg.read_text()
+    assert png.stat().st_size > 20_000
+    assert "no counters" in text and "4096x4096x4096" in text
+    assert "TFLOP/s" not in text                      # no throughput panel without timings
+    assert plots.caption("lecture_model")

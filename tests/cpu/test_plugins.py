@@ -30,7 +30,7 @@ GOOD = """
 
 def test_a_plugin_kernel_joins_the_registry_and_runs(plugin_env, tmp_path, capsys):
     path = _write(tmp_path, GOOD)
-    assert cli.main(["check", "--plugin", str(path), "--kernels", "my_*,torch_copy",
+    assert cli.main(["check", "-v", "--plugin", str(path), "--kernels", "my_*,torch_copy",
                      "--shapes", "1000"]) == 0
     out = capsys.readouterr().out
     assert "my_copy" in out and "torch_copy" in out and "4 passed" in out

@@ -10,9 +10,9 @@ from bench import cli
 ROOT = Path(__file__).resolve().parents[2]
 
 
-
 def test_cuda_example_checks(plugin_env, capsys):
-    code = cli.main(["check", "--plugin", str(ROOT / "docs" / "examples" / "my_cuda_matmul.py"),
+    code = cli.main(["check", "-v", "--plugin",
+                     str(ROOT / "docs" / "examples" / "my_cuda_matmul.py"),
                      "--kernels", "my_cuda*", "--shapes", "1x1x1,17x13x7,130x129x33",
                      "--exact"])
     out = capsys.readouterr().out

@@ -355,7 +355,7 @@ def test_models_match_the_cuda_counts_where_the_algorithm_is_the_same():
 def test_bench_check_runs_the_triton_kernels_here(capsys):
     from bench import cli
 
-    rc = cli.main(["check", "--kernels", "triton*", "--shapes", "17x13x7,1x1x1", "--exact"])
+    rc = cli.main(["check", "-v", "--kernels", "triton*", "--shapes", "17x13x7,1x1x1", "--exact"])
     out = capsys.readouterr().out
     assert rc == 0, out
     assert "triton_v3_smem_tiling" in out and "FAIL" not in out and "ERROR" not in out

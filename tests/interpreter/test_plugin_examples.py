@@ -12,9 +12,8 @@ ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "docs" / "examples" / "my_triton_matmul.py"
 
 
-
 def test_check_passes_the_kernel_and_says_where_the_wrong_one_fails(plugin_env, capsys):
-    code = cli.main(["check", "--plugin", str(EXAMPLE), "--kernels", "my_*,triton_v3*",
+    code = cli.main(["check", "-v", "--plugin", str(EXAMPLE), "--kernels", "my_*,triton_v3*",
                      "--shapes", "100x70x33"])
     out = capsys.readouterr().out
     assert code == 1                                   # the deliberately wrong one fails

@@ -13,6 +13,8 @@
                  profiled size where DRAM intensity differs between kernels: fp32 (FFMA)
                  and the tensor-core precisions in panels of their own
     lecture      traffic on the left, throughput on the right: the slide
+    lecture_model  (no counters needed) the slide's left half from the models alone, beside
+                 the throughput where there are timings
 
 Byte axes are in binary units (KiB, MiB, GiB); every figure is written as PNG (for the
 README and slides) and SVG (for editing). The functions take payloads as bench/results.py
@@ -594,10 +596,12 @@ def roofline(time_payload, out_dir, profile_payload=None, shape: str | None = No
 # The lecture figure
 # ---------------------------------------------------------------------------------------
 
-def lecture(time_payload, profile_payload, out_dir, shape: str | None = None) -> list[Path]:
+def lecture(time_payload, profile_payload, out_dir, shape: str | None = None,
+            name: str = "lecture") -> list[Path]:
     """Left: the CUDA ladder's traffic per level (model to DRAM), per version, at the
     profiled size where DRAM tells the versions apart; right: throughput of the ladder and
-    its Triton twins."""
+    its Triton twins. Without timings (time_payload None, or no fp32 matmul timed: a
+    laptop), the left panel alone."""
     plt = pyplot()
     prows = [r for r in _ok(profile_payload["rows"]) if r.get("op", "matmul") == "matmul"]
     order, version_of, _colours = ladder(prows)
@@ -608,8 +612,14 @@ def lecture(time_payload, profile_payload, out_dir, shape: str | None = None) ->
     cuda_versions = [v for v in versions if "cuda" in groups[v]]
     if not cuda_versions:
         return []
-    fig, (left, right) = plt.subplots(1, 2, figsize=(15, 5.8),
-                                      gridspec_kw={"width_ratios": [1, 1.15]})
+    timed = time_payload is not None and any(
+        r.get("op", "matmul") == "matmul" and r["precision"] == "fp32" and r.get("tflops")
+        for r in _ok(time_payload["rows"]))
+    if timed:
+        fig, (left, right) = plt.subplots(1, 2, figsize=(15, 5.8),
+                                          gridspec_kw={"width_ratios": [1, 1.15]})
+    else:
+        fig, left = plt.subplots(1, 1, figsize=(8.5, 5.8))
     # The global path (shared has its own story: v3 and the FFMA rungs), level by level:
     # every level after `bench profile`; the model alone where no counters were taken (the
     # model half beside timings of a GPU without Nsight Compute), with no empty legend entries.
@@ -629,6 +639,11 @@ def lecture(time_payload, profile_payload, out_dir, shape: str | None = None) ->
                 ys.append(y)
         left.bar(xs, ys, width=w * 0.95, color=lc, label=LEVEL_TICKS[label].replace("\n", " "))
     left.set_yscale("log", base=2)
+    if len(levels) == 1:   # the model alone: room under the shortest bar, or it reads as none
+        ys = [num(groups[v]["cuda"].get(levels[0][1])) for v in cuda_versions]
+        ys = [y for y in ys if y > 0]
+        if ys:
+            left.set_ylim(min(ys) / 4, max(ys) * 2)
     log_y(left, bytes_axis=True)
     left.set_xticks(range(len(cuda_versions)))
     left.set_xticklabels([f"{v}\n" + _short(groups[v]).replace("_", "\n") for v in cuda_versions],
@@ -641,15 +656,32 @@ def lecture(time_payload, profile_payload, out_dir, shape: str | None = None) ->
                    f"no counters)", fontsize=10)
     left.legend(title="level", fontsize=7.5, ncol=min(max(len(levels), 1), 3), loc="upper center",
                 bbox_to_anchor=(0.5, -0.13), frameon=False)
-    _throughput_panel(right, time_payload["rows"], time_payload.get("meta", {}).get("ceilings"),
-                      legend=False)
-    right.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=3,
-                 frameon=False)
-    fig.suptitle(f"GPU matmul {cuda_versions[0]}-{cuda_versions[-1]}: fewer bytes asked for, "
-                 "more FLOP/s delivered  "
-                 "(solid = CUDA, dashed = Triton twin, colour = version)", fontsize=11)
+    if timed:
+        _throughput_panel(right, time_payload["rows"],
+                          time_payload.get("meta", {}).get("ceilings"), legend=False)
+        right.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=3,
+                     frameon=False)
+        fig.suptitle(f"GPU matmul {cuda_versions[0]}-{cuda_versions[-1]}: fewer bytes asked "
+                     "for, more FLOP/s delivered  "
+                     "(solid = CUDA, dashed = Triton twin, colour = version)", fontsize=11)
+    else:
+        fig.suptitle(f"GPU matmul {cuda_versions[0]}-{cuda_versions[-1]}: fewer bytes asked "
+                     "for, version by version (closed-form models; the measured half needs a "
+                     "GPU)", fontsize=11)
     fig.tight_layout()
-    return save(fig, out_dir, "lecture")
+    return save(fig, out_dir, name)
+
+
+def lecture_model(model_payload, time_payload, out_dir) -> list[Path]:
+    """The lecture figure where no counters were taken (a laptop, a GPU without Nsight
+    Compute): the global loads the models predict for the CUDA ladder, at the larger model
+    size, beside the timings where the set has them."""
+    half = [dict(r, model_global_load_bytes=r["global_load_bytes"])
+            for r in model_payload["rows"] if r.get("op", "matmul") == "matmul"]
+    if not half:
+        return []
+    biggest = max(half, key=lambda r: num(r.get("size")))["shape"]
+    return lecture(time_payload, {"rows": half}, out_dir, shape=biggest, name="lecture_model")
 
 
 CAPTIONS = {
@@ -671,6 +703,11 @@ CAPTIONS = {
                        "bytes, and so the intensities, differ from version to version.",
     "model_traffic": "What the closed-form models predict for the CUDA ladder, with the "
                      "formulas of the lecture notes.",
+    "lecture_model": "The lecture figure from the closed-form models (no counters were "
+                     "taken): the global loads each version of the CUDA ladder asks for, at "
+                     "the larger model size, beside the fp32 throughput where the set has "
+                     "timings. `python -m bench profile` on a GPU adds the measured levels, "
+                     "L1 down to DRAM.",
 }
 
 
@@ -692,5 +729,8 @@ def all_figures(s: dict, out_dir) -> dict[str, list[Path]]:
             made["lecture"] = lecture(s["time"], s["profile"], out_dir)
     if "model" in s:
         made["model_traffic"] = model(s["model"], out_dir)
-    order = ("lecture", "throughput", "traffic", "roofline", "roofline_ladder", "model_traffic")
+        if "profile" not in s:   # no counters: the lecture figure's model half
+            made["lecture_model"] = lecture_model(s["model"], s.get("time"), out_dir)
+    order = ("lecture", "lecture_model", "throughput", "traffic", "roofline", "roofline_ladder",
+             "model_traffic")
     return {k: made[k] for k in order if made.get(k)}
