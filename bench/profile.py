@@ -323,9 +323,12 @@ def _nz(x: float) -> float:
     return 0.0 if math.isnan(x) else x
 
 
-def levels(counters: dict, elem_bytes: int, load_width: int = 1) -> dict:
+def levels(counters: dict, elem_bytes: int, load_width: int = 1,
+           copy_width: float = 0.0) -> dict:
     """The traffic levels (elements and bytes) from summed counters. load_width: elements
-    one of the kernel's load instructions moves (its model's; 4 for float4 loads)."""
+    one of the kernel's load instructions moves (its model's; 4 for float4 loads);
+    copy_width: elements one of its cp.async copies moves on average (its model's; 0 when
+    the model does not know its copies, which are then counted by their bytes)."""
     c = counters
     ld_thread = _get(c, "ld_thread_inst")
     note = []
@@ -333,16 +336,25 @@ def levels(counters: dict, elem_bytes: int, load_width: int = 1) -> dict:
         ld_thread = _get(c, "ld_warp_inst") * 32  # assumes every lane of every warp loads
         note.append("issued = warp instructions x 32 (thread-level metric unavailable)")
     ldgsts_bytes = _nz(_get(c, "ldgsts_bytes"))
+    ldgsts_warp = _get(c, "ldgsts_warp_inst")
+    if copy_width and not math.isnan(ldgsts_warp):
+        # cp.async by instructions: the byte metric above reports about half of what v6's
+        # copies move (docs/performance/ladder.md), the warp-instruction count is exact;
+        # every lane of a warp copies at tile multiples (masked copies are not issued).
+        copied_elements = ldgsts_warp * 32 * copy_width
+        note.append("cp.async copies = warp instructions x 32 lanes x the model's copy width")
+    else:
+        copied_elements = ldgsts_bytes / elem_bytes
     # Issued ELEMENTS: thread-level load instructions count one per element for scalar
     # loads, which is how the lecture's ladder loads, and load_width per instruction for
     # vector loads (the FFMA rungs' float4s: instructions x 4 must meet the model, so a
     # load the compiler split into scalars shows up as 4x); async copies (cp.async, what
-    # Triton's pipelined loops and cuda v6 use) are not load instructions: add them by
-    # their bytes.
-    issued_elements = ld_thread * load_width + ldgsts_bytes / elem_bytes \
+    # Triton's pipelined loops and cuda v6 use) are not load instructions: add them, by
+    # instructions where the model knows their widths, else by their bytes.
+    issued_elements = ld_thread * load_width + copied_elements \
         if not math.isnan(ld_thread) else math.nan
     data_bytes = _get(c, "ld_data_bytes")
-    issued_bytes = (data_bytes + ldgsts_bytes) if not math.isnan(data_bytes) \
+    issued_bytes = (data_bytes + copied_elements * elem_bytes) if not math.isnan(data_bytes) \
         else issued_elements * elem_bytes
     l1 = _get(c, "l1_bytes")
     if math.isnan(l1):
@@ -492,7 +504,8 @@ def run(kernels, shapes_text: str | None, precisions: list[str] | None, out_dir,
             for full, short in METRICS:
                 row[short] = counters.get(full)
             model = problem.traffic(k, shape, p)
-            lv = levels(counters, elem, getattr(model, "load_width", 1))
+            lv = levels(counters, elem, getattr(model, "load_width", 1),
+                        getattr(model, "copy_width", 0.0))
             row.update(lv)
             row.update(compare(k, problem, lv, model))
             row.update(status="ok", note=row.pop("level_note"))

@@ -105,19 +105,19 @@
 #define CVT_V6_BM 128
 #endif
 #ifndef CVT_V6_BN
-#define CVT_V6_BN 128
+#define CVT_V6_BN 256
 #endif
 #ifndef CVT_V6_BK
-#define CVT_V6_BK 8
+#define CVT_V6_BK 16
 #endif
 #ifndef CVT_V6_WM
-#define CVT_V6_WM 32
+#define CVT_V6_WM 64
 #endif
 #ifndef CVT_V6_WN
 #define CVT_V6_WN 64
 #endif
 #ifndef CVT_V6_TM
-#define CVT_V6_TM 8
+#define CVT_V6_TM 16
 #endif
 #ifndef CVT_V6_TN
 #define CVT_V6_TN 8

@@ -34,10 +34,14 @@
 //               compute tile t           from stage t % STAGES.
 //             An element outside the matrix is not copied: the thread stores a zero in its
 //             place (same stage, same step, so the same barriers order it).
-//   banks     as in v5: sA rows padded by 4 floats. A's 4-byte copies of a warp (4 rows m
-//             x 8 k with BK = 8) land at banks (4*k + m) mod 32: 32 distinct.
-//   traffic   global loads (thread-issued elements: cp.async copies, counted by bytes;
-//             masked elements issue nothing):
+//   banks     as in v5: sA rows padded by 4 floats. A's 4-byte copies of a warp (32/BK
+//             rows m x BK k) land at banks (4*k + m) mod 32: 32 distinct with BK = 8; with
+//             the default BK = 16 (2 rows x 16 k) k and k+8 share a bank, a 2-way conflict
+//             on the copies' shared-memory side, 8 copies per thread per 16-k step against
+//             its 2048 FFMAs (the tile sweep measured BK = 16 faster all the same).
+//   traffic   global loads (thread-issued elements: cp.async copies, counted by the
+//             profile as warp instructions x 32 x the mean elements per copy, the model's
+//             copy_width; masked elements issue nothing):
 //               A: M*K*ceil(N/BN)   B: N*K*ceil(M/BM)   (lecture, BM = BN = L: 2N^3/L)
 //             as instructions: one 4-byte copy per element of A; one 16-byte copy per 4
 //             elements of B on the 128-bit path, one per element otherwise.

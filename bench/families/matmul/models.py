@@ -50,8 +50,13 @@ class Traffic:
     compulsory_read_bytes / compulsory_write_bytes: each input read once, output written once
     useful_flops   2*M*N*K for a matmul: what TFLOP/s is computed from
     load_width     elements one thread-level global load instruction moves (4 for a float4
-                   load; 1 for scalar loads, and for kernels that copy with cp.async, whose
-                   copies the profile counts by their bytes)
+                   load; 1 for scalar loads)
+    copy_width     for a kernel that reads global memory only through cp.async copies
+                   (global -> shared, no load instruction): the elements one copy moves, on
+                   average over its instruction mix (v6: 1 for each float of A, 4 for each
+                   16-byte piece of B). The profile counts the copies as warp instructions x
+                   32 lanes x copy_width. 0 for every other kernel (the profile then adds
+                   async copies, e.g. Triton's pipelined loads, by their bytes)
     """
 
     global_loads: int
@@ -63,6 +68,7 @@ class Traffic:
     compulsory_write_bytes: int
     useful_flops: int
     load_width: int = 1
+    copy_width: float = 0.0
 
     @property
     def global_load_bytes(self) -> int:
@@ -91,7 +97,7 @@ class Traffic:
 
 
 def matmul_traffic(s: MatmulShape, p, loads: int, shared: int, fma: int,
-                   load_width: int = 1) -> Traffic:
+                   load_width: int = 1, copy_width: float = 0.0) -> Traffic:
     """A matmul's Traffic from its load, shared and FMA counts; stores, compulsory bytes and
     useful flops follow from the shape, bytes from the precision in p."""
     M, N, K = s.M, s.N, s.K
@@ -106,6 +112,7 @@ def matmul_traffic(s: MatmulShape, p, loads: int, shared: int, fma: int,
         compulsory_write_bytes=M * N * elem_bytes,
         useful_flops=2 * M * N * K,
         load_width=load_width,
+        copy_width=copy_width,
     )
 
 
@@ -150,7 +157,7 @@ def vector_width(s: MatmulShape) -> int:
 
 
 def _tiled(s: MatmulShape, p, BM: int, BN: int, BK: int, per_thread_k: int, threads: int,
-           load_width: int) -> Traffic:
+           load_width: int, copy_width: float = 0.0) -> Traffic:
     """A BM x BN block tile, BK deep, staged through shared memory: each block column reads
     all of A, each block row all of B (masked elements issue nothing); each of `threads`
     threads per block reads `per_thread_k` shared elements per k over the k range padded to
@@ -160,7 +167,8 @@ def _tiled(s: MatmulShape, p, BM: int, BN: int, BK: int, per_thread_k: int, thre
     k_padded = BK * ceil(K / BK)
     return matmul_traffic(s, p, loads=M * K * ceil(N / BN) + N * K * ceil(M / BM),
                           shared=blocks * threads * per_thread_k * k_padded,
-                          fma=blocks * BM * BN * k_padded, load_width=load_width)
+                          fma=blocks * BM * BN * k_padded, load_width=load_width,
+                          copy_width=copy_width)
 
 
 def matmul_v4(s: MatmulShape, p) -> Traffic:
@@ -179,9 +187,13 @@ def matmul_v5(s: MatmulShape, p) -> Traffic:
 
 def matmul_v6(s: MatmulShape, p) -> Traffic:
     """v6 pipelined: v5's counts; every global read is a cp.async copy (no load
-    instruction), which the profile counts by its bytes, so load_width stays 1."""
+    instruction). Per thread and tile: BM*BK/threads copies of one float of A (cp.async
+    cannot transpose) and BK*BN/threads floats of B in copies of W (16 bytes on the 128-bit
+    path), so a copy moves (a + b) / (a + b/W) elements on average."""
     threads = p["BM"] * p["BN"] // (p["TM"] * p["TN"])
-    return _tiled(s, p, p["BM"], p["BN"], p["BK"], p["TM"] + p["TN"], threads, 1)
+    a, b, w = p["BM"] * p["BK"] / threads, p["BK"] * p["BN"] / threads, vector_width(s)
+    return _tiled(s, p, p["BM"], p["BN"], p["BK"], p["TM"] + p["TN"], threads, 1,
+                  copy_width=(a + b) / (a + b / w))
 
 
 def lecture_formula(version: str, n: int, p) -> int:

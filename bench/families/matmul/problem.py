@@ -130,7 +130,8 @@ class MatmulProblem(Problem):
     profile_shapes = "1024x1024x1024"
     quick_time_shapes = "256x256x256,1024x1024x1024"
     # The CUDA ladder's counter target: thread-issued global loads (instructions x the
-    # elements each moves, the model's load_width; cp.async copies by their bytes) within 2%
+    # elements each moves, the model's load_width; cp.async copies by instructions x the
+    # model's copy_width where it has one, else by their bytes) within 2%
     # of the model and the FFMA count equal to the model's (M*N*K at tile multiples).
     ISSUED_TOLERANCE = 0.02
 
