@@ -8,6 +8,9 @@
 #     fast      the GPU tier without the slow tests (about 2 minutes on the H100)
 #     slow      the slow GPU tests: offsets past 2^31, compute-sanitizer, fuzzing
 #     sweep     the FFMA rungs' tile sweep next to cuBLAS (cuda/driver/ffma_sweep.sh)
+#     user      a new user's walk (.ci/user_walk.sh): pip install . into a fresh environment,
+#               then the README's and docs' commands outside the checkout (user-now: the
+#               same with pip install --no-build-isolation .)
 #     report    make report into $OUT/set, then the ladder's counters at 4096^3 added and
 #               the figures redrawn (the committed results/<gpu>/ sets are made so)
 #     results   check and time only, into $OUT/set (a second GPU's set for `bench compare`)
@@ -48,9 +51,8 @@ for stage in "$@"; do
   t0=$SECONDS
   echo "=== $stage"
   case "$stage" in
-  tiers)
-    build
-    timeout 580 make test PYTEST_ARGS="-q -p no:cacheprovider -rfEs --durations=25" \
+  tiers)   # the README's command as it is, its own build included
+    timeout "${TIERS_LIMIT:-580}" make test PYTEST_ARGS="-q -p no:cacheprovider -rfEs --durations=25" \
       > "$OUT/pytest_tiers.log" 2>&1; echo "make test rc=$?"
     grep -E "^(FAILED|ERROR)" "$OUT/pytest_tiers.log" | head -40
     tail -1 "$OUT/pytest_tiers.log"
@@ -66,6 +68,11 @@ for stage in "$@"; do
   sweep)
     timeout "${SWEEP_LIMIT:-360}" bash cuda/driver/ffma_sweep.sh "$OUT/sweep" > "$OUT/sweep.log" 2>&1
     echo "sweep rc=$?"; tail -26 "$OUT/sweep.log"
+    ;;
+  user|user-now)
+    mode=plain; [ "$stage" = user-now ] && mode=now
+    timeout "${USER_LIMIT:-420}" bash .ci/user_walk.sh "$mode" "$OUT/user_walk_$mode.log"
+    echo "user walk rc=$?"; grep -E "^(\\$ |\[exit)" "$OUT/user_walk_$mode.log" | paste - - | cut -c1-150
     ;;
   report)
     build

@@ -34,8 +34,10 @@ import inspect
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -370,10 +372,17 @@ def scan_in_subprocess() -> tuple[list[dict], list[dict]]:
     """(launches, findings): recorded under the interpreter, compiled and scanned without it."""
     launches = recorded_launches_in_subprocess()
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    # A cache of its own: Triton keys compiled kernels by their source, not their path, so
+    # a shared cache can hand back the TTIR of the same kernel compiled from another
+    # checkout, whose locations then name that checkout's files and lines.
+    env["TRITON_CACHE_DIR"] = tempfile.mkdtemp(prefix="cvt-offsets-triton-cache-")
     code = ("import json, sys; from tests.support import int32_offsets as o; "
             "print(json.dumps(o.scan(json.load(sys.stdin))))")
-    out = subprocess.run([sys.executable, "-c", code], input=json.dumps(launches),
-                         capture_output=True, text=True, env=env, cwd=ROOT)
+    try:
+        out = subprocess.run([sys.executable, "-c", code], input=json.dumps(launches),
+                             capture_output=True, text=True, env=env, cwd=ROOT)
+    finally:
+        shutil.rmtree(env["TRITON_CACHE_DIR"], ignore_errors=True)
     if out.returncode != 0:
         raise RuntimeError(out.stderr[-4000:])
     return launches, json.loads(out.stdout.strip().splitlines()[-1])
