@@ -50,6 +50,9 @@ $(VENV)/.installed-cpu-venv: requirements-cpu.txt
 $(VENV)/.installed-gpu-venv:
 	rm -rf $(VENV)
 	$(SYSTEM_PYTHON) -m venv --system-site-packages $(VENV)
+	@# a system Python that is itself a venv: --system-site-packages reaches its base, not it
+	$(SYSTEM_PYTHON) -c 'import site; print("\n".join(site.getsitepackages()))' \
+	  > $$($(VENV)/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/system-python.pth
 	$(VENV)/bin/pip install -q $(filter-out torch triton,$(MISSING))
 	touch $@
 

@@ -32,6 +32,10 @@ say() {   # one command as the user types it, its output, its time and exit stat
 }
 
 python3 -m venv --system-site-packages "$VENV"
+# python3 may itself be a virtual environment (the GPU machines' is), whose packages
+# --system-site-packages does not reach: point the new one at them.
+python3 -c 'import site; print("\n".join(site.getsitepackages()))' \
+  > "$("$VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/gpu-python.pth"
 export PATH=$VENV/bin:$PATH
 case "$MODE" in
   plain) say "pip install -q --no-index $REPO" ;;
