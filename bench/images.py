@@ -22,7 +22,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-SEED_SIZE = (150, 225)  # the Practitioner's Guide's puppy after tvf.resize(img, 150)
+GUIDE_SIZE = (150, 225)  # the Practitioner's Guide's puppy after tvf.resize(img, 150)
 
 
 def _stripes(height: int, width: int):
@@ -43,7 +43,7 @@ def _disc(height: int, width: int):
     return height // 3, (3 * width) // 4, radius
 
 
-def test_image(height: int = SEED_SIZE[0], width: int = SEED_SIZE[1], device: str = "cpu"):
+def test_image(height: int = GUIDE_SIZE[0], width: int = GUIDE_SIZE[1], device: str = "cpu"):
     """The 3 x height x width uint8 picture (height, width >= 24)."""
     import torch
 
@@ -63,7 +63,7 @@ def test_image(height: int = SEED_SIZE[0], width: int = SEED_SIZE[1], device: st
     return img.to(torch.uint8).to(device)
 
 
-def landmarks(height: int = SEED_SIZE[0], width: int = SEED_SIZE[1]) -> dict[str, tuple]:
+def landmarks(height: int = GUIDE_SIZE[0], width: int = GUIDE_SIZE[1]) -> dict[str, tuple]:
     """name -> (row, column, expected grey level) at the centre of each drawn shape."""
     r0, r1, c0, c1 = _square(height, width)
     cy, cx, _radius = _disc(height, width)
@@ -81,8 +81,8 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m bench.images", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("out", help="PNG file to write")
-    p.add_argument("--height", type=int, default=SEED_SIZE[0])
-    p.add_argument("--width", type=int, default=SEED_SIZE[1])
+    p.add_argument("--height", type=int, default=GUIDE_SIZE[0])
+    p.add_argument("--width", type=int, default=GUIDE_SIZE[1])
     p.add_argument("--kernel", default="triton_rgb_to_grey")
     args = p.parse_args(argv)
 

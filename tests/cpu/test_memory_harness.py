@@ -92,13 +92,13 @@ def test_targets_met_and_missed():
     by = {(t["target"], t["kernel"], t["shape"], t["precision"]): t for t in met}
     assert by[("bandwidth", "cuda_copy", "67108864", "fp32")]["met"]         # 93% >= 90%
     assert by[("bandwidth", "triton_softmax_online", "4096x32768", "fp32")]["met"]  # >= 80%
-    assert by[("seed shape", "cuda_softmax_row_sram", "3000x3000:dim=0", "fp32")]["met"]
+    assert by[("source shape", "cuda_softmax_row_sram", "3000x3000:dim=0", "fp32")]["met"]
     assert ("bandwidth", "cuda_rgb_to_grey", "3x8192x8192", "u8") not in by   # no rgb target
     slow = fabricated_rows("cuda_*,triton_*", speed={"cuda": 0.88, "triton": 0.95, "eager": 0.9})
     missed = {(t["target"], t["kernel"], t["shape"]) for t in
               report_memory.evaluate_targets(payload(slow)) if not t["met"]}
     assert ("bandwidth", "cuda_vector_add", "67108864") in missed            # 88% < 90%
-    assert ("seed shape", "cuda_relu_dropout", "1000x1000") in missed       # slower than eager
+    assert ("source shape", "cuda_relu_dropout", "1000x1000") in missed       # slower than eager
     assert not any(k.startswith("triton_") and t == "bandwidth" for t, k, _s in missed)
     text = report_memory.section_targets(payload(slow))
     assert "**MISSED**" in text and "explained with the counters" in text

@@ -56,7 +56,7 @@ def test_a_matmul_shape_is_a_3d_tensor_for_the_models():
 @pytest.mark.parametrize("problem", pm.MEMORY_PROBLEMS, ids=lambda p: p.name)
 def test_every_default_shape_parses(problem):
     texts = [*problem.check_shapes.values(), *problem.time_shapes.values(), problem.model_shapes,
-             problem.profile_shapes, problem.seed_shapes, problem.target_shapes,
+             problem.profile_shapes, problem.source_shapes, problem.target_shapes,
              problem.quick_time_shapes]
     for text in texts:
         for shape in problem.parse_shapes(text):
@@ -78,13 +78,13 @@ def test_target_shapes_are_at_least_256_mb():
             assert p.input_bytes(shape, "fp32") >= 256 * 2**20, (op, shape)
 
 
-def test_seed_shapes_are_the_seed_documents():
-    assert problems.get("vector_add").seed_shapes == "192311"           # lecture, Figure 5
-    assert problems.get("relu_dropout").seed_shapes == "1000x1000"      # notebook
-    soft = problems.get("softmax").parse_shapes(problems.get("softmax").seed_shapes)
+def test_source_shapes_are_those_of_the_documents():
+    assert problems.get("vector_add").source_shapes == "192311"           # lecture, Figure 5
+    assert problems.get("relu_dropout").source_shapes == "1000x1000"      # notebook
+    soft = problems.get("softmax").parse_shapes(problems.get("softmax").source_shapes)
     assert {s.dims[0] for s in soft} == {100, 500, 1000, 2000, 3000}
     assert {s.dim for s in soft} == {0, None}                           # dim 0 and dim 1
-    assert "3x150x225" in problems.get("rgb_to_grey").seed_shapes        # guide, resized
+    assert "3x150x225" in problems.get("rgb_to_grey").source_shapes        # guide, resized
 
 
 # --------------------------------------------------------------------------- models
@@ -396,7 +396,7 @@ def test_test_image_landmarks():
     from bench import images
     from bench.catalog.memory_bound import eager_rgb_to_grey
 
-    for h, w in (images.SEED_SIZE, (1066, 1600), (24, 24)):
+    for h, w in (images.GUIDE_SIZE, (1066, 1600), (24, 24)):
         img = images.test_image(h, w)
         assert img.shape == (3, h, w) and img.dtype == torch.uint8
         grey = eager_rgb_to_grey(img)

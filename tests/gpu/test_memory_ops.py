@@ -300,7 +300,7 @@ def test_rgb_to_grey_on_the_test_image(ops, tops):
 
     from bench import images
 
-    for h, w in (images.SEED_SIZE, (1066, 1600)):
+    for h, w in (images.GUIDE_SIZE, (1066, 1600)):
         img = images.test_image(h, w, "cuda")
         greys = [f(img) for f in both(ops, tops, "rgb_to_grey")]
         for grey in greys:

@@ -111,7 +111,7 @@ class MemoryProblem(problem_base.Problem):
     # The shapes the source documents benchmark (the lecture notes, "A Practitioner's Guide
     # to Triton", the notebook "Meet Triton"; targets: at least as fast as PyTorch eager
     # there), and the >= 256 MB shapes of the bandwidth targets.
-    seed_shapes = ""
+    source_shapes = ""
     target_shapes = ""
     quick_time_shapes = ""
     bandwidth_target = 0.90   # of the measured copy bandwidth, at target_shapes
@@ -182,7 +182,7 @@ class VectorAddProblem(MemoryProblem):
     quick_time_shapes = "192311,67108864"
     model_shapes = "192311,67108864"
     profile_shapes = "67108864"
-    seed_shapes = "192311"            # Figure 5 of the lecture notes: N = 192311
+    source_shapes = "192311"            # Figure 5 of the lecture notes: N = 192311
     target_shapes = "67108864"        # 2^26 float32 = 256 MiB per tensor
 
     def error(self, out, inputs, mode="random"):
@@ -215,7 +215,7 @@ class CopyProblem(MemoryProblem):
     quick_time_shapes = "6,67108864"
     model_shapes = "6,67108864"
     profile_shapes = "67108864"
-    seed_shapes = "6"                 # the Practitioner's Guide's copy: x = [1, 2, 3, 4, 5, 6]
+    source_shapes = "6"                 # the Practitioner's Guide's copy: x = [1, 2, 3, 4, 5, 6]
     target_shapes = "67108864"
 
     def error(self, out, inputs, mode="random"):
@@ -313,7 +313,7 @@ class ReluDropoutProblem(MemoryProblem):
     quick_time_shapes = "1000x1000,67108864"
     model_shapes = "1000x1000,67108864"
     profile_shapes = "67108864"
-    seed_shapes = "1000x1000"         # "Meet Triton": x = torch.rand(1000, 1000), fp32 and half
+    source_shapes = "1000x1000"         # "Meet Triton": x = torch.rand(1000, 1000), fp32 and half
     target_shapes = "67108864"
 
     def inputs(self, shape, precision, seed=0, mode="random", device="cpu"):
@@ -358,7 +358,7 @@ class ReluDropoutProblem(MemoryProblem):
         return prec.get(precision).output_roundoff + F32
 
 
-def _seed_softmax_shapes() -> str:
+def _source_softmax_shapes() -> str:
     sizes = (100, 500, 1000, 2000, 3000)  # the benchmark of "Meet Triton": n x n, dims 0 and 1
     return ",".join(f"{n}x{n}:dim=0,{n}x{n}" for n in sizes)
 
@@ -387,11 +387,11 @@ class SoftmaxProblem(MemoryProblem):
     check_shapes = {"cpu": "1x1,3x5,7x33,5x200:dim=0,4x3x5:dim=1,2x1000,2x9000",
                     "cuda": "1x1,1x7,3x1000,257x33,100x100:dim=0,1000x1000,1000x1000:dim=0,"
                             "2x3x1001:dim=1,64x32768,7x20000:dim=0"}
-    time_shapes = {"cpu": "", "cuda": _seed_softmax_shapes() + ",4096x32768"}
+    time_shapes = {"cpu": "", "cuda": _source_softmax_shapes() + ",4096x32768"}
     quick_time_shapes = "1000x1000,3000x3000:dim=0,4096x32768"
     model_shapes = "3000x3000,4096x32768"
     profile_shapes = "4096x32768"
-    seed_shapes = _seed_softmax_shapes()
+    source_shapes = _source_softmax_shapes()
     target_shapes = "4096x32768"      # 512 MiB of float32 in, 512 MiB out
     bandwidth_target = 0.80
 
@@ -457,7 +457,7 @@ class RgbToGreyProblem(MemoryProblem):
     model_shapes = "3x1066x1600"
     profile_shapes = "3x8192x8192"
     # the puppy of "A Practitioner's Guide to Triton": resized, and as downloaded
-    seed_shapes = "3x150x225,3x1066x1600"
+    source_shapes = "3x150x225,3x1066x1600"
     target_shapes = ""
 
     def parse_shape(self, text):

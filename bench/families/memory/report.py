@@ -124,12 +124,12 @@ def evaluate_targets(time_payload: dict) -> list[dict]:
                 what += " and faster than torch.softmax"
             out.append(dict(target="bandwidth", op=r["op"], kernel=r["kernel"], shape=shape,
                             precision=prec, need=what, pct_copy=pct, vs_eager=speed, met=ok))
-        if shape in [s for s in p.seed_shapes.split(",") if s]:
+        if shape in [s for s in p.source_shapes.split(",") if s]:
             key = (r["op"], shape, prec)
             noise = speed < 1.0 and within_noise(num(r["median_ms"]), num(r.get("iqr_ms")),
                                                   eager.get(key, math.nan),
                                                   eager_iqr.get(key, math.nan))
-            out.append(dict(target="seed shape", op=r["op"], kernel=r["kernel"], shape=shape,
+            out.append(dict(target="source shape", op=r["op"], kernel=r["kernel"], shape=shape,
                             precision=prec, need=">= PyTorch eager (speed-up >= 1)",
                             pct_copy=pct, vs_eager=speed, met=speed >= 1.0, noise=noise))
     return out
@@ -147,7 +147,7 @@ def section_targets(time_payload: dict) -> str:
     misses = [t for t in results if not t["met"]]
     noisy = sum(bool(t.get("noise")) for t in misses)
     text = (f"## Memory-bound ops: targets\n\n{met} of {len(results)} met. Bandwidth targets at "
-            "the >= 256 MiB shapes (softmax: 4096 x 32768 float32); seed-shape targets at the "
+            "the >= 256 MiB shapes (softmax: 4096 x 32768 float32); source-shape targets at the "
             "shapes the documents each op was taken from benchmark it at, against PyTorch "
             "eager timed in the same run."
             "\n\n" + fmt.md_table(["target", "op", "kernel", "shape", "precision", "needed",
