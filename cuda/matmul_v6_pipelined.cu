@@ -7,7 +7,9 @@
 //             without the thread waiting for them. And launch blocks in an order in
 //             which the blocks resident together share their rows of A and columns of B
 //             in L2 (grouped order, as in Triton's matmul tutorial).
-//   change    from v5: the same warp and thread tiles and inner loop. (1) The fetch:
+//   change    from v5: the same warp-tile and thread-tile structure and inner loop (the
+//             default sizes differ, chosen by the tile sweep: 128 x 256 x 16 block tiles,
+//             64 x 64 warp tiles, 16 x 8 per thread; cuda/driver/ffma_sweep.sh). (1) The fetch:
 //             v5 loaded a tile into registers, stored it to shared memory and waited at a
 //             barrier before computing, so each step paid the global-memory latency
 //             (~1 us from DRAM) while its FFMAs waited, hidden only by other resident
@@ -19,9 +21,10 @@
 //             (2) Block order: the block with launch index b = blockIdx.y*gridDim.x +
 //             blockIdx.x computes tile (tm, tn) with GROUP block rows per group, walked
 //             column by column: tm = first + (b % (GROUP*gx)) % rows, tn = (b % (GROUP*gx))
-//             / rows. The ~2 x 132 blocks resident at once then cover a GROUP x ~33 patch
-//             of C instead of 8 whole block rows: they read GROUP row panels of A and
-//             ~33 column panels of B, not 8 row panels and all gx column panels.
+//             / rows. The ~132 blocks resident at once (one per SM with the default
+//             tiles) then cover a GROUP x ~132/GROUP patch of C: they read GROUP row panels
+//             of A and ~132/GROUP column panels of B, where launch order would read
+//             132/gx block rows and all gx column panels.
 //   pipeline  step t (tiles = ceil(K/BK); the prologue committed tiles 0..STAGES-2, one
 //             group each, empty groups past the last tile):
 //               cp_async_wait<STAGES-2>  this thread's copies of tile t have landed: of

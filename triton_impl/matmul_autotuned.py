@@ -37,8 +37,8 @@ per precision (fp32-ieee, tf32, fp16, bf16), and a fix for the tutorial's slow T
             element (a single F2FP instruction); the same rounding in integer arithmetic
             costs five, and 11% of triton_persistent's swap speed at 4096^3. The
             accumulator is transposed once, at the store.
-            Both orders are candidates; the autotuner keeps the faster: 219 TFLOP/s
-            (0.58x, results/h100 of 2026-11-25) for 256x128x32. It stays below the column-major case because the B
+            Both orders are candidates; the autotuner keeps the faster: 217 TFLOP/s
+            (0.56x, results/h100 of 2026-11-25) for 256x128x32. It stays below the column-major case because the B
             tile still arrives by 4-byte cp.async before it is read into registers, and
             ptxas serialises the wgmmas of that configuration (warning C7515). The fast
             tf32 is triton_persistent (TMA; 0.96x with a column-major B, 0.92-0.94x with
