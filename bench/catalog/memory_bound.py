@@ -275,8 +275,8 @@ def records() -> list[Kernel]:
                      "mask", eager_model=mm.relu_dropout_eager),
 
         *_pair("softmax", "row_sram",
-               "softmax over any dim, the row (column) kept in shared memory: one DRAM pass; "
-               "16-bit rows in their own type, three blocks per SM",
+               "softmax over any dim, the row (column) in shared memory: one DRAM pass; "
+               "16-bit rows in their own type",
                "the softmax of the notebook \"Meet Triton\", BLOCK = next_power_of_2(n), "
                "columns without a transpose",
                mm.softmax_sram, "reads N, writes N (n <= 32768)", _cuda("softmax_row_sram"),
@@ -285,10 +285,10 @@ def records() -> list[Kernel]:
                _cuda_params(lambda h: dict(max_n=h["SOFTMAX_SRAM_MAX_N"], staged=True)),
                _triton_params("softmax", max_n="SRAM_MAX_N"), suffix="_row_sram"),
         *_pair("softmax", "online",
-               "softmax over any dim, any length: online max and sum, then a backward pass; "
-               "a one-step row (16384 float32, 32768 16-bit kept packed) read once",
-               "online softmax with per-lane running max and sum, backward second pass; rows "
-               "up to 32768 one chunk, read once",
+               "softmax over any dim, any length: online max and sum, backward pass; "
+               "16-bit steps kept packed",
+               "online softmax, per-lane running max and sum, backward pass; rows up to "
+               "32768 read once",
                mm.softmax_online, "reads 2N, writes N", _cuda("softmax_online"),
                _triton("softmax", "online"), "cuda/softmax_online.cu", "triton_impl/softmax.py",
                _cuda_params(_online_cuda_params),
