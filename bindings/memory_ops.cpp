@@ -152,21 +152,17 @@ at::Tensor softmax_online(const at::Tensor& x, int64_t dim) {
   return run_softmax("softmax_online", x, dim, false);
 }
 
-// The row-softmax variants under measurement (cuda/memory_launchers.h): one debug op outside
+// The row-softmax variant under measurement (cuda/memory_launchers.h): one debug op outside
 // CVT_MEMORY_OPS (no fake kernel, no registry record), for docs/performance/debts/. Softmax
-// over the last dimension; `param` is the split version's cluster size (0: automatic).
+// over the last dimension; `variant` is "split" (version 3, softmax_split.cu), `param` its
+// cluster size (0: automatic).
 at::Tensor softmax_rows_variant(const at::Tensor& x, c10::string_view variant, int64_t param) {
   constexpr const char* op = "softmax_rows_variant";
   const cvt::DType dtype = float_dtype(op, x);
   check_cuda(op, x);
   TORCH_CHECK(x.dim() >= 1, op, ": x must have at least one dimension, got a 0-D tensor");
-  const bool packed_sram = variant == "row_sram_packed", packed_online = variant == "online_packed";
-  const bool split = variant == "split";
-  TORCH_CHECK(packed_sram || packed_online || split, op,
-              ": variant must be row_sram_packed, online_packed or split, got ", variant);
+  TORCH_CHECK(variant == "split", op, ": variant must be split, got ", variant);
   const int64_t n = x.size(-1);
-  TORCH_CHECK(!packed_sram || n <= cvt::kSoftmaxSramMaxN, op, ": row_sram_packed takes rows of at most ",
-              cvt::kSoftmaxSramMaxN, " elements, got ", n);
   TORCH_CHECK(param >= 0 && param <= cvt::kSplitMaxCluster, op, ": the cluster size must be in [0, ",
               cvt::kSplitMaxCluster, "] (0: automatic), got ", param);
   const c10::cuda::CUDAGuard guard(x.device());
@@ -174,21 +170,14 @@ at::Tensor softmax_rows_variant(const at::Tensor& x, c10::string_view variant, i
   at::Tensor out = at::empty(a.sizes(), a.options());
   if (a.numel() == 0) return out;
   const int64_t rows = a.numel() / n;
-  cudaError_t err = cudaSuccess;
-  if (packed_sram) {
-    err = cvt::launch_softmax_row_sram_packed(dtype, a.data_ptr(), out.data_ptr(), rows, n, stream_of(a));
-  } else if (packed_online) {
-    err = cvt::launch_softmax_online_packed(dtype, a.data_ptr(), out.data_ptr(), rows, n, stream_of(a));
-  } else {
-    err = cvt::launch_softmax_split(dtype, a.data_ptr(), out.data_ptr(), rows, n,
-                                    static_cast<int>(param), stream_of(a));
-    TORCH_CHECK(err != cudaErrorNotSupported, op, ": split with a cluster of ", param,
-                " blocks (0: automatic) for rows of ", n, " elements does not run on this GPU "
-                "(clusters need compute capability 9.0; the cluster must fit a GPC)");
-    TORCH_CHECK(err != cudaErrorInvalidValue, op, ": a row of ", n, " elements does not fit in ",
-                "the shared memory of a cluster of ", param, " blocks (0: automatic, at most ",
-                cvt::kSplitMaxCluster, ")");
-  }
+  const cudaError_t err = cvt::launch_softmax_split(dtype, a.data_ptr(), out.data_ptr(), rows, n,
+                                                    static_cast<int>(param), stream_of(a));
+  TORCH_CHECK(err != cudaErrorNotSupported, op, ": split with a cluster of ", param,
+              " blocks (0: automatic) for rows of ", n, " elements does not run on this GPU "
+              "(clusters need compute capability 9.0; the cluster must fit a GPC)");
+  TORCH_CHECK(err != cudaErrorInvalidValue, op, ": a row of ", n, " elements does not fit in ",
+              "the shared memory of a cluster of ", param, " blocks (0: automatic, at most ",
+              cvt::kSplitMaxCluster, ")");
   check_launch(op, err);
   return out;
 }

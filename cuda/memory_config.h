@@ -119,15 +119,27 @@
 #ifndef CVT_SRAM_UNROLL_SHORT
 #define CVT_SRAM_UNROLL_SHORT 4
 #endif
+// Version 1, rows of 16-bit types ("packed"): the row kept in shared memory in its own
+// type (a 32768-element float16 row takes 64 KiB, not 128), so CVT_SRAM_PACKED_MIN_BLOCKS
+// blocks share an SM and one block's loads overlap another's arithmetic;
+// CVT_SRAM_PACKED_UNROLL loads per thread in flight (3 blocks of 512 threads leave 40
+// registers per thread; 4 x 16 B x 1536 threads = 96 KiB in flight per SM, four times
+// Little's law's 3 TB/s x 1 us / 132 SMs). float32 rows keep the staged kernel above.
+#ifndef CVT_SRAM_PACKED_UNROLL
+#define CVT_SRAM_PACKED_UNROLL 4
+#endif
+#ifndef CVT_SRAM_PACKED_MIN_BLOCKS
+#define CVT_SRAM_PACKED_MIN_BLOCKS 3
+#endif
 
 // Version 2, online: threads per row block, at most (short rows get fewer).
 #ifndef CVT_ONLINE_THREADS
 #define CVT_ONLINE_THREADS 1024
 #endif
-// Elements per thread in flight in a row step, on the vector path (16: two 16-bit vectors
-// more and the bfloat16 conversions spill at the 64 registers a 1024-thread block allows).
-// A row of at most CVT_ONLINE_THREADS x CVT_ONLINE_ELEMENTS elements is one step, kept in
-// registers and read once (the traffic model's one_pass_n).
+// Elements per thread in flight in a float32 row step, on the vector path (16: 64 registers
+// is what a 1024-thread block allows). A float32 row of at most CVT_ONLINE_THREADS x
+// CVT_ONLINE_ELEMENTS elements is one step, kept in registers and read once (the traffic
+// model's one_pass_n).
 #ifndef CVT_ONLINE_ELEMENTS
 #define CVT_ONLINE_ELEMENTS 16
 #endif
@@ -135,6 +147,17 @@
 #ifndef CVT_ONLINE_SCALAR_UNROLL
 #define CVT_ONLINE_SCALAR_UNROLL 4
 #endif
+// Version 2, rows of 16-bit types ("packed"): a row step kept in registers as loaded (two
+// values per register): CVT_ONLINE_PACKED_BYTES per thread (8 vectors: 64 float16 elements),
+// blocks of CVT_ONLINE_PACKED_THREADS threads, two per SM; a 32768-element 16-bit row is one
+// step, read once (the traffic model's one_pass_n). float32 rows keep the step above.
+#ifndef CVT_ONLINE_PACKED_BYTES
+#define CVT_ONLINE_PACKED_BYTES 128
+#endif
+#ifndef CVT_ONLINE_PACKED_THREADS
+#define CVT_ONLINE_PACKED_THREADS 512
+#endif
+
 // Columns: threads per block (TX columns x TY threads per column: a power of two) ...
 #ifndef CVT_ONLINE_COL_THREADS
 #define CVT_ONLINE_COL_THREADS 256
@@ -145,32 +168,10 @@
 #endif
 
 // ---------------------------------------------------------------------------------------
-// Row-softmax variants under measurement (docs/performance/debts/NOTES.md): reachable only
-// through the debug op cvt::softmax_rows_variant, never through the ops above. The variant
-// that wins becomes its version's default; the others are deleted with their macros.
+// Row-softmax variant under measurement (docs/performance/debts/NOTES.md): reachable only
+// through the debug op cvt::softmax_rows_variant, never through the ops above.
 // ---------------------------------------------------------------------------------------
 
-// Version 1, "packed": the row kept in shared memory in its own type (a 32768-element
-// float16 row takes 64 KiB, not 128), so CVT_SRAM_PACKED_MIN_BLOCKS blocks share an SM and
-// one block's loads overlap another's arithmetic; CVT_SRAM_PACKED_UNROLL loads per thread
-// in flight (3 blocks of 512 threads leave 40 registers per thread; 4 x 16 B x 1536 threads
-// = 96 KiB in flight per SM, four times Little's law's 3 TB/s x 1 us / 132 SMs).
-#ifndef CVT_SRAM_PACKED_UNROLL
-#define CVT_SRAM_PACKED_UNROLL 4
-#endif
-#ifndef CVT_SRAM_PACKED_MIN_BLOCKS
-#define CVT_SRAM_PACKED_MIN_BLOCKS 3
-#endif
-// Version 2, "packed": a row step kept in registers as loaded (16-bit values stay packed two
-// per register): CVT_ONLINE_PACKED_BYTES per thread (8 vectors: 64 float16 elements), blocks
-// of CVT_ONLINE_PACKED_THREADS threads, two per SM; a 32768-element 16-bit row is one step,
-// read once.
-#ifndef CVT_ONLINE_PACKED_BYTES
-#define CVT_ONLINE_PACKED_BYTES 128
-#endif
-#ifndef CVT_ONLINE_PACKED_THREADS
-#define CVT_ONLINE_PACKED_THREADS 512
-#endif
 // Version 3, split rows (softmax_split.cu): a row cut into slices, one block per slice, the
 // blocks of a row one thread-block cluster (sm_90) exchanging their (max, sum) through
 // distributed shared memory. A slice takes at most CVT_SPLIT_SLICE_BYTES of shared memory

@@ -43,7 +43,7 @@ cudaError_t launch_relu_dropout(DType dtype, const void* x, void* out, int64_t n
 // Softmax over the middle axis of a contiguous [outer, n, inner] tensor: y[o, :, i] =
 // softmax(x[o, :, i]). inner == 1 is softmax over the last dimension (rows); inner > 1
 // is any other dimension (columns, read with stride `inner`).
-// The SRAM version keeps each row (column) in registers: n <= kSoftmaxSramMaxN.
+// The SRAM version keeps each row (column) in shared memory: n <= kSoftmaxSramMaxN.
 constexpr int64_t kSoftmaxSramMaxN = CVT_SOFTMAX_SRAM_MAX_N;
 cudaError_t launch_softmax_row_sram(DType dtype, const void* x, void* y, int64_t outer, int64_t n,
                                     int64_t inner, int sms, cudaStream_t stream);
@@ -51,11 +51,9 @@ cudaError_t launch_softmax_row_sram(DType dtype, const void* x, void* y, int64_t
 cudaError_t launch_softmax_online(DType dtype, const void* x, void* y, int64_t outer, int64_t n,
                                   int64_t inner, int sms, cudaStream_t stream);
 
-// Row-softmax variants under measurement (memory_config.h; the debug op
+// Row-softmax variant under measurement (memory_config.h; the debug op
 // cvt::softmax_rows_variant): softmax over the last dimension of a contiguous [rows, n]
 // tensor, same contract as above.
-//   row_sram_packed  version 1 with the row in shared memory in its own type; n <= kSoftmaxSramMaxN.
-//   online_packed    version 2 with each row step kept in registers as loaded; any n.
 //   split            version 3 (softmax_split.cu): a row over a cluster of `cluster` blocks
 //                    (0: the smallest power of two whose slices fit kSplitSliceBytes), each
 //                    keeping its slice in shared memory; one read, one write. cluster > 1 needs
@@ -65,10 +63,6 @@ cudaError_t launch_softmax_online(DType dtype, const void* x, void* y, int64_t o
 constexpr int64_t kSplitSliceBytes = CVT_SPLIT_SLICE_BYTES;
 constexpr int kSplitMaxCluster = CVT_SPLIT_MAX_CLUSTER;
 constexpr int kSplitThreads = CVT_SPLIT_THREADS;  // threads per block, at most
-cudaError_t launch_softmax_row_sram_packed(DType dtype, const void* x, void* y, int64_t rows,
-                                           int64_t n, cudaStream_t stream);
-cudaError_t launch_softmax_online_packed(DType dtype, const void* x, void* y, int64_t rows,
-                                         int64_t n, cudaStream_t stream);
 cudaError_t launch_softmax_split(DType dtype, const void* x, void* y, int64_t rows, int64_t n,
                                  int cluster, cudaStream_t stream);
 

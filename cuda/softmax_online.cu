@@ -11,9 +11,19 @@
 //             pass reads the row again and writes exp(x - M) / S.
 //             The second pass walks the row BACKWARDS (stage 2 of "Meet Triton" does the
 //             same): the chunks read last by pass 1 are the likeliest to still be in L2, so
-//             they are read first. A long row gets a 1024-thread block, one or two per SM
-//             (registers decide): with rows of 128 KiB, 132 to 264 rows in flight are 17 to
-//             34 MB, inside the 50 MB L2, so pass 2 costs L2 bandwidth, not DRAM bandwidth.
+//             they are read first. How a step of a row is held depends on its type:
+//             - float32: 16 elements per thread as float32, 1024-thread blocks (64 registers
+//               per thread), one or two per SM: with rows of 128 KiB, 132 to 264 rows in
+//               flight are 17 to 34 MB, inside the 50 MB L2, so pass 2 costs L2 bandwidth,
+//               not DRAM bandwidth (93.9% of copy at 4096 x 32768).
+//             - 16-bit types ("packed"): a step is kept as loaded, 8 vectors of 16 bytes per
+//               thread (64 float16 elements in 32 registers, two per register), 512-thread
+//               blocks, two per SM: a 32768-element 16-bit row is one step, read once, and two
+//               rows overlap per SM (96% of copy, against 64% when 16-bit steps were held as
+//               float32: 16 elements per thread, a 32768 row read twice;
+//               docs/performance/debts/NOTES.md). Each element's exp is computed twice in a
+//               one-step row (sum, then output). The packed form loses in float32 (74% of
+//               copy against 94%), which therefore keeps its float32 step.
 //   change    from cuda/softmax_row_sram.cu: no shared-memory copy of the row, so no limit
 //             on n; one pass more over the row, one exp more per element (the rescale is
 //             once per chunk). -inf is handled where a naive version breaks: while every
@@ -24,16 +34,14 @@
 //             threads each walking the column with stride `inner`.
 //   traffic   model (what the threads ask for): reads 2N, writes N elements: 3 N sizeof(T)
 //             bytes; compulsory 2 N sizeof(T). A row that fits in one step (U vectors per
-//             thread of one block: 16384 float32) keeps its values in registers from pass 1
-//             and is read once: 2 N sizeof(T) then (cvt::online_steps says which). The extra read is served by L2 when the rows
-//             in flight fit there (ncu: dram__bytes_read.sum ~ N sizeof(T) then), by DRAM
-//             otherwise.
+//             thread of one block: 16384 float32 elements, 32768 16-bit ones; 4096 and 2048
+//             on the scalar path) keeps its values in registers from pass 1 and is read once:
+//             2 N sizeof(T) then (the traffic model's one_pass_n). The extra read is served by
+//             L2 when the rows in flight fit there (ncu: dram__bytes_read.sum ~ N sizeof(T)
+//             then), by DRAM otherwise.
 //   precond.  contiguous input (the binding calls .contiguous()); any n >= 1 (64-bit
 //             offsets); rows of -inf, NaN and +inf behave as in version 1. Row vector path
 //             when n * sizeof(T) and both pointers are multiples of 16 bytes, else VEC = 1.
-//   variant   (under measurement, reached through the debug op cvt::softmax_rows_variant)
-//             softmax_row_online_packed_kernel: a step kept in registers as loaded, 512-thread
-//             blocks, two per SM; docs/performance/debts/NOTES.md.
 //   run       python -m bench check --kernels '*softmax_online' --shapes 8x100003,3x5x7:dim=1
 //             python -m bench time --kernels '*softmax*' --shapes 4096x32768 --precision fp32
 #include <cmath>
@@ -68,7 +76,7 @@ __device__ __forceinline__ float online_rescale(float& m, float& s, float chunk_
 }
 
 // ---------------------------------------------------------------------------------------
-// Rows: one block per row; thread t owns vectors t, t + T, t + 2T, ...
+// Rows of float32: one block per row; thread t owns vectors t, t + T, t + 2T, ...
 // ---------------------------------------------------------------------------------------
 
 template <typename T, int VEC>
@@ -152,14 +160,11 @@ softmax_row_online_kernel(const T* __restrict__ x, T* __restrict__ y, int64_t ro
 }
 
 // ---------------------------------------------------------------------------------------
-// Variant "packed" (under measurement, memory_config.h): rows only. Why the default is slow
-// in 16-bit: a step holds 16 elements per thread as float32 (the 64-register budget of a
-// 1024-thread block), 32 bytes of float16 in flight per thread, so a 32768-element row takes
-// two steps and is read twice, and one block per SM leaves its SM without loads while it
-// reduces (64.6% of the copy bandwidth). Here a step is kept as loaded: 8 vectors of 16
-// bytes per thread (64 float16 elements in 32 registers), blocks of 512 threads, two per
-// SM: a 32768-element 16-bit row is one step, read once, and two rows overlap per SM.
-// Each element's exp is computed twice in a one-step row (sum, then output).
+// Rows of 16-bit types ("packed"): a step is kept as loaded, 8 vectors of 16 bytes per
+// thread (64 float16 elements in 32 registers), blocks of 512 threads, two per SM: a
+// 32768-element 16-bit row is one step, read once, and two rows overlap per SM. The float32
+// kernel above holds 16 elements per thread (the 64-register budget of a 1024-thread block):
+// 32 bytes of 16-bit data per thread, a 32768-element row in two steps, read twice.
 // ---------------------------------------------------------------------------------------
 
 constexpr int kOnlinePackedThreads = CVT_ONLINE_PACKED_THREADS;  // threads per block, at most
@@ -296,6 +301,18 @@ cudaError_t launch_rows(const T* x, T* y, int64_t rows, int64_t n, cudaStream_t 
   return cudaGetLastError();
 }
 
+template <typename T, int VEC>
+cudaError_t launch_rows_packed(const T* x, T* y, int64_t rows, int64_t n, cudaStream_t stream) {
+  const int64_t nvec = n / VEC;
+  // One step of U vectors per thread covers short rows; long rows get kOnlinePackedThreads.
+  const int threads = static_cast<int>(std::min<int64_t>(
+      kOnlinePackedThreads,
+      std::max<int64_t>(32, ceil_div(ceil_div(nvec, kOnlinePackedUnroll<T, VEC>), 32) * 32)));
+  softmax_row_online_packed_kernel<T, VEC><<<std::min(rows, kMaxGridX), threads, 0, stream>>>(
+      x, y, rows, n);
+  return cudaGetLastError();
+}
+
 template <typename T>
 cudaError_t launch_cols(const T* x, T* y, int64_t outer, int64_t n, int64_t inner, int sms,
                         cudaStream_t stream) {
@@ -317,44 +334,14 @@ cudaError_t launch_softmax_online(DType dtype, const void* x, void* y, int64_t o
     const T* xt = static_cast<const T*>(x);
     T* yt = static_cast<T*>(y);
     if (inner > 1) return launch_cols<T>(xt, yt, outer, n, inner, sms, stream);
-    if (aligned16(x) && aligned16(y) && (n * static_cast<int64_t>(sizeof(T))) % 16 == 0) {
-      return launch_rows<T, kVec16<T>>(xt, yt, outer, n, stream);
+    const bool vec = aligned16(x) && aligned16(y) && (n * static_cast<int64_t>(sizeof(T))) % 16 == 0;
+    if constexpr (sizeof(T) == 2) {  // 16-bit rows: steps kept packed (see the header)
+      return vec ? launch_rows_packed<T, kVec16<T>>(xt, yt, outer, n, stream)
+                 : launch_rows_packed<T, 1>(xt, yt, outer, n, stream);
+    } else {
+      return vec ? launch_rows<T, kVec16<T>>(xt, yt, outer, n, stream)
+                 : launch_rows<T, 1>(xt, yt, outer, n, stream);
     }
-    return launch_rows<T, 1>(xt, yt, outer, n, stream);
-  });
-}
-
-}  // namespace cvt
-
-// ---------------------------------------------------------------------------------------
-// Variant "packed": launch (rows only; memory_launchers.h)
-// ---------------------------------------------------------------------------------------
-
-namespace cvt {
-
-template <typename T, int VEC>
-cudaError_t launch_rows_packed(const T* x, T* y, int64_t rows, int64_t n, cudaStream_t stream) {
-  const int64_t nvec = n / VEC;
-  // One step of U vectors per thread covers short rows; long rows get kOnlinePackedThreads.
-  const int threads = static_cast<int>(std::min<int64_t>(
-      kOnlinePackedThreads,
-      std::max<int64_t>(32, ceil_div(ceil_div(nvec, kOnlinePackedUnroll<T, VEC>), 32) * 32)));
-  softmax_row_online_packed_kernel<T, VEC><<<std::min(rows, kMaxGridX), threads, 0, stream>>>(
-      x, y, rows, n);
-  return cudaGetLastError();
-}
-
-cudaError_t launch_softmax_online_packed(DType dtype, const void* x, void* y, int64_t rows,
-                                         int64_t n, cudaStream_t stream) {
-  if (rows <= 0 || n <= 0) return cudaSuccess;
-  return dispatch_dtype(dtype, [&](auto type) {
-    using T = typename decltype(type)::type;
-    const T* xt = static_cast<const T*>(x);
-    T* yt = static_cast<T*>(y);
-    if (aligned16(x) && aligned16(y) && (n * static_cast<int64_t>(sizeof(T))) % 16 == 0) {
-      return launch_rows_packed<T, kVec16<T>>(xt, yt, rows, n, stream);
-    }
-    return launch_rows_packed<T, 1>(xt, yt, rows, n, stream);
   });
 }
 

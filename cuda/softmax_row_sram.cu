@@ -6,13 +6,23 @@
 //             notebook "Meet Triton"). It takes three sweeps over the row (max, sum,
 //             output); if the row stays on chip between them, DRAM sees it once. A block
 //             owns a row.
-//             Sweep 1 copies the row from DRAM into shared memory (as float32: up to
-//             kSoftmaxSramMaxN = 32768 elements = 128 KiB) while each thread tracks the
-//             maximum of its elements; warp shuffles and one shared-memory step fold the
-//             block's maxima (block_allreduce). Sweep 2 replaces each element by
-//             exp(x - m) in place and sums; sweep 3 writes exp * (1 / sum) to DRAM. Every
+//             Sweep 1 copies the row from DRAM into shared memory (up to kSoftmaxSramMaxN =
+//             32768 elements) while each thread tracks the maximum of its elements; warp
+//             shuffles and one shared-memory step fold the block's maxima (block_allreduce).
+//             Sweep 2 sums exp(x - m); sweep 3 writes exp(x - m) * (1 / sum) to DRAM. Every
 //             thread sweeps the same elements it loaded, so between the sweeps only the
-//             reductions synchronise.
+//             reductions synchronise. How the row is kept depends on its type:
+//             - float32 rows are staged as float32 (128 KiB for 32768 elements, one block
+//               per SM) and sweep 2 replaces each element by its exp in place: 97.5% of the
+//               copy bandwidth at 4096 x 32768 (docs/performance/debts/NOTES.md).
+//             - 16-bit rows are kept in their own type (64 KiB for 32768 elements), so three
+//               512-thread blocks share an SM (__launch_bounds__(512, 3)) and one block's
+//               loads overlap another's arithmetic; sweep 2 only sums and sweep 3 computes
+//               each exp again (two exps per element at 3 TB/s use about a third of the SFUs'
+//               rate). Staged as float32 like the float32 rows, a 16-bit row left its SM
+//               without loads while its one block reduced (67-77% of copy); kept packed it
+//               reaches 96% (NOTES.md). The packed form loses in float32 (70.6% against
+//               97.5%), which therefore keeps its staged kernel.
 //             The Triton twin (triton_impl/softmax.py) is the kernel of "Meet Triton" with
 //             BLOCK = next_power_of_2(n): the row is one tensor value, which its compiler
 //             keeps in registers. A CUDA block can hold 32768 floats in registers too (64
@@ -20,25 +30,27 @@
 //             spill (ptxas -v); shared memory takes any layout and leaves registers free.
 //   change    (first reduction kernel) Two layouts of the same idea, for its `dim`:
 //             - rows (dim = -1, inner == 1): element k of row r is x[r * n + k]; a warp
-//               moves 32 neighbour 16-byte vectors, kSramUnroll of them in flight per thread.
+//               moves 32 neighbour 16-byte vectors, several of them in flight per thread
+//               (kSramUnroll for float32, kSramPackedUnroll for 16-bit types).
 //             - columns (any other dim of a contiguous [outer, n, inner] tensor; no
 //               transpose, no copy): element k of column (o, i) is x[(o * n + k) * inner + i].
 //               A 2-D block: threadIdx.x walks TX neighbour columns (each load instruction
 //               touches TX * sizeof(T) contiguous bytes: 32 for TX = 8 float32, one sector;
 //               column_tile picks TX so that the grid still fills the GPU),
 //               threadIdx.y splits the n elements; the reductions fold over threadIdx.y in
-//               shared memory (column_allreduce). Shared memory holds the n x TX tile.
+//               shared memory (column_allreduce). Shared memory holds the n x TX tile, as
+//               float32 whatever the type.
 //   traffic   reads N, writes N elements (N = outer * n * inner): compulsory = model
-//             = 2 N sizeof(T) bytes, one pass, whatever the layout.
+//             = 2 N sizeof(T) bytes, one pass, whatever the layout. Shared memory: two
+//             sweeps over the row after the copy (2 N sizeof(T) bytes read for rows,
+//             2 N x 4 for columns).
 //   precond.  contiguous input (the binding calls .contiguous()); n <= 32768 (the binding
 //             raises with the row length otherwise: the online version takes any n); a row
 //             of length 1 gives 1; a row of -inf gives NaN, as torch.softmax
 //             (exp(-inf - -inf) = exp(NaN)); a NaN or a +inf makes its row NaN, as torch.
 //             Row vector path when n * sizeof(T) and both pointers are multiples of 16 bytes
 //             (then every row starts aligned; run-time check), else VEC = 1, the same code.
-//   variant   (under measurement, reached through the debug op cvt::softmax_rows_variant)
-//             softmax_row_sram_packed_kernel: the row in shared memory in its own type, three
-//             blocks per SM; docs/performance/debts/NOTES.md.
+//             Row offsets are 64-bit (row * n); offsets inside a row are int (n <= 32768).
 //   run       python -m bench check --kernels '*softmax_row_sram' --shapes 1000x1000,100x100:dim=0
 //             python -m bench time --kernels '*softmax*' --shapes 4096x32768 --precision fp32
 #include <cmath>
@@ -74,7 +86,8 @@ constexpr int kSramUnroll = VEC >= 4 ? CVT_SRAM_ELEMENTS / VEC : CVT_SRAM_SCALAR
 constexpr int kSramUnrollShort = CVT_SRAM_UNROLL_SHORT;
 
 // ---------------------------------------------------------------------------------------
-// Rows: one block per row (grid-stride over rows). Thread t owns vectors t, t + T, ...
+// Rows of float32: one block per row (grid-stride over rows). Thread t owns vectors t,
+// t + T, ...
 // ---------------------------------------------------------------------------------------
 
 template <typename T, int VEC, int U>
@@ -139,15 +152,11 @@ softmax_row_sram_kernel(const T* __restrict__ x, T* __restrict__ y, int64_t rows
 }
 
 // ---------------------------------------------------------------------------------------
-// Variant "packed" (under measurement, memory_config.h): rows only. Why the default is slow
-// in 16-bit: its row takes n * 4 bytes of shared memory whatever the type, so a 32768-element
-// row (128 KiB) leaves room for one block per SM. That block loads its row, then reduces and
-// writes it, and while it reduces no load of its SM is in flight: at 64 KiB per float16 row
-// the load takes about as long as the arithmetic (76.8% of the copy bandwidth; float32,
-// whose load is twice as long for the same arithmetic: 97.5%). Here the row stays in its own
-// type (64 KiB for float16), three blocks share an SM and overlap each other's phases; sweep 2
-// only sums the exps and sweep 3 computes them again (one more exp per element: 2 per
-// element at 3 TB/s use about a third of the SFU's rate).
+// Rows of 16-bit types ("packed"): the row stays in shared memory in its own type (64 KiB
+// for 32768 float16 elements, not 128), so three blocks share an SM and overlap each other's
+// phases; sweep 2 only sums the exps and sweep 3 computes them again (one more exp per
+// element). The float32 kernel above staged 16-bit rows as float32 too: one block per SM,
+// which loads its row, then reduces and writes it with no load of its SM in flight.
 // ---------------------------------------------------------------------------------------
 
 constexpr int kSramPackedUnroll = CVT_SRAM_PACKED_UNROLL;          // 16-byte vectors in flight
@@ -199,8 +208,8 @@ softmax_row_sram_packed_kernel(const T* __restrict__ x, T* __restrict__ y, int64
       const Vec<T, VEC> a = *reinterpret_cast<const Vec<T, VEC>*>(row_sram + v * VEC);
       store_vec<T, VEC>(yr + v * VEC, vec_exp_scaled(a, m, inv));
     }
-    // (each thread sweeps the elements it loaded, as in the default: no barrier before the
-    // next row overwrites them)
+    // (each thread sweeps the elements it loaded, as in the float32 kernel: no barrier
+    // before the next row overwrites them)
   }
 }
 
@@ -278,6 +287,20 @@ cudaError_t launch_rows(const T* x, T* y, int64_t rows, int n, cudaStream_t stre
   return cudaGetLastError();
 }
 
+template <typename T, int VEC>
+cudaError_t launch_rows_packed(const T* x, T* y, int64_t rows, int n, cudaStream_t stream) {
+  const int64_t nvec = n / VEC;
+  // The float32 rows' block size: about kSramUnrollShort vectors per thread, at most kSramThreads.
+  const int threads = static_cast<int>(std::min<int64_t>(
+      kSramThreads, std::max<int64_t>(32, ceil_div(ceil_div(nvec, kSramUnrollShort), 32) * 32)));
+  const size_t smem = sizeof(T) * static_cast<size_t>(n);
+  const auto kernel = softmax_row_sram_packed_kernel<T, VEC>;
+  const cudaError_t err = allow_shared(kernel, smem);
+  if (err != cudaSuccess) return err;
+  kernel<<<std::min(rows, kMaxGridX), threads, smem, stream>>>(x, y, rows, n);
+  return cudaGetLastError();
+}
+
 template <typename T>
 cudaError_t launch_cols(const T* x, T* y, int64_t outer, int n, int64_t inner, int sms,
                         cudaStream_t stream) {
@@ -310,48 +333,14 @@ cudaError_t launch_softmax_row_sram(DType dtype, const void* x, void* y, int64_t
     T* yt = static_cast<T*>(y);
     const int nn = static_cast<int>(n);
     if (inner > 1) return launch_cols<T>(xt, yt, outer, nn, inner, sms, stream);
-    if (aligned16(x) && aligned16(y) && (n * sizeof(T)) % 16 == 0) {
-      return launch_rows<T, kVec16<T>>(xt, yt, outer, nn, stream);
+    const bool vec = aligned16(x) && aligned16(y) && (n * sizeof(T)) % 16 == 0;
+    if constexpr (sizeof(T) == 2) {  // 16-bit rows: kept packed (see the header)
+      return vec ? launch_rows_packed<T, kVec16<T>>(xt, yt, outer, nn, stream)
+                 : launch_rows_packed<T, 1>(xt, yt, outer, nn, stream);
+    } else {
+      return vec ? launch_rows<T, kVec16<T>>(xt, yt, outer, nn, stream)
+                 : launch_rows<T, 1>(xt, yt, outer, nn, stream);
     }
-    return launch_rows<T, 1>(xt, yt, outer, nn, stream);
-  });
-}
-
-}  // namespace cvt
-
-// ---------------------------------------------------------------------------------------
-// Variant "packed": launch (rows only; memory_launchers.h)
-// ---------------------------------------------------------------------------------------
-
-namespace cvt {
-
-template <typename T, int VEC>
-cudaError_t launch_rows_packed(const T* x, T* y, int64_t rows, int n, cudaStream_t stream) {
-  const int64_t nvec = n / VEC;
-  // The default's block size: about kSramUnrollShort vectors per thread, at most kSramThreads.
-  const int threads = static_cast<int>(std::min<int64_t>(
-      kSramThreads, std::max<int64_t>(32, ceil_div(ceil_div(nvec, kSramUnrollShort), 32) * 32)));
-  const size_t smem = sizeof(T) * static_cast<size_t>(n);
-  const auto kernel = softmax_row_sram_packed_kernel<T, VEC>;
-  const cudaError_t err = allow_shared(kernel, smem);
-  if (err != cudaSuccess) return err;
-  kernel<<<std::min(rows, kMaxGridX), threads, smem, stream>>>(x, y, rows, n);
-  return cudaGetLastError();
-}
-
-cudaError_t launch_softmax_row_sram_packed(DType dtype, const void* x, void* y, int64_t rows,
-                                           int64_t n, cudaStream_t stream) {
-  if (n > kSoftmaxSramMaxN) return cudaErrorInvalidValue;
-  if (rows <= 0 || n <= 0) return cudaSuccess;
-  return dispatch_dtype(dtype, [&](auto type) {
-    using T = typename decltype(type)::type;
-    const T* xt = static_cast<const T*>(x);
-    T* yt = static_cast<T*>(y);
-    const int nn = static_cast<int>(n);
-    if (aligned16(x) && aligned16(y) && (n * sizeof(T)) % 16 == 0) {
-      return launch_rows_packed<T, kVec16<T>>(xt, yt, rows, nn, stream);
-    }
-    return launch_rows_packed<T, 1>(xt, yt, rows, nn, stream);
   });
 }
 

@@ -18,13 +18,18 @@ the notebook "GPUs and challenges in programming them. Meet Triton".
             only.
             Inside a matrix the tiles follow the grouped order (tl.swizzle2d) as in
             matmul_grouped.
+            Tiles: tf32, fp16 and bf16 are autotuned over matmul_autotuned's candidates
+            (tiles.AUTOTUNE_CONFIGS, tuned per (M, N, K, batches); 128 x 256 x 64 on 8 warps
+            for 16-bit), with its tf32 operand swap (B_FROM_REGISTERS: C^T = B^T A^T, each
+            k-step's wgmma retired by wait_for_dot). The 64 x 64 tiles of "Meet Triton" on 4
+            warps (tiles.BATCHED) ran 0.43-0.54x the cuBLAS reference in 16-bit and 0.14-0.18x
+            in tf32; autotuned, 0.91-1.02x and 0.58-0.68x (4096^3 and a batch of 128,
+            docs/performance/debts/NOTES.md). fp32 (FFMA) was not measured autotuned and keeps
+            tiles.BATCHED.
   traffic   per batch entry, what matmul_grouped requests:
               A: M*K*ceil(N/BLOCK_N)   B: N*K*ceil(M/BLOCK_M)   stores: M*N
             times the number of batch entries of the output. A broadcast operand is read
             once per entry that uses it; L2 usually serves the repeats.
-  variants  under measurement (VARIANTS below; docs/performance/debts/NOTES.md): "autotuned"
-            tunes the tiles over matmul_autotuned's candidates, with its tf32 operand swap
-            (B_FROM_REGISTERS: C^T = B^T A^T, each k-step's wgmma retired by wait_for_dot).
   precond.  fp32/tf32: float32; fp16/bf16: float16/bfloat16 (output the same dtype); both
             operands of rank >= 2 with broadcastable batch dimensions; any strides (speed
             needs one unit stride per matrix); tensors on the current CUDA device.
@@ -163,18 +168,16 @@ def _check(a, b, precision):
                          f"B {tuple(b.shape)}") from None
 
 
+# The precisions whose tiles are autotuned (tuned_kernel); fp32 runs the fixed tiles.BATCHED.
+AUTOTUNED = tiles.BATCHED_AUTOTUNED
+
+
 def params(precision: str = "fp32") -> dict[str, int]:
-    """The 64 x 64 tiles of "Meet Triton" (tiles.BATCHED)."""
+    """The fixed tiles of fp32, the 64 x 64 tiles of "Meet Triton" (tiles.BATCHED); the
+    other precisions' first autotuning candidate (what small problems run)."""
+    if precision in AUTOTUNED:
+        return dict(tiles.AUTOTUNE_CONFIGS[precision][0])
     return dict(tiles.BATCHED[precision])
-
-
-# Variants under measurement (docs/performance/debts/NOTES.md), selected by matmul(...,
-# variant=...); the default (None) is what the op runs. The winner becomes the default.
-#   "autotuned"  matmul_autotuned's candidates per precision (tiles.AUTOTUNE_CONFIGS: 128 x
-#                256 x 64 on 8 warps for 16-bit, the tf32 operand swap), tuned per (M, N, K,
-#                batches); the 64 x 64 tiles of "Meet Triton" on 4 warps ran 4096^3 at 0.44x in
-#                fp16 (x cuBLAS) where those tiles reach 0.94-0.99x in the 2-D kernel.
-VARIANTS = ("autotuned",)
 
 
 def _batched_prune():
@@ -232,12 +235,10 @@ def best_config(precision: str):
 
 
 def matmul(a: torch.Tensor, b: torch.Tensor, precision: str = "fp32", *,
-           tile: dict | None = None, variant: str | None = None) -> torch.Tensor:
+           tile: dict | None = None) -> torch.Tensor:
     """(..., M, K) @ (..., K, N) -> (..., M, N) at the given precision, without copies.
     ``tile`` fixes the tile parameters (tiles.BATCHED's keys, B_FROM_REGISTERS for tf32);
-    ``variant`` one of VARIANTS (under measurement) or None (the default)."""
-    if variant is not None and variant not in VARIANTS:
-        raise ValueError(f"{NAME}: variant must be None or one of {VARIANTS}, got {variant!r}")
+    without it tf32, fp16 and bf16 are autotuned (AUTOTUNED), fp32 runs tiles.BATCHED."""
     batch = _check(a, b, precision)
     M, K, N = a.shape[-2], a.shape[-1], b.shape[-1]
     if K == 0:
@@ -245,7 +246,8 @@ def matmul(a: torch.Tensor, b: torch.Tensor, precision: str = "fp32", *,
     c = torch.empty((*batch, M, N), dtype=a.dtype, device=a.device)
     if c.numel() == 0:
         return c
-    p = tile or params(precision)
+    autotuned = tile is None and precision in AUTOTUNED
+    p = tile or params(precision)            # (unused when autotuned)
     a = a.expand(*batch, M, K)               # views: broadcast dimensions get stride 0
     b = b.expand(*batch, K, N)
     nb = len(batch)
@@ -263,7 +265,7 @@ def matmul(a: torch.Tensor, b: torch.Tensor, precision: str = "fp32", *,
     for index in itertools.product(*(range(d[0]) for d in outer)):
         # Rare: more than 3 batch dims; the outer ones' offsets, one launch each.
         offs = [sum(i * d[1][t] for i, d in zip(index, outer)) for t in range(3)]
-        if variant == "autotuned":
+        if autotuned:
             grid = lambda meta: (triton.cdiv(M, meta["BLOCK_M"]) * triton.cdiv(N, meta["BLOCK_N"])
                                  * batches,)
             _common.launch(tuned_kernel(precision), grid,

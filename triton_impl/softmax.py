@@ -13,21 +13,25 @@
   versions  row_sram   the whole row (column) is ONE tensor value: BLOCK = next_power_of_2(n),
                        as in "Meet Triton"; the compiler keeps it in registers, so DRAM sees
                        the row once. Rows up to 32768 elements (as the CUDA twin).
-            online     rows of any length, in chunks, twice: pass 1 keeps a running max and a
-                       running sum of exp(x - max) (rescaled when the max grows: Milakov and
-                       Gimelshein 2018), pass 2 writes exp(x - max) / sum walking the row
-                       BACKWARDS (as "Meet Triton" does in stage 2), so the chunks read
-                       last, the likeliest still in L2, are read first. The running max and
-                       sum are kept per LANE of the chunk (a [BLOCK] tensor each) and
-                       folded once at the end: no cross-warp reduction inside the loop (the
-                       CUDA twin keeps one pair per thread; a Triton program cannot name its
-                       threads). A row of one chunk (n <= the chunk: ONE_CHUNK) is read
-                       once, as the CUDA twin's one-step rows. Pass 1 loads with
+            online     rows of any length. A row of at most ONE_CHUNK_MAX_N elements (SRAM_MAX_N,
+                       32768) is ONE chunk, BLOCK = next_power_of_2(n) on row_sram's warps,
+                       kept in registers and read once, whatever its type (16-bit rows of
+                       32768 in 4096-element chunks were read twice: 88-90% of the copy
+                       bandwidth, one chunk 93%; float32 97.5% against 98.5% in 16384-element
+                       chunks, one path for every type at 1% of float32;
+                       docs/performance/debts/NOTES.md). Longer rows go in chunks
+                       (ONLINE_CONFIG), twice: pass 1 keeps a running max and a running sum
+                       of exp(x - max) (rescaled when the max grows: Milakov and Gimelshein
+                       2018), pass 2 writes exp(x - max) / sum walking the row BACKWARDS (as
+                       "Meet Triton" does in stage 2), so the chunks read last, the likeliest
+                       still in L2, are read first. The running max and sum are kept per LANE
+                       of the chunk (a [BLOCK] tensor each) and folded once at the end: no
+                       cross-warp reduction inside the loop (the CUDA twin keeps one pair per
+                       thread; a Triton program cannot name its threads). Pass 1 loads with
                        eviction_policy="evict_last", pass 2 with "evict_first" (KEEP): the
                        rows in flight then stay in L2 for pass 2.
-  variants  under measurement (VARIANTS below; docs/performance/debts/NOTES.md): "one_chunk"
-            reads online rows of up to SRAM_MAX_N elements once. The split version (a row
-            over several programs) is triton_impl/softmax_split.py.
+            The split version (a row over several programs, under measurement:
+            docs/performance/debts/NOTES.md) is triton_impl/softmax_split.py.
   mapping   CUDA (cuda/softmax_*.cu)                this file
             block per row, row staged in shared     program per row, row in registers
               memory (version 1)
@@ -41,14 +45,15 @@
                                                       half the CUDA TX: [4096, 4] for n = 3000
                                                       where CUDA stages [3000, 8]
             __expf                                  tl.exp (both: ex2.approx after x * log2 e)
-            online: 1024-thread blocks, 16 el./    chunks of 16384 float32 (4096 16-bit) and
-              thread per step; default L2 policy      16 warps; evict_last / evict_first hints
+            online: steps of 16 float32 per thread  rows up to 32768: one chunk; longer rows:
+              (1024 threads) or 64 16-bit ones        chunks of 16384 float32 (4096 16-bit) and
+              (512 threads); default L2 policy        16 warps; evict_last / evict_first hints
               (it keeps 132 rows = 17 MB in           (CUDA has no one-word equivalent: it
               flight and reaches 95% without one)     takes createpolicy + ld ...L2::cache_hint)
   traffic   row_sram: reads N, writes N elements (N = outer * n * inner): compulsory = model
             = 2 N sizeof(T) bytes.  online: model reads 2 N, writes N (3 N sizeof(T)); the
             second read comes from L2 when the rows in flight fit there; a one-chunk row
-            reads N (2 N sizeof(T)).
+            (n <= 32768, dim = -1) reads N (2 N sizeof(T)).
   precond.  float32 / float16 / bfloat16 (computed in float32), any shape with >= 1 dim, any
             dim; made contiguous by the wrapper. Rows of length 1 give 1. A row of -inf
             gives NaN (exp(-inf - -inf)), as torch.softmax; a NaN or +inf makes its row NaN.
@@ -70,6 +75,9 @@ from triton_impl import _common, _memory, tiles
 # most 32, while 4 programs per SM remain) and the online column kernel's chunk (1024
 # elements on 8 warps: the CUDA block's 256 threads x 4). The rest is Triton's own:
 ONLINE_CONFIG = tiles.SOFTMAX_ONLINE  # long rows: (chunk, warps) by element size
+# Online rows (dim = -1) of at most this many elements are one chunk, read once; None:
+# SRAM_MAX_N (32768, the row_sram version's longest row).
+ONE_CHUNK_MAX_N: int | None = None
 # Pass 1 asks L2 to keep the row (evict_last) and pass 2 to drop it (evict_first): without
 # it pass 2 missed L2 and DRAM read 848 MB instead of the 537 MB compulsory (ncu).
 ONLINE_KEEP = True
@@ -283,31 +291,17 @@ def column_tile(outer: int, inner: int, most: int, sms: int) -> int:
     return bi
 
 
-# Variants under measurement (docs/performance/debts/NOTES.md), selected by softmax(...,
-# variant=...); the default (None) is what the ops run. The winner becomes the default.
-#   "one_chunk"  online, rows (dim = -1): a row of at most SRAM_MAX_N elements is one chunk,
-#                read once with row_sram's warps, whatever ONLINE_CONFIG's chunk (float16 and
-#                bfloat16 rows of 32768 otherwise take 8 chunks of 4096 and are read twice,
-#                the second time from L2: 90% and 88% of the copy bandwidth).
-VARIANTS = ("one_chunk",)
-
-
 def _row_warps(block: int) -> int:
     """The warps of "Meet Triton" for a whole-row block: 4, 8 from 2048 elements, 16 from
     4096 (64 per thread at 32768)."""
     return 16 if block >= 4096 else 8 if block >= 2048 else 4
 
 
-def softmax(x: torch.Tensor, dim: int = -1, version: str = "online", *,
-            variant: str | None = None) -> torch.Tensor:
-    """softmax(x, dim) with version "row_sram" (n <= 32768) or "online" (any n); ``variant``
-    one of VARIANTS (under measurement) or None (the default)."""
+def softmax(x: torch.Tensor, dim: int = -1, version: str = "online") -> torch.Tensor:
+    """softmax(x, dim) with version "row_sram" (n <= 32768) or "online" (any n)."""
     op = f"triton_softmax_{version}"
     if version not in ("row_sram", "online"):
         raise ValueError(f"triton_softmax: version must be 'row_sram' or 'online', got {version!r}")
-    if variant is not None and (variant not in VARIANTS or version != "online"):
-        raise ValueError(f"{op}: variant must be None or one of {VARIANTS} (online only), "
-                         f"got {variant!r}")
     outer, n, inner = softmax_view(op, x, dim)
     p = tiles.softmax()
     if version == "row_sram" and n > p["SRAM_MAX_N"]:
@@ -325,8 +319,8 @@ def softmax(x: torch.Tensor, dim: int = -1, version: str = "online", *,
             block = max(16, triton.next_power_of_2(n))
             _common.launch(softmax_row_sram_kernel, (outer,), x, y, n, BLOCK=block, VEC=vec,
                            num_warps=_row_warps(block))
-        elif variant == "one_chunk" and n <= p["SRAM_MAX_N"]:
-            block = max(16, triton.next_power_of_2(n))
+        elif n <= (p["SRAM_MAX_N"] if ONE_CHUNK_MAX_N is None else ONE_CHUNK_MAX_N):
+            block = max(16, triton.next_power_of_2(n))  # one chunk: the row is read once
             _common.launch(softmax_row_online_kernel, (outer,), x, y, n, BLOCK=block, VEC=vec,
                            ONE_CHUNK=True, KEEP=ONLINE_KEEP, WIDE=False,
                            num_warps=_row_warps(block))

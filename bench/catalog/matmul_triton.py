@@ -65,6 +65,17 @@ def _tiles_per_precision(table: str, first: bool = False, module: str = "tiles")
     return params
 
 
+def _batched_params(precision=None) -> dict:
+    """triton_batched's tiles: tiles.BATCHED for fp32, the first autotuning candidate (what
+    small problems run) for the autotuned precisions (tiles.BATCHED_AUTOTUNED)."""
+    from triton_impl import tiles
+
+    precision = precision or "fp32"
+    if precision in tiles.BATCHED_AUTOTUNED:
+        return dict(tiles.AUTOTUNE_CONFIGS[precision][0])
+    return dict(tiles.BATCHED[precision])
+
+
 def _twin(name, version, module, summary, model, params, twin, formula,
           departure: str = "") -> Kernel:
     return Kernel(
@@ -129,8 +140,9 @@ def records() -> list[Kernel]:
               "to keep wgmma pipelined",
               models_triton.matmul_wrapped, _tiles_per_precision("AUTOTUNE_CONFIGS", first=True)),
         _seed("triton_batched", "batched", "matmul_batched",
-              "(..., m, k) @ (..., k, n): broadcasting batch dims, any strides, no copies",
-              models_triton.matmul_blocked, _tiles_per_precision("BATCHED")),
+              "(..., m, k) @ (..., k, n), broadcasting, any strides; autotuned "
+              "(tf32/fp16/bf16), 64x64 tiles (fp32)",
+              models_triton.matmul_blocked, _batched_params),
         Kernel(
             name="triton_persistent", op="matmul", backend="triton", version="persistent",
             summary="TMA descriptors, one program per SM; tf32: column-major B direct, "

@@ -149,13 +149,13 @@ def _compiled(op: str):
 
 
 def _online_triton_params(precision=None) -> dict:
-    """triton_impl/tiles.py's chunks (float32 shown as BLOCK, num_warps); rows of at most
-    one chunk are read once. tiles.py imports no Triton."""
+    """triton_impl/tiles.py's chunks of rows longer than 32768 (float32 shown as BLOCK,
+    num_warps); rows of at most SRAM_MAX_N elements are one chunk, read once, whatever their
+    type. tiles.py imports no Triton."""
     from triton_impl import tiles
 
     chunk, warps = tiles.SOFTMAX_ONLINE[4]
-    return dict(BLOCK=chunk, num_warps=warps,
-                one_pass_n={e: c for e, (c, _) in tiles.SOFTMAX_ONLINE.items()})
+    return dict(BLOCK=chunk, num_warps=warps, one_pass_n=tiles.softmax()["SRAM_MAX_N"])
 
 
 # --- parameters: read from cuda/memory_config.h, never copied ---------------------------
@@ -179,11 +179,16 @@ def _triton_params(twin: str, **names: str):
 
 
 def _online_cuda_params(h: dict) -> dict:
-    """A row of at most one step (threads x elements in flight each) is read once: 16384
-    elements on the 16-byte path, 4096 on the scalar path (rows not a multiple of 16 bytes)."""
-    return dict(threads=h["ONLINE_THREADS"],
-                one_pass_n=h["ONLINE_THREADS"] * h["ONLINE_ELEMENTS"],
-                one_pass_n_unaligned=h["ONLINE_THREADS"] * h["ONLINE_SCALAR_UNROLL"])
+    """A row of at most one step (threads x elements in flight each) is read once, by element
+    size: float32 16384 elements on the 16-byte path (1024 threads x 16), 4096 on the scalar
+    path (rows not a multiple of 16 bytes: 1024 x 4); 16-bit rows, kept packed, 32768 (512
+    threads x 128 bytes) and 2048 (512 x 4)."""
+    packed = h["ONLINE_PACKED_THREADS"]
+    return dict(threads=h["ONLINE_THREADS"], threads_16bit=packed,
+                one_pass_n={4: h["ONLINE_THREADS"] * h["ONLINE_ELEMENTS"],
+                            2: packed * h["ONLINE_PACKED_BYTES"] // 2},
+                one_pass_n_unaligned={4: h["ONLINE_THREADS"] * h["ONLINE_SCALAR_UNROLL"],
+                                      2: packed * h["ONLINE_SCALAR_UNROLL"]})
 
 
 # --- records ---------------------------------------------------------------------------
@@ -270,7 +275,8 @@ def records() -> list[Kernel]:
                      "mask", eager_model=mm.relu_dropout_eager),
 
         *_pair("softmax", "row_sram",
-               "softmax over any dim, the row (column) staged in shared memory: one DRAM pass",
+               "softmax over any dim, the row (column) in shared memory: one DRAM pass; "
+               "16-bit rows in their own type",
                "the softmax of the notebook \"Meet Triton\", BLOCK = next_power_of_2(n), "
                "columns without a transpose",
                mm.softmax_sram, "reads N, writes N (n <= 32768)", _cuda("softmax_row_sram"),
@@ -279,8 +285,10 @@ def records() -> list[Kernel]:
                _cuda_params(lambda h: dict(max_n=h["SOFTMAX_SRAM_MAX_N"], staged=True)),
                _triton_params("softmax", max_n="SRAM_MAX_N"), suffix="_row_sram"),
         *_pair("softmax", "online",
-               "softmax over any dim, any length: online max and sum, then a backward pass",
-               "online softmax with per-lane running max and sum, backward second pass",
+               "softmax over any dim, any length: online max and sum, backward pass; "
+               "16-bit steps kept packed",
+               "online softmax, per-lane running max and sum, backward pass; rows up to "
+               "32768 read once",
                mm.softmax_online, "reads 2N, writes N", _cuda("softmax_online"),
                _triton("softmax", "online"), "cuda/softmax_online.cu", "triton_impl/softmax.py",
                _cuda_params(_online_cuda_params),

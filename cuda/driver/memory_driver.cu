@@ -273,7 +273,10 @@ static int run(const std::string& k, const Options& o) {
                                {2, 1001, 1, 1, false}, {4, 4096, 1, 0, false}, {2, 32768, 1, 0, false},
                                {1, 100, 100, 0, true}, {2, 3, 5, 0, false},  {3, 300, 7, 1, false},
                                {1, 5000, 40, 0, false}};
-    if (k == "softmax_online") cases.push_back({2, 100003, 1, 0, true});  // longer than SRAM
+    if (k == "softmax_online") {
+      cases.push_back({2, 100003, 1, 0, true});   // longer than SRAM, scalar path
+      cases.push_back({2, 70000, 1, 0, false});   // several vector steps (16-bit: 32768 each)
+    }
     for (DType t : types) {
       for (const Case& c : cases) {
         failures += run_softmax(k.c_str(), t, c.outer, c.n, c.inner, c.off, c.minus_inf, o, rng);

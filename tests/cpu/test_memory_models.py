@@ -122,6 +122,28 @@ def test_online_softmax_reads_a_one_chunk_row_once():
     assert k.traffic(problems.get("softmax").parse_shape("100x100")).extra_factor == 1.0
 
 
+def test_registered_one_pass_rows_follow_the_default_paths():
+    """CUDA online: float32 steps of 16384 elements, 16-bit rows kept packed in steps of
+    32768 (2048 unaligned); Triton online: rows up to 32768 are one chunk in every type.
+    CUDA row_sram: 16-bit rows kept in shared memory in their own type, columns as float32."""
+    softmax = problems.get("softmax")
+    s = softmax.parse_shape("4096x32768")
+    cuda, triton = registry.get("cuda_softmax_online"), registry.get("triton_softmax_online")
+    assert softmax.traffic(cuda, s, "fp32").passes == 2
+    for precision in ("fp16", "bf16"):
+        assert softmax.traffic(cuda, s, precision).passes == 1
+        assert softmax.traffic(cuda, softmax.parse_shape("10x2047"), precision).passes == 1
+        assert softmax.traffic(cuda, softmax.parse_shape("10x2049"), precision).passes == 2
+    for precision in ("fp32", "fp16", "bf16"):
+        assert softmax.traffic(triton, s, precision).passes == 1
+    assert softmax.traffic(triton, softmax.parse_shape("4x40000"), "fp16").passes == 2
+    sram = registry.get("cuda_softmax_row_sram")
+    assert softmax.traffic(sram, s, "fp16").shared_read_bytes == 2 * s.numel * 2
+    assert softmax.traffic(sram, s, "fp32").shared_read_bytes == 2 * s.numel * 4
+    cols = softmax.parse_shape("300x300:dim=0")
+    assert softmax.traffic(sram, cols, "fp16").shared_read_bytes == 2 * cols.numel * 4
+
+
 def test_model_rows_have_the_harness_columns():
     d = mm.softmax_online(TensorShape((8, 100)), FP32).as_dict()
     for key in ("global_loads", "global_stores", "shared_loads", "fma", "elem_bytes",

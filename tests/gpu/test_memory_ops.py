@@ -262,6 +262,22 @@ def test_sram_softmax_at_its_limit(ops, tops):
         assert _softmax_error(f(xt, 0), xt, 0) <= bound
 
 
+def test_16_bit_rows_take_the_packed_paths(ops, tops):
+    """float16 / bfloat16 rows (dim = -1) run the CUDA kernels that keep them in their own
+    type: row_sram's 64 KiB rows at 32768 (three blocks per SM), online's one-step rows of
+    32768 and several steps beyond; aligned (16-byte vectors) and odd lengths (scalar)."""
+    p = problems.get("softmax")
+    for text in ("64x32768", "33x32767", "16x70000", "8x70001"):
+        s = p.parse_shape(text)
+        for prec in ("fp16", "bf16"):
+            x, dim = p.inputs(s, prec, seed=4, device="cuda")
+            names = ("softmax_online",) if s.dims[-1] > 32768 else ("softmax_row_sram",
+                                                                    "softmax_online")
+            for name in names:
+                for f in both(ops, tops, name):
+                    assert _softmax_error(f(x, dim), x, dim) <= p.tolerance(s, prec), (text, prec, name)
+
+
 @pytest.mark.parametrize("version", ["softmax_row_sram", "softmax_online"])
 def test_softmax_rows_of_length_one_and_of_minus_inf(ops, tops, version):
     import torch
@@ -381,7 +397,7 @@ def test_offsets_past_2_to_the_31(ops, tops):
         del out
     del x, y
     rows = torch.randn(65540, 32768, device="cuda", dtype=torch.float16)  # last rows past 2^31
-    for f in both(ops, tops, "softmax_online"):
+    for f in both(ops, tops, "softmax_online") + both(ops, tops, "softmax_row_sram"):
         y = f(rows, -1)
         torch.testing.assert_close(y[-2:].float(), torch.softmax(rows[-2:].float(), -1), rtol=2e-3,
                                    atol=1e-6)

@@ -1,9 +1,10 @@
-"""Interpreter tier: the Triton variants under measurement (docs/performance/debts/NOTES.md)
-give the reference's answer on small, awkward shapes: the online softmax read in one chunk,
-the split softmax (a row over several programs; the interpreter runs its two-launch form
-when a row takes more than one program, and the one-launch exchange when it takes one),
-and triton_batched autotuned (the tf32 candidates include the operand swap). bfloat16 is
-left to the GPU (the interpreter rounds float32 -> bfloat16 toward zero)."""
+"""Interpreter tier: the Triton kernels of the performance debts (docs/performance/debts/NOTES.md)
+give the reference's answer on small, awkward shapes: the online softmax's one-chunk rows
+(its default up to SRAM_MAX_N), the split softmax (a variant under measurement: a row over
+several programs; the interpreter runs its two-launch form when a row takes more than one
+program, and the one-launch exchange when it takes one), and triton_batched's autotuned
+default (the tf32 candidates include the operand swap). bfloat16 is left to the GPU (the
+interpreter rounds float32 -> bfloat16 toward zero)."""
 from __future__ import annotations
 
 import math
@@ -33,34 +34,39 @@ def _x(shape, dtype=torch.float32, seed=0):
 
 @pytest.mark.parametrize("shape", [(3, 100), (5, 1000), (2, 3001), (4, 1)])
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16])
-def test_online_one_chunk_is_the_softmax(shape, dtype):
+def test_online_one_chunk_rows_are_the_softmax(shape, dtype):
     from triton_impl import softmax
 
     x = _x(shape, dtype)
-    y = softmax.softmax(x, -1, "online", variant="one_chunk")
+    y = softmax.softmax(x, -1, "online")
     err, bound = _softmax_error(y, x, "fp32" if dtype == torch.float32 else "fp16")
     assert err <= bound
 
 
-def test_online_one_chunk_leaves_longer_rows_to_the_chunks():
-    """Rows longer than SRAM_MAX_N run the default chunked kernel: the same bits."""
+def test_online_one_chunk_rows_equal_the_chunked_kernel(monkeypatch):
+    """A row up to SRAM_MAX_N is one chunk by default; the chunked loops (forced by
+    ONE_CHUNK_MAX_N = 0) give the same softmax within the bound."""
     from triton_impl import softmax
 
-    x = _x((2, softmax.tiles.softmax()["SRAM_MAX_N"] + 5))
-    assert torch.equal(softmax.softmax(x, -1, "online", variant="one_chunk"),
-                       softmax.softmax(x, -1, "online"))
+    x = _x((3, 20000))                  # float32: one chunk, where 16384-element chunks took 2
+    y = softmax.softmax(x, -1, "online")
+    monkeypatch.setattr(softmax, "ONE_CHUNK_MAX_N", 0)
+    y_chunks = softmax.softmax(x, -1, "online")
+    torch.testing.assert_close(y, y_chunks, rtol=1e-5, atol=1e-9)
+    err, bound = _softmax_error(y, x, "fp32")
+    assert err <= bound
 
 
-def test_variant_names_are_checked():
+def test_variant_keywords_are_gone():
+    """The losers and their selection keywords were deleted: one path per idea."""
     from triton_impl import matmul_batched, softmax
 
     x = _x((2, 8))
-    with pytest.raises(ValueError, match="variant must be None or one of"):
-        softmax.softmax(x, -1, "online", variant="fast")
-    with pytest.raises(ValueError, match="online only"):
-        softmax.softmax(x, -1, "row_sram", variant="one_chunk")
-    with pytest.raises(ValueError, match="variant must be None or one of"):
-        matmul_batched.matmul(x, x.T, "fp32", variant="fast")
+    with pytest.raises(TypeError):
+        softmax.softmax(x, -1, "online", variant="one_chunk")
+    with pytest.raises(TypeError):
+        matmul_batched.matmul(x, x.T, "fp32", variant="autotuned")
+    assert not hasattr(softmax, "VARIANTS") and not hasattr(matmul_batched, "VARIANTS")
 
 
 @pytest.mark.parametrize("shape,block", [((3, 100), None), ((5, 1000), 256), ((2, 4096), 1024),
@@ -158,30 +164,33 @@ def test_resident_programs_counts_the_tightest_resource(monkeypatch):
 # --------------------------------------------------------------------------- batched
 
 @pytest.mark.parametrize("precision", ["fp32", "tf32", "fp16"])
-def test_batched_autotuned_broadcasts_and_takes_any_strides(precision):
+def test_batched_default_broadcasts_and_takes_any_strides(precision):
     """(2, 1, 33, 19) @ (3, 19, 17) with a column-major B: broadcast batch dimensions, edge
-    tiles in M and N, a k tail; tf32's first interpreter candidate is the operand swap."""
+    tiles in M and N, a k tail; tf32 and fp16 are autotuned (tf32's first interpreter
+    candidate is the operand swap), fp32 runs the fixed tiles."""
     from triton_impl import matmul_batched
 
     dtype = torch.float16 if precision == "fp16" else torch.float32
     g = torch.Generator().manual_seed(1)
     a = torch.randn(2, 1, 33, 19, generator=g).to(dtype)
     b = torch.randn(3, 19, 17, generator=g).to(dtype).mT.contiguous().mT
-    c = matmul_batched.matmul(a, b, precision, variant="autotuned")
+    c = matmul_batched.matmul(a, b, precision)
     assert c.shape == (2, 3, 33, 17) and c.dtype == dtype
     ref = a.double() @ b.double()
     err = ((c.double() - ref).abs() / (a.double().abs() @ b.double().abs())).max()
     assert float(err) <= matmul_tolerance(precision, 19)
-    assert matmul_batched.best_config(precision) is not None
+    if precision in matmul_batched.AUTOTUNED:
+        assert matmul_batched.best_config(precision) is not None
 
 
 def test_batched_autotuned_equals_the_fixed_tile_it_runs():
     """Under the interpreter the autotuner has one candidate: the result is that candidate's,
-    launched through the tile= path, bit for bit (the variant changes tiles, not arithmetic)."""
+    launched through the tile= path, bit for bit (autotuning changes tiles, not arithmetic)."""
     from triton_impl import matmul_batched, tiles
 
     g = torch.Generator().manual_seed(2)
-    a, b = torch.randn(3, 40, 24, generator=g), torch.randn(3, 24, 36, generator=g)
-    tile = dict(tiles.INTERPRETER_CONFIG["fp32"])
-    assert torch.equal(matmul_batched.matmul(a, b, "fp32", variant="autotuned"),
-                       matmul_batched.matmul(a, b, "fp32", tile=tile))
+    a = torch.randn(3, 40, 24, generator=g).half()
+    b = torch.randn(3, 24, 36, generator=g).half()
+    tile = dict(tiles.INTERPRETER_CONFIG["fp16"])
+    assert torch.equal(matmul_batched.matmul(a, b, "fp16"),
+                       matmul_batched.matmul(a, b, "fp16", tile=tile))

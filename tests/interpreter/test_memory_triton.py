@@ -199,6 +199,7 @@ def test_softmax_rows_of_length_one_and_minus_inf(version, monkeypatch):
 
     if version == "online_chunked":      # rows of several 16-element chunks: the online loops
         monkeypatch.setattr(softmax, "ONLINE_CONFIG", {4: (16, 1), 2: (16, 1)})
+        monkeypatch.setattr(softmax, "ONE_CHUNK_MAX_N", 0)
     f = softmax.softmax_row_sram if version == "row_sram" else softmax.softmax_online
     assert torch.equal(f(torch.randn(5, 1), -1), torch.ones(5, 1))
     x = torch.randn(4, 37)
@@ -227,6 +228,7 @@ def test_online_softmax_chunked_rows_both_cache_policies(keep, monkeypatch):
     from triton_impl import softmax
 
     monkeypatch.setattr(softmax, "ONLINE_CONFIG", {4: (32, 1), 2: (32, 1)})
+    monkeypatch.setattr(softmax, "ONE_CHUNK_MAX_N", 0)   # rows of up to 32768 are one chunk
     monkeypatch.setattr(softmax, "ONLINE_KEEP", keep)
     x = torch.randn(5, 101) * 3          # 4 chunks, the last one ragged; max in any chunk
     x[2, 70] = 40.0

@@ -198,11 +198,14 @@ def relu_dropout_eager(shape, p) -> MemTraffic:
 
 def softmax_sram(shape, p) -> MemTraffic:
     """Row (or column) kept on chip: one read, one write of N = outer * n * inner.
-    p["staged"] = True (the CUDA twin) adds its two shared-memory sweeps (float32)."""
-    N, e = TensorShape.coerce(shape).numel, _eb(p)
+    p["staged"] = True (the CUDA twin) adds its two shared-memory sweeps: rows in their own
+    type (float32 rows as float32, 16-bit rows packed), columns as float32."""
+    s = TensorShape.coerce(shape)
+    N, e = s.numel, _eb(p)
     t = _stream(N, e, inputs=1)
     if p.get("staged"):
-        return MemTraffic(**{**asdict(t), "shared_read_bytes": 2 * N * 4})
+        staged = e if s.reduced_dim == len(s.dims) - 1 else 4  # rows: their own type
+        return MemTraffic(**{**asdict(t), "shared_read_bytes": 2 * N * staged})
     return t
 
 
@@ -211,14 +214,16 @@ def softmax_online(shape, p) -> MemTraffic:
     2 N e compulsory. The second read is an L2 hit when the rows in flight fit in L2.
     A row (dim = -1) of at most p["one_pass_n"] elements fits in one chunk of the kernel and
     is read once (2 N e); the CUDA twin's limit is p["one_pass_n_unaligned"] for rows that
-    are not a multiple of 16 bytes (its scalar path moves 4 elements per thread, not 16)."""
+    are not a multiple of 16 bytes (its scalar path moves 4 elements per thread, not 16 or
+    64). Either limit may be a dict by element size (the CUDA twin's float32 and packed
+    16-bit steps)."""
     s, e = TensorShape.coerce(shape), _eb(p)
     n = s.dims[s.reduced_dim]
     limit = p.get("one_pass_n", 0)
-    if isinstance(limit, dict):  # by element size (the Triton twin's chunks)
-        limit = limit.get(e, 0)
     if (n * e) % 16 and "one_pass_n_unaligned" in p:
         limit = p["one_pass_n_unaligned"]
+    if isinstance(limit, dict):  # by element size
+        limit = limit.get(e, 0)
     passes = 1 if s.dim is None and n <= limit else 2
     return _stream(s.numel, e, inputs=1, passes=passes)
 

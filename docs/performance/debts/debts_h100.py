@@ -6,9 +6,10 @@
 Three debts (NOTES.md beside this file says why each kernel is slow, what each variant
 changes and what we predict):
 
-  softmax  every row-softmax variant (cvt::softmax_rows_variant for CUDA, the `variant`
-           keyword and triton_impl/softmax_split.py for Triton) beside the defaults and
-           torch.softmax, at 4096 x 32768 and 4096 x 393216, float32/float16/bfloat16,
+  softmax  the row-softmax variant still under measurement, the split row
+           (cvt::softmax_rows_variant for CUDA, triton_impl/softmax_split.py for Triton),
+           beside the defaults and torch.softmax (the packed 16-bit CUDA kernels and
+           Triton's one-chunk rows, measured here as variants, are the defaults now), at 4096 x 32768 and 4096 x 393216, float32/float16/bfloat16,
            dim = -1; GB/s counted on the compulsory bytes (read N once + write N once),
            against the copy bandwidth measured in the same run.
   tf32     triton_persistent against cuBLAS (TF32) at 4096^3 and 8192^3, row-major B, timed
@@ -17,8 +18,8 @@ changes and what we predict):
            GPU spin before each launch, sized per kernel by its host cost), alternating
            kernels in every round, with the SM clock and the power sampled during each
            measurement.
-  batched  triton_batched, its tiles from the notebook "Meet Triton" and the autotuned
-           variant, at 4096^3 (batch 1, 2-D inputs as the harness gives them; against
+  batched  triton_batched (autotuned at these precisions: the variant that won the run of
+           NOTES.md over the tiles of "Meet Triton", now the default) at 4096^3 (batch 1, 2-D inputs as the harness gives them; against
            torch.matmul) and A (128, 512, 1024) @ B (128, 1024, 2048) (against torch.bmm),
            fp16/bf16/tf32.
 
@@ -246,12 +247,6 @@ def softmax_variants(n: int, elem: int, quick: bool = False) -> list[dict]:
             return lambda x: op(x, variant, cluster)
         return make
 
-    def triton_online(variant):
-        def make():
-            from triton_impl import softmax
-            return lambda x: softmax.softmax(x, -1, "online", variant=variant)
-        return make
-
     def triton_split(block=None, warps=None, two_launches=False):
         def make():
             from triton_impl import softmax_split
@@ -265,10 +260,8 @@ def softmax_variants(n: int, elem: int, quick: bool = False) -> list[dict]:
     p = _precision_of(elem)
     out = [entry("torch.softmax", "ref", registry_runner("torch_softmax", p))]
     if n <= sram_max:
-        out += [entry("cuda row_sram", "default", registry_runner("cuda_softmax_row_sram", p), sram_max),
-                entry("cuda row_sram packed", "variant", cuda_variant("row_sram_packed"), sram_max)]
-    out += [entry("cuda online", "default", registry_runner("cuda_softmax_online", p)),
-            entry("cuda online packed", "variant", cuda_variant("online_packed"))]
+        out += [entry("cuda row_sram", "default", registry_runner("cuda_softmax_row_sram", p), sram_max)]
+    out += [entry("cuda online", "default", registry_runner("cuda_softmax_online", p))]
     auto = softmax_auto_cluster(n, elem)
     out.append(entry(f"cuda split C={auto} (auto)", "variant", cuda_variant("split", 0)))
     if not quick:
@@ -280,8 +273,6 @@ def softmax_variants(n: int, elem: int, quick: bool = False) -> list[dict]:
         out += [entry("triton row_sram", "default", registry_runner("triton_softmax_row_sram", p),
                       sram_max)]
     out += [entry("triton online", "default", registry_runner("triton_softmax_online", p))]
-    if n <= sram_max:
-        out += [entry("triton online one_chunk", "variant", triton_online("one_chunk"))]
     out.append(entry("triton split (default)", "variant", triton_split()))
     if not quick:
         default = tiles.SOFTMAX_SPLIT[elem][0]
@@ -612,10 +603,8 @@ def run_batched(out: Out, timer: Timer, rounds: int, quick: bool):
                     torch.backends.cuda.matmul.allow_tf32 = old
 
             entries = [("torch.matmul" if batch is None else "torch.bmm", "ref", reference),
-                       ("triton_batched (seed tiles)", "default",
-                        lambda a=a, b=b, p=precision: mb.matmul(a, b, p)),
-                       ("triton_batched autotuned", "variant",
-                        lambda a=a, b=b, p=precision: mb.matmul(a, b, p, variant="autotuned"))]
+                       ("triton_batched", "default",
+                        lambda a=a, b=b, p=precision: mb.matmul(a, b, p))]
             good = []
             for name, kind, fn in entries:
                 try:
@@ -624,7 +613,8 @@ def run_batched(out: Out, timer: Timer, rounds: int, quick: bool):
                     err, tol = batched_check(c, a, b, precision)
                     del c
                     status = "ok" if err <= tol else "FAIL"
-                    note = _config_text(mb.best_config(precision)) if "autotuned" in name else ""
+                    note = (_config_text(mb.best_config(precision))
+                            if kind == "default" and precision in mb.AUTOTUNED else "")
                 except Exception as exc:  # noqa: BLE001
                     err = tol = None
                     status, note = "ERROR", f"{type(exc).__name__}: {str(exc).splitlines()[0][:160]}"
@@ -680,7 +670,6 @@ def _warm(task: str) -> str:
             for lead in ((), (16,)):       # 2-D (batch 1) and a stack, like the two cases
                 a = torch.randn(*lead, 512, 512, device="cuda").to(dtype)
                 b = torch.randn(*lead, 512, 512, device="cuda").to(dtype)
-                mb.matmul(a, b, precision, variant="autotuned")
                 mb.matmul(a, b, precision)
         elif task == "tf32":
             from bench import registry
@@ -741,8 +730,8 @@ def plan(sections, quick) -> list[str]:
                          f"equal_spin_1ms, do_bench (+ uniform inputs, TF32 allowed globally)")
     if "batched" in sections:
         for case, *_ in BATCHED_CASES:
-            lines.append(f"batched {case} {'/'.join(BATCHED_PRECISIONS)}: reference, seed tiles, "
-                         f"autotuned")
+            lines.append(f"batched {case} {'/'.join(BATCHED_PRECISIONS)}: reference, "
+                         f"triton_batched (autotuned)")
     return lines
 
 
