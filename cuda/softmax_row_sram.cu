@@ -271,12 +271,17 @@ cudaError_t allow_shared(Kernel kernel, size_t bytes) {
              : cudaSuccess;
 }
 
+// Threads per row of nvec vectors: about kSramUnrollShort = 4 vectors per thread, so short
+// rows get a warp and long ones kSramThreads.
+inline int row_threads(int64_t nvec) {
+  return static_cast<int>(std::min<int64_t>(
+      kSramThreads, std::max<int64_t>(32, ceil_div(ceil_div(nvec, kSramUnrollShort), 32) * 32)));
+}
+
 template <typename T, int VEC>
 cudaError_t launch_rows(const T* x, T* y, int64_t rows, int n, cudaStream_t stream) {
   const int64_t nvec = n / VEC;
-  // About kSramUnrollShort = 4 vectors per thread: short rows get a warp, long ones kSramThreads.
-  const int threads = static_cast<int>(std::min<int64_t>(
-      kSramThreads, std::max<int64_t>(32, ceil_div(ceil_div(nvec, kSramUnrollShort), 32) * 32)));
+  const int threads = row_threads(nvec);
   const size_t smem = sizeof(float) * static_cast<size_t>(n);
   const auto kernel = nvec <= int64_t{kSramUnrollShort} * kSramThreads
                           ? softmax_row_sram_kernel<T, VEC, kSramUnrollShort>
@@ -289,10 +294,7 @@ cudaError_t launch_rows(const T* x, T* y, int64_t rows, int n, cudaStream_t stre
 
 template <typename T, int VEC>
 cudaError_t launch_rows_packed(const T* x, T* y, int64_t rows, int n, cudaStream_t stream) {
-  const int64_t nvec = n / VEC;
-  // The float32 rows' block size: about kSramUnrollShort vectors per thread, at most kSramThreads.
-  const int threads = static_cast<int>(std::min<int64_t>(
-      kSramThreads, std::max<int64_t>(32, ceil_div(ceil_div(nvec, kSramUnrollShort), 32) * 32)));
+  const int threads = row_threads(n / VEC);  // the float32 rows' block size
   const size_t smem = sizeof(T) * static_cast<size_t>(n);
   const auto kernel = softmax_row_sram_packed_kernel<T, VEC>;
   const cudaError_t err = allow_shared(kernel, smem);
