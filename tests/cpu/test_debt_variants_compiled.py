@@ -116,7 +116,7 @@ def test_the_script_plans_every_variant_without_a_gpu():
     assert any("cuda split C=8 (auto)" in line for line in lines if "393216 bf16" in line)
     assert all("cuda row_sram, cuda online" in line for line in lines if "32768 fp" in line
                or "32768 bf" in line)
-    assert not any("packed" in line or "one_chunk" in line or "seed tiles" in line
+    assert not any("packed" in line or "one_chunk" in line or "64x64 tiles" in line
                    for line in lines)
     assert not any("row_sram" in line for line in lines if "393216" in line)
     assert not (ROOT / "unused-out").exists()
