@@ -20,11 +20,11 @@ import pytest
 import torch
 
 from bench import device, kernels, problems, registry
-from bench.families.matmul.problem import matmul_tolerance
 from bench.families.memory.problems import relu_dropout_expected
 from bindings import config
 from bindings import precision as prec
-from tests.support.gradients import autograd_reference, gradient_error
+from tests.support.gradients import (autograd_reference, check_matmul_gradients,
+                                     gradient_error)
 
 ROOT = Path(__file__).resolve().parents[2]
 F32 = prec.get("fp32").output_roundoff
@@ -54,24 +54,6 @@ def runnable(kernel, precision):
     if not runs:
         pytest.skip(why)
     return kernels.get(kernel.name)
-
-
-def check_matmul_gradients(fn, a, b, precision, inner_a, inner_b):
-    """Backward through fn(a, b) against the float64 reference; inner_a, inner_b: how many
-    products each element of dA, dB sums. The magnitudes are the float64 gradients of
-    |A| @ |B| for |g|: the sums of |terms| of bench/families/matmul/problem.py's measure."""
-    a, b = a.detach().requires_grad_(), b.detach().requires_grad_()
-    c = fn(a, b)
-    g = torch.randn(c.shape, generator=torch.Generator().manual_seed(7)).to(c.dtype).cuda()
-    c.backward(g)
-    torch.cuda.synchronize()
-    refs = autograd_reference(torch.matmul, (a, b), g)
-    mags = autograd_reference(torch.matmul, (a.abs(), b.abs()), g.abs())
-    for name, t, ref, mag, inner in (("dA", a, refs[0], mags[0], inner_a),
-                                     ("dB", b, refs[1], mags[1], inner_b)):
-        assert t.grad is not None and t.grad.dtype == t.dtype, name
-        err, bound = gradient_error(t.grad, ref, mag), matmul_tolerance(precision, inner)
-        assert err <= bound, f"{name}: error {err:.3e} > bound {bound:.3e}"
 
 
 def matmul_leaves(shape, precision, layout, seed=0):

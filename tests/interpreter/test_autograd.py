@@ -24,10 +24,10 @@ import pytest
 import torch
 
 from bench import device, kernels, problems, registry
-from bench.families.matmul.problem import matmul_tolerance
 from bench.families.memory.problems import relu_dropout_expected
 from bindings import precision as prec
-from tests.support.gradients import autograd_reference, gradient_error
+from tests.support.gradients import (autograd_reference, check_matmul_gradients,
+                                     gradient_error)
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "docs" / "examples" / "train_mlp.py"
@@ -37,22 +37,6 @@ F32 = prec.get("fp32").output_roundoff
 def triton_kernels(op: str) -> list:
     return [k for k in registry.kernels() if k.backend == "triton" and k.op == op
             and not registry.deliberately_wrong(k)]
-
-
-def check_matmul_gradients(fn, a, b, precision, inner_a, inner_b):
-    """Backward through fn(a, b) against the float64 reference; inner_a, inner_b: how many
-    products each element of dA, dB sums (N and M, times the batch copies summed)."""
-    a, b = a.detach().requires_grad_(), b.detach().requires_grad_()
-    c = fn(a, b)
-    g = torch.randn(c.shape, generator=torch.Generator().manual_seed(7)).to(c.dtype)
-    c.backward(g)
-    refs = autograd_reference(torch.matmul, (a, b), g)
-    mags = autograd_reference(torch.matmul, (a.abs(), b.abs()), g.abs())
-    for name, t, ref, mag, inner in (("dA", a, refs[0], mags[0], inner_a),
-                                     ("dB", b, refs[1], mags[1], inner_b)):
-        assert t.grad is not None and t.grad.dtype == t.dtype, name
-        err, bound = gradient_error(t.grad, ref, mag), matmul_tolerance(precision, inner)
-        assert err <= bound, f"{name}: error {err:.3e} > bound {bound:.3e}"
 
 
 # --------------------------------------------------------------------------- matmul

@@ -1,10 +1,12 @@
 """What the autograd tests of both tiers share: torch's own float64 gradients of a
-reference, and the error of a kernel's gradient against them."""
+reference, the error of a kernel's gradient against them, and the matmul gradient check."""
 from __future__ import annotations
 
 import math
 
 import torch
+
+from bench.families.matmul.problem import matmul_tolerance
 
 
 def autograd_reference(fn, tensors, grad):
@@ -21,3 +23,23 @@ def gradient_error(got, ref, magnitude) -> float:
     if err.numel() == 0:
         return 0.0
     return math.inf if bool(torch.isnan(err).any()) else float(err.max())
+
+
+def check_matmul_gradients(fn, a, b, precision, inner_a, inner_b):
+    """Backward through fn(a, b) against the float64 reference; inner_a, inner_b: how many
+    products each element of dA, dB sums (N and M, times the batch copies summed). The
+    magnitudes are the float64 gradients of |A| @ |B| for |g|: the sums of |terms| of
+    bench/families/matmul/problem.py's measure."""
+    a, b = a.detach().requires_grad_(), b.detach().requires_grad_()
+    c = fn(a, b)
+    g = torch.randn(c.shape, generator=torch.Generator().manual_seed(7)).to(c.dtype)
+    c.backward(g.to(c.device))
+    if c.is_cuda:
+        torch.cuda.synchronize()
+    refs = autograd_reference(torch.matmul, (a, b), g.to(c.device))
+    mags = autograd_reference(torch.matmul, (a.abs(), b.abs()), g.to(c.device).abs())
+    for name, t, ref, mag, inner in (("dA", a, refs[0], mags[0], inner_a),
+                                     ("dB", b, refs[1], mags[1], inner_b)):
+        assert t.grad is not None and t.grad.dtype == t.dtype, name
+        err, bound = gradient_error(t.grad, ref, mag), matmul_tolerance(precision, inner)
+        assert err <= bound, f"{name}: error {err:.3e} > bound {bound:.3e}"
