@@ -28,6 +28,7 @@ def grid_y_dimension(op: str) -> tuple[str, int]:
         "matmul_v4_vectorized": ("M", t["V4_L"]),
         "matmul_v5_warptiling": ("M", t["V5_BM"]),
         "matmul_v6_pipelined": ("M", t["V6_BM"]),  # grouped order remaps, same grid
+        "matmul_v7_lean_fetch": ("M", t["V7_BM"]),
     }[op]
 
 

@@ -27,7 +27,8 @@
   X(v3_smem_tiling)        \
   X(v4_vectorized)         \
   X(v5_warptiling)         \
-  X(v6_pipelined)
+  X(v6_pipelined)          \
+  X(v7_lean_fetch)
 
 // v1 naive and v1 coalesced: a square block of CVT_V1_BLOCK x CVT_V1_BLOCK threads.
 #ifndef CVT_V1_BLOCK
@@ -127,4 +128,35 @@
 #endif
 #ifndef CVT_V6_GROUP
 #define CVT_V6_GROUP 8
+#endif
+
+// v7 lean fetch: v6's structure with a mask-free fetch of interior tiles. Tiles chosen by
+// the FFMA sweep (cuda/driver/ffma_sweep.sh, docs/performance/ffma_rungs.md): v6's block
+// tile, warp tile, depth and stages, with 8 x 16 outputs per thread where v6 has 16 x 8.
+#ifndef CVT_V7_BM
+#define CVT_V7_BM 128
+#endif
+#ifndef CVT_V7_BN
+#define CVT_V7_BN 256
+#endif
+#ifndef CVT_V7_BK
+#define CVT_V7_BK 16
+#endif
+#ifndef CVT_V7_WM
+#define CVT_V7_WM 64
+#endif
+#ifndef CVT_V7_WN
+#define CVT_V7_WN 64
+#endif
+#ifndef CVT_V7_TM
+#define CVT_V7_TM 8
+#endif
+#ifndef CVT_V7_TN
+#define CVT_V7_TN 16
+#endif
+#ifndef CVT_V7_STAGES
+#define CVT_V7_STAGES 3
+#endif
+#ifndef CVT_V7_GROUP
+#define CVT_V7_GROUP 8
 #endif

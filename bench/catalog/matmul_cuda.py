@@ -74,4 +74,11 @@ def records() -> list[Kernel]:
                                           WN="V6_WN", TM="V6_TM", TN="V6_TN",
                                           STAGES="V6_STAGES", GROUP="V6_GROUP"),
                 "global N³/BN + N³/BM, shared N³/TN + N³/TM", twin_note=_NO_TWIN),
+        _record("cuda_v7_lean_fetch", "v7", "matmul_v7_lean_fetch",
+                "v6 whose interior tiles are copied from running pointers, with no mask, "
+                "compare or branch",
+                models.matmul_v7, _params(BM="V7_BM", BN="V7_BN", BK="V7_BK", WM="V7_WM",
+                                          WN="V7_WN", TM="V7_TM", TN="V7_TN",
+                                          STAGES="V7_STAGES", GROUP="V7_GROUP"),
+                "global N³/BN + N³/BM, shared N³/TN + N³/TM", twin_note=_NO_TWIN),
     ]

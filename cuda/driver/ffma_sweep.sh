@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Tile sweep of the FFMA rungs (v4 vectorized, v5 warptiling, v6 pipelined) next to cuBLAS,
-# on the GPU, in one command:
+# Tile sweep of the FFMA rungs (v4 vectorized, v5 warptiling, v6 pipelined, v7 lean fetch)
+# next to cuBLAS, on the GPU, in one command:
 #
 #   bash cuda/driver/ffma_sweep.sh OUT_DIR            (about 5 minutes on the H100)
 #   CVT_SWEEP_ONLY="0 7" bash cuda/driver/ffma_sweep.sh OUT_DIR    (candidates 0 and 7 only)
@@ -38,19 +38,34 @@ candidates=(
   "v5_warptiling|-DCVT_V5_BK=16"
   "v5_warptiling|-DCVT_V5_WM=64 -DCVT_V5_WN=32"
   "v5_warptiling|-DCVT_V5_BN=256 -DCVT_V5_WM=64 -DCVT_V5_WN=64 -DCVT_V5_TM=16"
+  "v6_pipelined|-DCVT_V6_BM=128 -DCVT_V6_BN=128 -DCVT_V6_BK=8 -DCVT_V6_WM=32 -DCVT_V6_WN=64 -DCVT_V6_TM=8 -DCVT_V6_TN=8"
+  "v6_pipelined|-DCVT_V6_BM=128 -DCVT_V6_BN=128 -DCVT_V6_BK=8 -DCVT_V6_WM=32 -DCVT_V6_WN=64 -DCVT_V6_TM=8 -DCVT_V6_TN=8 -DCVT_V6_STAGES=2"
+  "v6_pipelined|-DCVT_V6_BM=128 -DCVT_V6_BN=128 -DCVT_V6_BK=8 -DCVT_V6_WM=32 -DCVT_V6_WN=64 -DCVT_V6_TM=8 -DCVT_V6_TN=8 -DCVT_V6_STAGES=4"
+  "v6_pipelined|-DCVT_V6_BM=128 -DCVT_V6_BN=128 -DCVT_V6_BK=8 -DCVT_V6_WM=32 -DCVT_V6_WN=64 -DCVT_V6_TM=8 -DCVT_V6_TN=8 -DCVT_V6_GROUP=1"
+  "v6_pipelined|-DCVT_V6_BM=128 -DCVT_V6_BN=128 -DCVT_V6_BK=8 -DCVT_V6_WM=32 -DCVT_V6_WN=64 -DCVT_V6_TM=8 -DCVT_V6_TN=8 -DCVT_V6_GROUP=16"
+  "v6_pipelined|-DCVT_V6_BM=128 -DCVT_V6_BN=128 -DCVT_V6_BK=16 -DCVT_V6_WM=32 -DCVT_V6_WN=64 -DCVT_V6_TM=8 -DCVT_V6_TN=8"
+  "v6_pipelined|-DCVT_V6_BM=128 -DCVT_V6_BN=128 -DCVT_V6_BK=16 -DCVT_V6_WM=32 -DCVT_V6_WN=64 -DCVT_V6_TM=8 -DCVT_V6_TN=8 -DCVT_V6_STAGES=4"
+  "v6_pipelined|-DCVT_V6_BM=128 -DCVT_V6_BN=128 -DCVT_V6_BK=8 -DCVT_V6_WM=64 -DCVT_V6_WN=32 -DCVT_V6_TM=8 -DCVT_V6_TN=8"
+  "v6_pipelined|-DCVT_V6_BM=128 -DCVT_V6_BN=128 -DCVT_V6_BK=8 -DCVT_V6_WM=64 -DCVT_V6_WN=64 -DCVT_V6_TM=16 -DCVT_V6_TN=8"
+  "v6_pipelined|-DCVT_V6_BM=128 -DCVT_V6_BN=256 -DCVT_V6_BK=8 -DCVT_V6_WM=64 -DCVT_V6_WN=64 -DCVT_V6_TM=16 -DCVT_V6_TN=8"
+  "v6_pipelined|-DCVT_V6_BM=128 -DCVT_V6_BN=256 -DCVT_V6_BK=8 -DCVT_V6_WM=64 -DCVT_V6_WN=64 -DCVT_V6_TM=16 -DCVT_V6_TN=8 -DCVT_V6_STAGES=4"
   "v6_pipelined|"
-  "v6_pipelined|-DCVT_V6_STAGES=2"
-  "v6_pipelined|-DCVT_V6_STAGES=4"
-  "v6_pipelined|-DCVT_V6_GROUP=1"
-  "v6_pipelined|-DCVT_V6_GROUP=16"
-  "v6_pipelined|-DCVT_V6_BK=16"
-  "v6_pipelined|-DCVT_V6_BK=16 -DCVT_V6_STAGES=4"
-  "v6_pipelined|-DCVT_V6_WM=64 -DCVT_V6_WN=32"
-  "v6_pipelined|-DCVT_V6_WM=64 -DCVT_V6_WN=64 -DCVT_V6_TM=16"
-  "v6_pipelined|-DCVT_V6_BN=256 -DCVT_V6_WM=64 -DCVT_V6_WN=64 -DCVT_V6_TM=16"
-  "v6_pipelined|-DCVT_V6_BN=256 -DCVT_V6_WM=64 -DCVT_V6_WN=64 -DCVT_V6_TM=16 -DCVT_V6_STAGES=4"
-  "v6_pipelined|-DCVT_V6_BN=256 -DCVT_V6_WM=64 -DCVT_V6_WN=64 -DCVT_V6_TM=16 -DCVT_V6_BK=16"
-  "v6_pipelined|-DCVT_V6_BM=256 -DCVT_V6_WM=64 -DCVT_V6_WN=64 -DCVT_V6_TM=16"
+  "v6_pipelined|-DCVT_V6_BM=256 -DCVT_V6_BN=128 -DCVT_V6_BK=8 -DCVT_V6_WM=64 -DCVT_V6_WN=64 -DCVT_V6_TM=16 -DCVT_V6_TN=8"
+  "v6_pipelined|-DCVT_V6_TM=8 -DCVT_V6_TN=16"
+  "v7_lean_fetch|-DCVT_V7_TM=16 -DCVT_V7_TN=8"
+  "v7_lean_fetch|-DCVT_V7_TM=16 -DCVT_V7_TN=8 -DCVT_V7_BK=8"
+  "v7_lean_fetch|-DCVT_V7_TM=16 -DCVT_V7_TN=8 -DCVT_V7_BK=32"
+  "v7_lean_fetch|-DCVT_V7_TM=16 -DCVT_V7_TN=8 -DCVT_V7_BK=32 -DCVT_V7_STAGES=2"
+  "v7_lean_fetch|-DCVT_V7_TM=16 -DCVT_V7_TN=8 -DCVT_V7_STAGES=4"
+  "v7_lean_fetch|-DCVT_V7_TM=16 -DCVT_V7_TN=8 -DCVT_V7_BN=128"
+  "v7_lean_fetch|"
+  "v7_lean_fetch|-DCVT_V7_BM=256 -DCVT_V7_BN=128"
+  "v7_lean_fetch|-DCVT_V7_STAGES=4"
+  "v7_lean_fetch|-DCVT_V7_BK=32 -DCVT_V7_STAGES=2"
+  "v7_lean_fetch|-DCVT_V7_BK=32 -DCVT_V7_STAGES=4"
+  "v7_lean_fetch|-DCVT_V7_BK=32 -DCVT_V7_STAGES=2 -DCVT_V7_BN=128"
+  "v7_lean_fetch|-DCVT_V7_BK=32 -DCVT_V7_STAGES=2 -DCVT_V7_GROUP=16"
+  "v7_lean_fetch|-DCVT_V7_BK=32 -DCVT_V7_STAGES=2 -DCVT_V7_BM=256 -DCVT_V7_BN=128"
 )
 
 if [ -n "${CVT_SWEEP_ONLY:-}" ]; then

@@ -1,4 +1,5 @@
-"""The FFMA rungs past the lecture: cuda/matmul_v4_vectorized.cu, v5_warptiling, v6_pipelined.
+"""The FFMA rungs past the lecture: cuda/matmul_v4_vectorized.cu, v5_warptiling, v6_pipelined,
+v7_lean_fetch.
 
 CPU tier: each file opens with the ladder's header; each builds for sm_80 (the sm_90 build
 and its no-spill check are tests/test_cuda_build.py's) with both instantiations, the
@@ -26,7 +27,8 @@ from bench.families.matmul.models import MatmulShape
 from bindings import config
 
 ROOT = Path(__file__).resolve().parents[2]
-RUNGS = {"v4": "v4_vectorized", "v5": "v5_warptiling", "v6": "v6_pipelined"}
+RUNGS = {"v4": "v4_vectorized", "v5": "v5_warptiling", "v6": "v6_pipelined",
+         "v7": "v7_lean_fetch"}
 KERNELS = {v: f"cuda_{op}" for v, op in RUNGS.items()}
 NVCC = shutil.which("nvcc")
 needs_nvcc = pytest.mark.skipif(NVCC is None, reason="nvcc not on PATH")
@@ -122,7 +124,7 @@ def test_lecture_style_formulas_at_tile_multiples(version, n):
 
 
 def test_load_width_follows_the_launchers_choice():
-    """v4 and v5 load float4s where K and N are multiples of 4 (aligned tensors); v6 copies
+    """v4 and v5 load float4s where K and N are multiples of 4 (aligned tensors); v6 and v7 copy
     with cp.async (no load instruction: load width 1, and a copy width that averages its
     one-float copies of A and its W-float copies of B); the lecture's rungs load scalars."""
     for shape, width in (((64, 64, 64), 4), ((63, 64, 64), 4), ((64, 63, 64), 1),
@@ -130,11 +132,12 @@ def test_load_width_follows_the_launchers_choice():
         s = MatmulShape(*shape)
         assert _kernel("v4").traffic(s).load_width == width
         assert _kernel("v5").traffic(s).load_width == width
-        assert _kernel("v6").traffic(s).load_width == 1
-        p = _kernel("v6").params()
-        threads = p["BM"] * p["BN"] // (p["TM"] * p["TN"])
-        a, b = p["BM"] * p["BK"] // threads, p["BK"] * p["BN"] // threads   # floats per tile
-        assert _kernel("v6").traffic(s).copy_width == (a + b) / (a + b / width)
+        for copier in ("v6", "v7"):
+            assert _kernel(copier).traffic(s).load_width == 1
+            p = _kernel(copier).params()
+            threads = p["BM"] * p["BN"] // (p["TM"] * p["TN"])
+            a, b = p["BM"] * p["BK"] // threads, p["BK"] * p["BN"] // threads  # floats per tile
+            assert _kernel(copier).traffic(s).copy_width == (a + b) / (a + b / width)
         assert _kernel("v5").traffic(s).copy_width == 0
     for k in registry.kernels():
         if k.backend == "cuda" and k.op == "matmul" and k.version in ("v1", "v1c", "v1.5", "v2", "v3"):
@@ -194,7 +197,7 @@ def test_v6_copy_count_matches_the_h100_counters_of_its_first_tiles():
 def test_rungs_are_on_the_ladder():
     ladder = {k.name for k in registry.select("@ladder")}
     assert set(KERNELS.values()) <= ladder
-    assert models.LADDER_VERSIONS[-3:] == tuple(RUNGS)
+    assert models.LADDER_VERSIONS[-len(RUNGS):] == tuple(RUNGS)
 
 
 # --------------------------------------------------------------------------- the sweep
@@ -211,7 +214,7 @@ def _candidates() -> list[tuple[str, list[str]]]:
 
 def test_sweep_candidates_name_real_parameters():
     cands = _candidates()
-    assert 0 < len(cands) <= 24
+    assert 0 < len(cands) <= 40
     defined = set(config.params())
     for rung, names in cands:
         assert f"matmul_{rung}" in config.MATMUL_OPS, rung

@@ -17,7 +17,7 @@ from bindings.precision import element_bytes
 
 # The ladder's versions in order (the @ladder group, the figures' colours): the lecture's
 # v1-v3, then the FFMA rungs past it (cuda/matmul_v4_vectorized.cu ...).
-LADDER_VERSIONS = ("v1", "v1c", "v1.5", "v2", "v3", "v4", "v5", "v6")
+LADDER_VERSIONS = ("v1", "v1c", "v1.5", "v2", "v3", "v4", "v5", "v6", "v7")
 
 
 @dataclass(frozen=True)
@@ -196,6 +196,13 @@ def matmul_v6(s: MatmulShape, p) -> Traffic:
                   copy_width=(a + b) / (a + b / w))
 
 
+def matmul_v7(s: MatmulShape, p) -> Traffic:
+    """v7 lean fetch: v6's counts, element for element. Interior tiles are copied from
+    running pointers without masks, edge tiles with v6's masks; both copy exactly the
+    elements that lie inside the matrices, in the same copies (one float of A, W of B)."""
+    return matmul_v6(s, p)
+
+
 def lecture_formula(version: str, n: int, p) -> int:
     """The lecture's global-load count for an N x N x N product (square, tile multiples)."""
     if version in ("v1", "v1c"):
@@ -206,6 +213,6 @@ def lecture_formula(version: str, n: int, p) -> int:
         return 2 * n**3 // p["V"]
     if version in ("v3", "v4"):
         return 2 * n**3 // p["L"]
-    if version in ("v5", "v6"):  # the lecture's 2N^3/L with a rectangular block tile
+    if version in ("v5", "v6", "v7"):  # the lecture's 2N^3/L with a rectangular block tile
         return n**3 // p["BN"] + n**3 // p["BM"]
     raise KeyError(version)
