@@ -100,8 +100,10 @@
 #define CVT_V5_TN 8
 #endif
 
-// v6 pipelined: v5's tiles, STAGES shared-memory buffers filled by cp.async, and GROUP
-// block rows per group of the L2-friendly block order.
+// v6 pipelined: STAGES shared-memory buffers filled by cp.async, and GROUP block rows per
+// group of the L2-friendly block order. Tiles chosen by the FFMA sweep
+// (cuda/driver/ffma_sweep.sh, docs/performance/ffma_rungs.md): 128 x 256 x 16 block tiles,
+// 64 x 64 warp tiles, 8 x 16 outputs per thread, 3 stages.
 #ifndef CVT_V6_BM
 #define CVT_V6_BM 128
 #endif
@@ -118,10 +120,10 @@
 #define CVT_V6_WN 64
 #endif
 #ifndef CVT_V6_TM
-#define CVT_V6_TM 16
+#define CVT_V6_TM 8
 #endif
 #ifndef CVT_V6_TN
-#define CVT_V6_TN 8
+#define CVT_V6_TN 16
 #endif
 #ifndef CVT_V6_STAGES
 #define CVT_V6_STAGES 3
@@ -130,9 +132,8 @@
 #define CVT_V6_GROUP 8
 #endif
 
-// v7 lean fetch: v6's structure with a mask-free fetch of interior tiles. Tiles chosen by
-// the FFMA sweep (cuda/driver/ffma_sweep.sh, docs/performance/ffma_rungs.md): v6's block
-// tile, warp tile, depth and stages, with 8 x 16 outputs per thread where v6 has 16 x 8.
+// v7 lean fetch: v6 with a mask-free fetch of interior tiles. The sweep's best tiles
+// (cuda/driver/ffma_sweep.sh) are v6's.
 #ifndef CVT_V7_BM
 #define CVT_V7_BM 128
 #endif

@@ -9,7 +9,7 @@
 //             in L2 (grouped order, as in Triton's matmul tutorial).
 //   change    from v5: the same warp-tile and thread-tile structure and inner loop (the
 //             default sizes differ, chosen by the tile sweep: 128 x 256 x 16 block tiles,
-//             64 x 64 warp tiles, 16 x 8 per thread; cuda/driver/ffma_sweep.sh). (1) The fetch:
+//             64 x 64 warp tiles, 8 x 16 per thread; cuda/driver/ffma_sweep.sh). (1) The fetch:
 //             v5 loaded a tile into registers, stored it to shared memory and waited at a
 //             barrier before computing, so each step paid the global-memory latency
 //             (~1 us from DRAM) while its FFMAs waited, hidden only by other resident
