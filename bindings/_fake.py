@@ -29,6 +29,7 @@ def grid_y_dimension(op: str) -> tuple[str, int]:
         "matmul_v5_warptiling": ("M", t["V5_BM"]),
         "matmul_v6_pipelined": ("M", t["V6_BM"]),  # grouped order remaps, same grid
         "matmul_v7_lean_fetch": ("M", t["V7_BM"]),
+        "matmul_v8_split_k": ("M", t["V8_BM"]),  # the splits go on gridDim.z (at most 8)
     }[op]
 
 

@@ -28,7 +28,8 @@
   X(v4_vectorized)         \
   X(v5_warptiling)         \
   X(v6_pipelined)          \
-  X(v7_lean_fetch)
+  X(v7_lean_fetch)         \
+  X(v8_split_k)
 
 // v1 naive and v1 coalesced: a square block of CVT_V1_BLOCK x CVT_V1_BLOCK threads.
 #ifndef CVT_V1_BLOCK
@@ -160,4 +161,42 @@
 #endif
 #ifndef CVT_V7_GROUP
 #define CVT_V7_GROUP 8
+#endif
+
+// v8 split K: v7's tiles; a tile's k loop split over up to MAX_SPLITS blocks of a cluster
+// (8: the portable cluster size) when the tiles leave SMs idle, each split at least
+// MIN_SPLIT_TILES k tiles deep (4: 64 values of k, so the pipeline's prologue and the
+// reduction stay small beside a split's loop).
+#ifndef CVT_V8_BM
+#define CVT_V8_BM 128
+#endif
+#ifndef CVT_V8_BN
+#define CVT_V8_BN 256
+#endif
+#ifndef CVT_V8_BK
+#define CVT_V8_BK 16
+#endif
+#ifndef CVT_V8_WM
+#define CVT_V8_WM 64
+#endif
+#ifndef CVT_V8_WN
+#define CVT_V8_WN 64
+#endif
+#ifndef CVT_V8_TM
+#define CVT_V8_TM 8
+#endif
+#ifndef CVT_V8_TN
+#define CVT_V8_TN 16
+#endif
+#ifndef CVT_V8_STAGES
+#define CVT_V8_STAGES 3
+#endif
+#ifndef CVT_V8_GROUP
+#define CVT_V8_GROUP 8
+#endif
+#ifndef CVT_V8_MAX_SPLITS
+#define CVT_V8_MAX_SPLITS 8
+#endif
+#ifndef CVT_V8_MIN_SPLIT_TILES
+#define CVT_V8_MIN_SPLIT_TILES 4
 #endif

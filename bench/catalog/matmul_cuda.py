@@ -81,4 +81,13 @@ def records() -> list[Kernel]:
                                           WN="V7_WN", TM="V7_TM", TN="V7_TN",
                                           STAGES="V7_STAGES", GROUP="V7_GROUP"),
                 "global N³/BN + N³/BM, shared N³/TN + N³/TM", twin_note=_NO_TWIN),
+        _record("cuda_v8_split_k", "v8", "matmul_v8_split_k",
+                "v7 with the k loop split over a thread-block cluster where the tiles leave "
+                "SMs idle (sm_90)",
+                models.matmul_v8, _params(BM="V8_BM", BN="V8_BN", BK="V8_BK", WM="V8_WM",
+                                          WN="V8_WN", TM="V8_TM", TN="V8_TN",
+                                          STAGES="V8_STAGES", GROUP="V8_GROUP",
+                                          MAX_SPLITS="V8_MAX_SPLITS",
+                                          MIN_SPLIT_TILES="V8_MIN_SPLIT_TILES"),
+                "global N³/BN + N³/BM, shared N³/TN + N³/TM", twin_note=_NO_TWIN),
     ]

@@ -13,7 +13,7 @@ from bench import registry
 
 ROOT = Path(__file__).resolve().parents[2]
 RUNGS = {"v4": "v4_vectorized", "v5": "v5_warptiling", "v6": "v6_pipelined",
-         "v7": "v7_lean_fetch"}
+         "v7": "v7_lean_fetch", "v8": "v8_split_k"}
 KERNELS = {v: f"cuda_{op}" for v, op in RUNGS.items()}
 
 

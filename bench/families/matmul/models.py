@@ -17,7 +17,7 @@ from bindings.precision import element_bytes
 
 # The ladder's versions in order (the @ladder group, the figures' colours): the lecture's
 # v1-v3, then the FFMA rungs past it (cuda/matmul_v4_vectorized.cu ...).
-LADDER_VERSIONS = ("v1", "v1c", "v1.5", "v2", "v3", "v4", "v5", "v6", "v7")
+LADDER_VERSIONS = ("v1", "v1c", "v1.5", "v2", "v3", "v4", "v5", "v6", "v7", "v8")
 
 
 @dataclass(frozen=True)
@@ -203,6 +203,13 @@ def matmul_v7(s: MatmulShape, p) -> Traffic:
     return matmul_v6(s, p)
 
 
+def matmul_v8(s: MatmulShape, p) -> Traffic:
+    """v8 split K: v7's counts, element for element, for any number of splits. The splits of
+    a tile copy its k tiles between them, each once; the partial tiles they sum through
+    distributed shared memory (S > 1) are not part of the k loop the model counts."""
+    return matmul_v7(s, p)
+
+
 def lecture_formula(version: str, n: int, p) -> int:
     """The lecture's global-load count for an N x N x N product (square, tile multiples)."""
     if version in ("v1", "v1c"):
@@ -213,6 +220,6 @@ def lecture_formula(version: str, n: int, p) -> int:
         return 2 * n**3 // p["V"]
     if version in ("v3", "v4"):
         return 2 * n**3 // p["L"]
-    if version in ("v5", "v6", "v7"):  # the lecture's 2N^3/L with a rectangular block tile
+    if version in ("v5", "v6", "v7", "v8"):  # the lecture's 2N^3/L with a rectangular block tile
         return n**3 // p["BN"] + n**3 // p["BM"]
     raise KeyError(version)

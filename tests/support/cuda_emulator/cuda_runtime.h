@@ -2,11 +2,12 @@
 // index arithmetic, masks, barriers and cp.async groups run on a machine without a GPU
 // (tests/cpu/test_ffma_rungs.py builds them with g++ and AddressSanitizer).
 //
-// One std::thread per CUDA thread; the blocks of a grid run one after another;
-// __syncthreads() is a std::barrier of the block; __shared__ arrays are function-local
-// statics (one copy, shared by the block's threads); dynamic shared memory is one static
-// buffer, poisoned with NaN before each block. Kernel launches (`k<<<g, b, s, st>>>(...)`)
-// are rewritten into cvt_emu::launch(...) by emulate.py before compiling.
+// One std::thread per CUDA thread; the blocks of a grid run one after another (the blocks
+// of a cluster at once); __syncthreads() is a std::barrier of the block; __shared__ arrays
+// are function-local statics (one copy, shared by the block's threads); dynamic shared
+// memory is a static buffer per block of a cluster, poisoned with NaN before each block.
+// Kernel launches (`k<<<g, b, s, st>>>(...)`) are rewritten into cvt_emu::launch(...) by
+// emulate.py before compiling; cudaLaunchKernelEx runs clusters.
 // What it cannot show: timing, bank conflicts, and races that a barrier in the wrong place
 // would cause only under the GPU's scheduling (compute-sanitizer's racecheck, on the GPU).
 #pragma once
@@ -37,41 +38,110 @@ inline dim3 gridDim, blockDim;
 
 typedef int cudaError_t;
 typedef void* cudaStream_t;
-enum { cudaSuccess = 0, cudaErrorInvalidConfiguration = 9, cudaErrorUnknown = 999 };
+enum { cudaSuccess = 0, cudaErrorInvalidConfiguration = 9, cudaErrorNotSupported = 801,
+       cudaErrorUnknown = 999 };
 enum cudaFuncAttribute { cudaFuncAttributeMaxDynamicSharedMemorySize = 8 };
 inline cudaError_t cudaGetLastError() { return cudaSuccess; }
 template <class F>
 cudaError_t cudaFuncSetAttribute(F, cudaFuncAttribute, int) { return cudaSuccess; }
 
-namespace cvt_emu {
-inline thread_local std::barrier<>* block_barrier = nullptr;
-alignas(16) inline float dynamic_smem[64 * 1024];  // 256 KB, more than any SM has
+// The device the emulator plays: an H100's SM count and compute capability 9.0, so that a
+// launcher takes the paths it takes there (v8's split K across a cluster included).
+enum cudaDeviceAttr { cudaDevAttrMultiProcessorCount = 16, cudaDevAttrComputeCapabilityMajor = 75 };
+inline cudaError_t cudaGetDevice(int* device) { *device = 0; return cudaSuccess; }
+inline cudaError_t cudaDeviceGetAttribute(int* value, cudaDeviceAttr attr, int) {
+  *value = attr == cudaDevAttrMultiProcessorCount ? 132 : 9;
+  return cudaSuccess;
+}
 
+// Cluster launches (cudaLaunchKernelEx with a cluster dimension): the blocks of a cluster
+// run at the same time, each with shared memory of its own, and meet at a cluster barrier.
+enum cudaLaunchAttributeID { cudaLaunchAttributeClusterDimension = 4 };
+struct cudaLaunchAttribute {
+  cudaLaunchAttributeID id;
+  struct { struct { unsigned x, y, z; } clusterDim; } val;
+};
+struct cudaLaunchConfig_t {
+  dim3 gridDim, blockDim;
+  size_t dynamicSmemBytes = 0;
+  cudaStream_t stream = nullptr;
+  cudaLaunchAttribute* attrs = nullptr;
+  unsigned numAttrs = 0;
+};
+template <class F>
+cudaError_t cudaOccupancyMaxActiveClusters(int* clusters, F, const cudaLaunchConfig_t*) {
+  *clusters = 1;
+  return cudaSuccess;
+}
+
+namespace cvt_emu {
+constexpr unsigned kMaxCluster = 8;
+constexpr size_t kSmemFloats = 64 * 1024;  // 256 KB per block, more than any SM has
+alignas(16) inline float dynamic_smem[kMaxCluster][kSmemFloats];
+inline thread_local std::barrier<>* block_barrier = nullptr;
+inline thread_local std::barrier<>* cluster_barrier = nullptr;
+inline thread_local unsigned cluster_rank = 0;
+inline float* block_smem() { return dynamic_smem[cluster_rank]; }
+
+// Blocks run one cluster after another; the `cluster_z` blocks of a cluster (consecutive
+// along z, as the kernels here group them) run at once.
 template <class Kernel, class... Args>
-void launch(dim3 grid, dim3 block, size_t smem_bytes, Kernel kernel, Args... args) {
-  if (smem_bytes > sizeof(dynamic_smem)) {
-    std::fprintf(stderr, "emulator: %zu bytes of dynamic shared memory\n", smem_bytes);
+void launch_clusters(dim3 grid, dim3 block, unsigned cluster_z, size_t smem_bytes,
+                     Kernel kernel, Args... args) {
+  if (smem_bytes > sizeof(dynamic_smem[0]) || cluster_z < 1 || cluster_z > kMaxCluster ||
+      grid.z % cluster_z != 0) {
+    std::fprintf(stderr, "emulator: %zu bytes of dynamic shared memory, cluster of %u along z\n",
+                 smem_bytes, cluster_z);
     std::abort();
   }
   gridDim = grid;
   blockDim = block;
   const unsigned n = block.x * block.y * block.z;
-  for (unsigned bz = 0; bz < grid.z; ++bz)
+  for (unsigned bz0 = 0; bz0 < grid.z; bz0 += cluster_z)
     for (unsigned by = 0; by < grid.y; ++by)
       for (unsigned bx = 0; bx < grid.x; ++bx) {
-        std::memset(dynamic_smem, 0xFF, smem_bytes);  // NaN: a read of a stale value shows
-        std::barrier<> barrier(n);
+        std::deque<std::barrier<>> barriers;
+        for (unsigned r = 0; r < cluster_z; ++r) {
+          std::memset(dynamic_smem[r], 0xFF, smem_bytes);  // NaN: a read of a stale value shows
+          barriers.emplace_back(n);
+        }
+        std::barrier<> cluster(n * cluster_z);
         std::vector<std::thread> threads;
-        for (unsigned t = 0; t < n; ++t)
-          threads.emplace_back([&, t] {
-            blockIdx = dim3(bx, by, bz);
-            threadIdx = dim3(t % block.x, (t / block.x) % block.y, t / (block.x * block.y));
-            block_barrier = &barrier;
-            kernel(args...);
-          });
+        for (unsigned r = 0; r < cluster_z; ++r)
+          for (unsigned t = 0; t < n; ++t)
+            threads.emplace_back([&, r, t] {
+              blockIdx = dim3(bx, by, bz0 + r);
+              threadIdx = dim3(t % block.x, (t / block.x) % block.y, t / (block.x * block.y));
+              block_barrier = &barriers[r];
+              cluster_barrier = &cluster;
+              cluster_rank = r;
+              kernel(args...);
+            });
         for (auto& th : threads) th.join();
       }
 }
+
+template <class Kernel, class... Args>
+void launch(dim3 grid, dim3 block, size_t smem_bytes, Kernel kernel, Args... args) {
+  launch_clusters(grid, block, 1, smem_bytes, kernel, args...);
+}
 }  // namespace cvt_emu
+
+template <class Kernel, class... Args>
+cudaError_t cudaLaunchKernelEx(const cudaLaunchConfig_t* config, Kernel kernel, Args... args) {
+  unsigned cluster_z = 1;
+  for (unsigned i = 0; i < config->numAttrs; ++i) {
+    const auto& a = config->attrs[i];
+    if (a.id != cudaLaunchAttributeClusterDimension) continue;
+    if (a.val.clusterDim.x != 1 || a.val.clusterDim.y != 1) {
+      std::fprintf(stderr, "emulator: clusters along z only\n");
+      std::abort();
+    }
+    cluster_z = a.val.clusterDim.z;
+  }
+  cvt_emu::launch_clusters(config->gridDim, config->blockDim, cluster_z,
+                           config->dynamicSmemBytes, kernel, args...);
+  return cudaSuccess;
+}
 
 inline void __syncthreads() { cvt_emu::block_barrier->arrive_and_wait(); }

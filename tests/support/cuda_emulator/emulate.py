@@ -36,7 +36,7 @@ def rewrite(source: str) -> str:
         return f"cvt_emu::launch({config[0]}, {config[1]}, {smem}, {m.group(1)}, {m.group(3)});"
 
     source = re.sub(r"extern __shared__ __align__\(16\) float (\w+)\[\];",
-                    r"float* \1 = cvt_emu::dynamic_smem;", source)
+                    r"float* \1 = cvt_emu::block_smem();", source)
     return LAUNCH.sub(launch, source)
 
 
@@ -44,8 +44,10 @@ def main(out_dir: str) -> Path:
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     here = Path(__file__).resolve().parent
-    # beside the rewritten kernels, so that their #include "cp_async.cuh" finds it first
-    (out / "cp_async.cuh").write_text((here / "cp_async.cuh").read_text())
+    # beside the rewritten kernels, so that their #include "cp_async.cuh" and
+    # "cluster.cuh" find the emulated ones first
+    for header in ("cp_async.cuh", "cluster.cuh"):
+        (out / header).write_text((here / header).read_text())
     files = sorted(CUDA.glob("matmul_*.cu"))
     for cu in files:
         (out / cu.name).write_text(rewrite(cu.read_text()))

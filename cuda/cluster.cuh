@@ -1,0 +1,33 @@
+// Thread-block clusters (sm_90 and later): the blocks of a cluster run at the same time on
+// SMs of one GPC, wait for each other at a cluster barrier, and read each other's shared
+// memory (distributed shared memory, DSMEM). Three calls are all a kernel here needs; the
+// launcher starts a cluster of several blocks only on sm_90+, so before sm_90 a kernel
+// sees a cluster of one block, where the calls reduce to the block's own barrier and
+// shared memory.
+#pragma once
+#include <cooperative_groups.h>
+
+namespace cvt {
+
+// Waits until every thread of every block of the cluster has arrived; shared-memory
+// writes made before it are visible to the whole cluster after it (release / acquire).
+__device__ __forceinline__ void cluster_sync() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  cooperative_groups::this_cluster().sync();
+#else
+  __syncthreads();
+#endif
+}
+
+// The address of `p` (a variable in this block's shared memory) in the shared memory of
+// the cluster's block `rank`: the same variable, in that block.
+template <typename T>
+__device__ __forceinline__ T* cluster_map(T* p, unsigned rank) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  return cooperative_groups::this_cluster().map_shared_rank(p, rank);
+#else
+  return p;  // a cluster of one block: rank is 0
+#endif
+}
+
+}  // namespace cvt
