@@ -16,8 +16,11 @@
 //             over the split's tiles [s*split_tiles, (s+1)*split_tiles) instead of all of
 //             them (the lean pointers start at the split's first tile); after the loop a
 //             split of S > 1 writes its accumulators to shared memory (where the ring was)
-//             and sums its rows over the cluster. With S = 1 (the launcher's choice for
-//             grids that fill the GPU, and before sm_90) it is v7, store included.
+//             and sums its rows over the cluster. The kernel is a template on SPLIT: with
+//             S = 1 (the launcher's choice for grids that fill the GPU, and before sm_90)
+//             the launcher runs SPLIT = false, which compiles to v7's kernel, store
+//             included (a run-time S alone cost 5% at 4096^3: other registers, other
+//             schedule).
 //   splits    chosen by the launcher from the grid and the GPU: S = min(SMs / tiles,
 //             MAX_SPLITS, k_tiles / MIN_SPLIT_TILES), at least 1; then split_tiles =
 //             ceil(k_tiles / S) and S = ceil(k_tiles / split_tiles), so that no split is
@@ -55,7 +58,10 @@
 
 namespace cvt {
 
-template <int BM, int BN, int BK, int WM, int WN, int TM, int TN, int STAGES, int GROUP, int W>
+constexpr int kMaxDevices = 64;  // the launcher remembers a cluster check per device
+
+template <int BM, int BN, int BK, int WM, int WN, int TM, int TN, int STAGES, int GROUP, int W,
+          bool SPLIT>
 __global__ void __launch_bounds__(WarpTiling<BM, BN, WM, WN, TM, TN>::THREADS,
                                   WarpTiling<BM, BN, WM, WN, TM, TN>::MIN_BLOCKS)
 matmul_v8_split_k_kernel(const float* __restrict__ A, const float* __restrict__ B,
@@ -123,9 +129,9 @@ matmul_v8_split_k_kernel(const float* __restrict__ A, const float* __restrict__ 
   // This block's share of the k tiles: split blockIdx.z (its rank in the cluster) takes
   // tiles [first_tile, end_tile) of ceil(K/BK), split_tiles of them (fewer in the last).
   const int tiles = static_cast<int>(ceil_div(K, BK));
-  const int splits = gridDim.z, split = blockIdx.z;
+  const int splits = SPLIT ? gridDim.z : 1, split = SPLIT ? blockIdx.z : 0;
   const int first_tile = split * split_tiles;
-  const int end_tile = first_tile + split_tiles < tiles ? first_tile + split_tiles : tiles;
+  const int end_tile = SPLIT && first_tile + split_tiles < tiles ? first_tile + split_tiles : tiles;
 
   // The lean fetch: running pointers at the next tile's element of pass 0, fixed offsets.
   const int64_t b_tile = static_cast<int64_t>(BK) * N;  // B's pointer step per tile
@@ -187,7 +193,7 @@ matmul_v8_split_k_kernel(const float* __restrict__ A, const float* __restrict__ 
   }
 
   // As v5: c[i][j] is C[m0 + row0 + (i/4)*4*LANES_M + i%4][n0 + col0 + (j/4)*4*LANES_N + j%4].
-  if (splits == 1) {  // the whole k range: store as v7 (the same branch for the whole grid)
+  if constexpr (!SPLIT) {  // one split, the whole k range (SPLIT = false): v7's store
 #pragma unroll
     for (int i = 0; i < TM; ++i) {
       const int64_t row = m0 + row0 + (i / 4) * 4 * LANES_M + i % 4;
@@ -200,72 +206,82 @@ matmul_v8_split_k_kernel(const float* __restrict__ A, const float* __restrict__ 
         if (row < M && col < N) *reinterpret_cast<Floats<W>*>(&C[row * N + col]) = piece;
       }
     }
-    return;
-  }
-
-  // Split K (see "reduce"): this block's partial tile into its shared memory, where the
-  // ring was (every copy has landed, and after the barrier nobody reads a stage again).
-  cp_async_wait<0>();
-  __syncthreads();
-  float* const part = smem;  // BM x BN, row-major
+  } else {
+    // Split K (see "reduce"): this block's partial tile into its shared memory, where the
+    // ring was (every copy has landed, and after the barrier nobody reads a stage again).
+    cp_async_wait<0>();
+    __syncthreads();
+    float* const part = smem;  // BM x BN, row-major
 #pragma unroll
-  for (int i = 0; i < TM; ++i) {
-    const int r = row0 + (i / 4) * 4 * LANES_M + i % 4;
+    for (int i = 0; i < TM; ++i) {
+      const int r = row0 + (i / 4) * 4 * LANES_M + i % 4;
 #pragma unroll
-    for (int j = 0; j < TN; j += 4) {
-      const int col = col0 + (j / 4) * 4 * LANES_N;
-      *reinterpret_cast<Floats<4>*>(&part[r * BN + col]) = {c[i][j], c[i][j + 1], c[i][j + 2], c[i][j + 3]};
-    }
-  }
-  cluster_sync();  // every block's partial tile is complete and visible to the cluster
-
-  // Split s sums rows [s*rows, (s+1)*rows) of the tile over the cluster, rank 0 first, and
-  // stores them: one float4 of partials from each block per 4 outputs.
-  const int split_rows = static_cast<int>(ceil_div(BM, splits));
-  const int r_first = split * split_rows;
-  const int r_end = r_first + split_rows < BM ? r_first + split_rows : BM;
-  for (int e = threadIdx.x; e < (r_end - r_first) * (BN / 4); e += THREADS) {
-    const int r = r_first + e / (BN / 4), col = e % (BN / 4) * 4;
-    const int64_t row = m0 + r;
-    if (row >= M || n0 + col >= N) continue;
-    Floats<4> sum = {};
-    for (int q = 0; q < splits; ++q) {
-      const Floats<4> p = *reinterpret_cast<const Floats<4>*>(cluster_map(&part[r * BN + col], q));
-#pragma unroll
-      for (int w = 0; w < 4; ++w) sum.v[w] += p.v[w];
-    }
-#pragma unroll
-    for (int w = 0; w < 4; w += W) {  // W = 4: one float4 (N % 4 == 0); W = 1: each in bounds
-      if (n0 + col + w < N) {
-        Floats<W> piece;
-#pragma unroll
-        for (int x = 0; x < W; ++x) piece.v[x] = sum.v[w + x];
-        *reinterpret_cast<Floats<W>*>(&C[row * N + n0 + col + w]) = piece;
+      for (int j = 0; j < TN; j += 4) {
+        const int col = col0 + (j / 4) * 4 * LANES_N;
+        *reinterpret_cast<Floats<4>*>(&part[r * BN + col]) = {c[i][j], c[i][j + 1],
+                                                              c[i][j + 2], c[i][j + 3]};
       }
     }
+    cluster_sync();  // every block's partial tile is complete and visible to the cluster
+
+    // Split s sums rows [s*rows, (s+1)*rows) of the tile over the cluster, rank 0 first, and
+    // stores them: one float4 of partials from each block per 4 outputs.
+    const int split_rows = static_cast<int>(ceil_div(BM, splits));
+    const int r_first = split * split_rows;
+    const int r_end = r_first + split_rows < BM ? r_first + split_rows : BM;
+    for (int e = threadIdx.x; e < (r_end - r_first) * (BN / 4); e += THREADS) {
+      const int r = r_first + e / (BN / 4), col = e % (BN / 4) * 4;
+      const int64_t row = m0 + r;
+      if (row >= M || n0 + col >= N) continue;
+      Floats<4> sum = {};
+      for (int q = 0; q < splits; ++q) {
+        const float* const from = cluster_map(&part[r * BN + col], q);
+        const Floats<4> p = *reinterpret_cast<const Floats<4>*>(from);
+#pragma unroll
+        for (int w = 0; w < 4; ++w) sum.v[w] += p.v[w];
+      }
+#pragma unroll
+      for (int w = 0; w < 4; w += W) {  // W = 4: one float4 (N % 4 == 0); W = 1: each in bounds
+        if (n0 + col + w < N) {
+          Floats<W> piece;
+#pragma unroll
+          for (int x = 0; x < W; ++x) piece.v[x] = sum.v[w + x];
+          *reinterpret_cast<Floats<W>*>(&C[row * N + n0 + col + w]) = piece;
+        }
+      }
+    }
+    cluster_sync();  // no block leaves while another still reads its partial tile
   }
-  cluster_sync();  // no block leaves while another still reads its partial tile
+}
+
+// Past the default 48 KB a kernel must ask for its dynamic shared memory.
+template <typename Kernel>
+static cudaError_t allow_shared(Kernel kernel, int bytes) {
+  return bytes > 48 * 1024
+             ? cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes)
+             : cudaSuccess;
 }
 
 template <int W>
 static cudaError_t launch_v8(const float* A, const float* B, float* C, int64_t M, int64_t N,
                              int64_t K, dim3 grid, int split_tiles, cudaStream_t stream) {
   constexpr int BM = CVT_V8_BM, BN = CVT_V8_BN, BK = CVT_V8_BK, STAGES = CVT_V8_STAGES;
-  const auto kernel = matmul_v8_split_k_kernel<BM, BN, BK, CVT_V8_WM, CVT_V8_WN, CVT_V8_TM,
-                                                CVT_V8_TN, STAGES, CVT_V8_GROUP, W>;
   constexpr int threads = WarpTiling<BM, BN, CVT_V8_WM, CVT_V8_WN, CVT_V8_TM, CVT_V8_TN>::THREADS;
   constexpr int ring = STAGES * (BK * (BM + 4) + BK * BN) * static_cast<int>(sizeof(float));
-  constexpr int part = BM * BN * static_cast<int>(sizeof(float));  // a split's partial tile
-  const int smem = grid.z > 1 && part > ring ? part : ring;
-  if (smem > 48 * 1024) {  // past the default limit a kernel must ask for its shared memory
-    const cudaError_t err =
-        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
+  if (grid.z == 1) {  // one split: v7's kernel (SPLIT = false)
+    const auto kernel = matmul_v8_split_k_kernel<BM, BN, BK, CVT_V8_WM, CVT_V8_WN, CVT_V8_TM,
+                                                  CVT_V8_TN, STAGES, CVT_V8_GROUP, W, false>;
+    const cudaError_t err = allow_shared(kernel, ring);
     if (err != cudaSuccess) return err;
-  }
-  if (grid.z == 1) {
-    kernel<<<grid, threads, smem, stream>>>(A, B, C, M, N, K, split_tiles);
+    kernel<<<grid, threads, ring, stream>>>(A, B, C, M, N, K, 0);
     return cudaGetLastError();
   }
+  const auto kernel = matmul_v8_split_k_kernel<BM, BN, BK, CVT_V8_WM, CVT_V8_WN, CVT_V8_TM,
+                                                CVT_V8_TN, STAGES, CVT_V8_GROUP, W, true>;
+  constexpr int part = BM * BN * static_cast<int>(sizeof(float));  // a split's partial tile
+  constexpr int smem = part > ring ? part : ring;
+  cudaError_t err = allow_shared(kernel, smem);
+  if (err != cudaSuccess) return err;
   // The splits of a tile form a cluster of grid.z blocks along z: their rank is blockIdx.z.
   cudaLaunchAttribute attribute[1];
   attribute[0].id = cudaLaunchAttributeClusterDimension;
@@ -275,14 +291,24 @@ static cudaError_t launch_v8(const float* A, const float* B, float* C, int64_t M
   cudaLaunchConfig_t config = {};
   config.gridDim = grid;
   config.blockDim = dim3(threads);
-  config.dynamicSmemBytes = static_cast<size_t>(smem);
+  config.dynamicSmemBytes = smem;
   config.stream = stream;
   config.attrs = attribute;
   config.numAttrs = 1;
-  int clusters = 0;  // a cluster no GPC can hold would never start: say so instead
-  cudaError_t err = cudaOccupancyMaxActiveClusters(&clusters, kernel, &config);
+  // A cluster that no GPC can hold would never start: say so instead. Asked once per
+  // device and cluster size (the answer depends on nothing else here).
+  static int fits[kMaxDevices][CVT_V8_MAX_SPLITS + 1] = {};  // 0 unknown, 1 yes, -1 no
+  int device = 0;
+  err = cudaGetDevice(&device);
   if (err != cudaSuccess) return err;
-  if (clusters < 1) return cudaErrorNotSupported;
+  int& known = fits[device % kMaxDevices][grid.z];
+  if (known == 0 || device >= kMaxDevices) {
+    int clusters = 0;
+    err = cudaOccupancyMaxActiveClusters(&clusters, kernel, &config);
+    if (err != cudaSuccess) return err;
+    known = clusters >= 1 ? 1 : -1;
+  }
+  if (known < 0) return cudaErrorNotSupported;
   return cudaLaunchKernelEx(&config, kernel, A, B, C, static_cast<int>(M), static_cast<int>(N),
                             static_cast<int>(K), split_tiles);
 }

@@ -213,9 +213,10 @@ def _tma_rows_ok(t: torch.Tensor, row_dim: int) -> bool:
 
 
 def _staged_row_major(x: torch.Tensor) -> torch.Tensor:
-    """A row-major copy of x with 16-byte aligned rows (a view of a padded buffer)."""
+    """A row-major copy of x with 16-byte aligned rows (a view of a padded buffer, its
+    padding zeroed: whatever reads past a row sees zeros, never stale memory)."""
     rows, cols = x.shape
-    buf = torch.empty((rows, _padded(cols, x.element_size())), dtype=x.dtype, device=x.device)
+    buf = torch.zeros((rows, _padded(cols, x.element_size())), dtype=x.dtype, device=x.device)
     view = buf[:, :cols]
     view.copy_(x)
     return view
@@ -341,7 +342,8 @@ def matmul(a: torch.Tensor, b: torch.Tensor, precision: str = "fp16", *,
     # that, the kernel writes a padded buffer and the op copies it out once.
     c_aligned = (N * a.element_size()) % 16 == 0
     c_rows = N if c_aligned else _padded(N, a.element_size())
-    c = torch.empty((M, c_rows), dtype=a.dtype, device=a.device)[:, :N]
+    c = (torch.empty if c_aligned else torch.zeros)((M, c_rows), dtype=a.dtype,
+                                                    device=a.device)[:, :N]
     # num_ctas > 1 (a config option: thread-block clusters) makes each program a cluster
     # of that many CTAs, so the persistent grid has SMs / num_ctas programs.
     ctas = (config or {}).get("num_ctas", 1)
