@@ -648,8 +648,9 @@ def lecture(time_payload, profile_payload, out_dir, shape: str | None = None,
             left.set_ylim(min(ys) / 4, max(ys) * 2)
     log_y(left, bytes_axis=True)
     left.set_xticks(range(len(cuda_versions)))
+    # a label's lines as wide as the columns allow: ten rungs leave ~9 characters each
     left.set_xticklabels([f"{v}\n" + _short(groups[v]).replace("_", "\n") for v in cuda_versions],
-                         fontsize=8)
+                         fontsize=8 if len(cuda_versions) <= 8 else 7)
     left.set_ylabel("bytes per launch (log scale, binary units)")
     precision = _precisions([groups[v]["cuda"] for v in cuda_versions])
     left.set_title(f"Global-load traffic, model down to DRAM (CUDA ladder, {shape}, {precision})"
