@@ -25,7 +25,7 @@
 //             MAX_SPLITS, k_tiles / MIN_SPLIT_TILES), at least 1; then split_tiles =
 //             ceil(k_tiles / S) and S = ceil(k_tiles / split_tiles), so that no split is
 //             empty. H100 (132 SMs, 1 block of v8 per SM): 1024^3 -> 32 tiles, S = 4 (128
-//             blocks); 512 x 512 x 8192 -> 2 tiles, S = 8; 4096^3 -> 512 tiles, S = 1.
+//             blocks); 512 x 512 x 8192 -> 8 tiles, S = 8; 4096^3 -> 512 tiles, S = 1.
 //   reduce    per split: BM*BN floats written to its shared memory (128 KiB with the
 //             default tiles; the launcher asks for max(ring, partial) bytes when S > 1);
 //             per output element S float reads from the cluster's shared memory, in rank
@@ -48,6 +48,10 @@
 //   params    BM, BN, BK, WM, WN, TM, TN, STAGES, GROUP, MAX_SPLITS, MIN_SPLIT_TILES =
 //             CVT_V8_* (matmul_config.h); dynamic shared memory STAGES * (BK*(BM+4) +
 //             BK*BN) * 4 bytes (74,496), BM*BN*4 (131,072) when split.
+//   measured  H100 against cuBLAS fp32, results/h100 (2026-11-26): 0.57x at 256^3, 0.76x at
+//             512^3, 0.59x at 1024^3 (v7: 0.24x, 0.18x, 0.35x); 0.954x at 4096^3 (one split).
+//             At 1024^3 the kernel takes ~60 us beyond its k loop; where they go is open
+//             (docs/performance/ffma_rungs.md, "v7 → v8: split K across a thread-block cluster").
 //   run       python -m bench check --kernels cuda_v8* --shapes 1000x999x37,1024x1024x1024
 #include "cluster.cuh"
 #include "common.cuh"

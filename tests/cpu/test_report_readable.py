@@ -89,6 +89,28 @@ def test_a_family_without_headlines_adds_no_summary_line():
                for line in fam.summary_lines(results.load_set(SAMPLE)))
 
 
+def test_the_summary_puts_the_fastest_cuda_and_triton_fp32_matmuls_side_by_side():
+    """The comparison the suite exists for, in one line: at the largest timed size, the
+    fastest hand-written CUDA matmul against the fastest Triton one in fp32, with cuBLAS."""
+    def row(kernel, backend, version, tflops, pct, reference=False):
+        return dict(op="matmul", kernel=kernel, backend=backend, version=version,
+                    shape="4096x4096x4096", size=4096**3, precision="fp32", status="ok",
+                    tflops=tflops, pct_reference=pct, is_reference=reference)
+
+    rows = [row("cuda_v3_smem_tiling", "cuda", "v3", 31.0, 60.0),
+            row("cuda_v7_lean_fetch", "cuda", "v7", 49.0, 95.0),
+            row("triton_v3_smem_tiling", "triton", "v3", 31.1, 60.2),
+            row("triton_autotuned", "triton", "autotuned", 45.0, 87.0),
+            row("cublas", "torch", "cublas", 51.6, 100.0, reference=True),
+            dict(row("cuda_v1_naive", "cuda", "v1", 0.5, 1.0), shape="1024x1024x1024",
+                 size=1024**3)]
+    lines = matmul_report.summary_lines({"time": {"rows": rows}})
+    line = next(x for x in lines if "hand-written CUDA against Triton" in x)
+    assert "cuda_v7_lean_fetch 49 TFLOP/s (95% of cuBLAS)" in line
+    assert "triton_autotuned 45 TFLOP/s (87% of cuBLAS)" in line
+    assert "cuBLAS 51.6 TFLOP/s" in line
+
+
 # ---------------------------------------------------------------------------------------
 # Correctness: one row per kernel x precision
 # ---------------------------------------------------------------------------------------

@@ -100,7 +100,8 @@ def section_time(time_payload: dict, profile_payload: dict | None = None) -> str
 
 def summary_lines(s: dict) -> list[str]:
     """The matmul's headline numbers at the largest timed size: the CUDA ladder's first and
-    last rungs and the Triton twin of the last, the fastest Triton kernel per precision
+    last rungs and the Triton twin of the last, the fastest CUDA against the fastest Triton
+    kernel in fp32, the fastest Triton kernel per precision
     (each against cuBLAS at the same size and precision), and whether the counters of the
     CUDA ladder met the model."""
     from bench.families.matmul.models import LADDER_VERSIONS
@@ -127,6 +128,17 @@ def summary_lines(s: dict) -> list[str]:
             out.append(f"- **matmul, the lecture's ladder** at {big}, fp32 (FFMA): CUDA "
                        f"{ladder[0]['version']} {pct(ladder[0])} up to {top['version']} "
                        f"{pct(top)}" + (f"; its Triton twin {pct(twin)}" if twin else "") + ".")
+        fp32 = [r for r in at if r["precision"] == "fp32"]
+        cuda = [r for r in fp32 if r["backend"] == "cuda"]
+        tri = [r for r in fp32 if r["backend"] == "triton"]
+        ref = next((r for r in fp32 if r.get("is_reference") in (True, "True")), None)
+        if cuda and tri:
+            c = max(cuda, key=lambda r: num(r["tflops"]))
+            t = max(tri, key=lambda r: num(r["tflops"]))
+            out.append(f"- **matmul fp32 (FFMA), hand-written CUDA against Triton** at {big}: "
+                       f"the fastest CUDA kernel {c['kernel']} {pct(c)}, the fastest Triton "
+                       f"kernel {t['kernel']} {pct(t)}"
+                       + (f"; cuBLAS {num(ref['tflops']):.3g} TFLOP/s" if ref else "") + ".")
         best = []
         for p in dict.fromkeys(r["precision"] for r in at):
             tri = [r for r in at if r["backend"] == "triton" and r["precision"] == p]
