@@ -11,6 +11,16 @@ def _params(**names: str):
     return lambda precision=None: {k: config.params()[v] for k, v in names.items()}
 
 
+def _warptiled(rung: str, *extra: str):
+    """The parameters of a warptiled rung (v5 on): block, warp and thread tiles, then the
+    rung's own, each read from the header as <rung>_<NAME> (V6_BM, ...)."""
+    names = ("BM", "BN", "BK", "WM", "WN", "TM", "TN") + extra
+    return _params(**{n: f"{rung}_{n}" for n in names})
+
+
+_WARPTILED = "global N³/BN + N³/BM, shared N³/TN + N³/TM"  # the warptiled rungs' formula
+
+
 def _op(op_name: str):
     def load(precision: str):
         import bindings
@@ -64,30 +74,21 @@ def records() -> list[Kernel]:
         _record("cuda_v5_warptiling", "v5", "matmul_v5_warptiling",
                 "block tile split into warp tiles and 4x4 thread pieces: a warp reads WM+WN "
                 "floats per k",
-                models.matmul_v5, _params(BM="V5_BM", BN="V5_BN", BK="V5_BK", WM="V5_WM",
-                                          WN="V5_WN", TM="V5_TM", TN="V5_TN"),
-                "global N³/BN + N³/BM, shared N³/TN + N³/TM", twin_note=_NO_TWIN),
+                models.matmul_v5, _warptiled("V5"), _WARPTILED, twin_note=_NO_TWIN),
         _record("cuda_v6_pipelined", "v6", "matmul_v6_pipelined",
                 "v5 fed by a ring of cp.async stages (loads overlap compute), L2-grouped "
                 "block order",
-                models.matmul_v6, _params(BM="V6_BM", BN="V6_BN", BK="V6_BK", WM="V6_WM",
-                                          WN="V6_WN", TM="V6_TM", TN="V6_TN",
-                                          STAGES="V6_STAGES", GROUP="V6_GROUP"),
-                "global N³/BN + N³/BM, shared N³/TN + N³/TM", twin_note=_NO_TWIN),
+                models.matmul_v6, _warptiled("V6", "STAGES", "GROUP"), _WARPTILED,
+                twin_note=_NO_TWIN),
         _record("cuda_v7_lean_fetch", "v7", "matmul_v7_lean_fetch",
                 "v6 whose interior tiles are copied from running pointers, with no mask, "
                 "compare or branch",
-                models.matmul_v7, _params(BM="V7_BM", BN="V7_BN", BK="V7_BK", WM="V7_WM",
-                                          WN="V7_WN", TM="V7_TM", TN="V7_TN",
-                                          STAGES="V7_STAGES", GROUP="V7_GROUP"),
-                "global N³/BN + N³/BM, shared N³/TN + N³/TM", twin_note=_NO_TWIN),
+                models.matmul_v7, _warptiled("V7", "STAGES", "GROUP"), _WARPTILED,
+                twin_note=_NO_TWIN),
         _record("cuda_v8_split_k", "v8", "matmul_v8_split_k",
                 "v7 with the k loop split over a thread-block cluster where the tiles leave "
                 "SMs idle (sm_90)",
-                models.matmul_v8, _params(BM="V8_BM", BN="V8_BN", BK="V8_BK", WM="V8_WM",
-                                          WN="V8_WN", TM="V8_TM", TN="V8_TN",
-                                          STAGES="V8_STAGES", GROUP="V8_GROUP",
-                                          MAX_SPLITS="V8_MAX_SPLITS",
-                                          MIN_SPLIT_TILES="V8_MIN_SPLIT_TILES"),
-                "global N³/BN + N³/BM, shared N³/TN + N³/TM", twin_note=_NO_TWIN),
+                models.matmul_v8,
+                _warptiled("V8", "STAGES", "GROUP", "MAX_SPLITS", "MIN_SPLIT_TILES"),
+                _WARPTILED, twin_note=_NO_TWIN),
     ]
