@@ -4,7 +4,7 @@
 # version it concerns at 2048^3 and 4096^3 and prints the median TFLOP/s of each.
 # The defaults in cuda/matmul_config.h were chosen from this table
 # (docs/performance/ladder.md, "Tile sweep: how the defaults were chosen").
-# The FFMA rungs (v4-v6) have their own sweep, timed next to cuBLAS: cuda/driver/ffma_sweep.sh.
+# The FFMA rungs (v4-v7) have their own sweep, timed next to cuBLAS: cuda/driver/ffma_sweep.sh.
 #
 #   bash cuda/driver/tile_sweep.sh OUT_DIR
 set -euo pipefail
