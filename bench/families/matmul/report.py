@@ -131,7 +131,7 @@ def summary_lines(s: dict) -> list[str]:
         fp32 = [r for r in at if r["precision"] == "fp32"]
         cuda = [r for r in fp32 if r["backend"] == "cuda"]
         tri = [r for r in fp32 if r["backend"] == "triton"]
-        ref = next((r for r in fp32 if r.get("is_reference") in (True, "True")), None)
+        ref = next((r for r in fp32 if r.get("is_reference")), None)
         if cuda and tri:
             c = max(cuda, key=lambda r: num(r["tflops"]))
             t = max(tri, key=lambda r: num(r["tflops"]))
