@@ -11,7 +11,8 @@
 #     user      a new user's walk (.ci/user_walk.sh): pip install . into a fresh environment,
 #               then the README's and docs' commands outside the checkout (user-now: the
 #               same with pip install --no-build-isolation .)
-#     report    make report into $OUT/set, then the ladder's counters at 4096^3 added and
+#     report    make report into $OUT/set, then the counters of the ladder and of
+#               triton_autotuned (fp32) at 4096^3 added and
 #               the figures redrawn (the committed results/<gpu>/ sets are made so)
 #     results   check and time only, into $OUT/set (a second GPU's set for `bench compare`)
 #
@@ -78,7 +79,7 @@ for stage in "$@"; do
     build
     timeout "${REPORT_LIMIT:-420}" python3 -m bench report --out "$OUT/set" --force \
       > "$OUT/report.log" 2>&1; echo "report rc=$?"; grep -A12 "^## Summary" "$OUT/set/report.md"
-    timeout ${P4096_LIMIT:-150} python3 -m bench profile --append --kernels @ladder \
+    timeout ${P4096_LIMIT:-150} python3 -m bench profile --append --kernels @ladder,triton_autotuned \
       --shapes 4096x4096x4096 --out "$OUT/set" > "$OUT/profile4096.log" 2>&1
     echo "profile 4096 rc=$?"; tail -3 "$OUT/profile4096.log"
     timeout 60 python3 -m bench report --out "$OUT/set" --replot > /dev/null 2>&1

@@ -11,6 +11,9 @@ Each row then gets:
     gbps_model      the model's global loads + stores (what the threads ask for) / time:
                     the rate the memory system actually served, mostly from caches
     pct_reference   the reference kernel's time / this kernel's time, in percent
+    dobench_ms      the same launch timed by triton.testing.do_bench (the cross-check,
+                    kernels of 0.2-100 ms), and dobench_pct_reference its ratio to the
+                    reference's do_bench time
     roof_tflops     what the measured roofline allows at this kernel's compulsory
                     intensity: min(cuBLAS ceiling at this precision, copy bandwidth x
                     flops/byte); pct_roof is tflops / roof_tflops in percent
@@ -29,7 +32,8 @@ from bench import device as dev
 from bench import env as env_mod
 from bench import problems, terminal
 from bench.registry import REFERENCE_BACKENDS
-from bench.timing import L2Flusher, Policy, clock_note, time_launches, verify_after_timing
+from bench.timing import (L2Flusher, Policy, clock_note, do_bench_ms, time_launches,
+                          verify_after_timing)
 
 
 def reference_for(op: str, kernels) -> object | None:
@@ -65,14 +69,17 @@ def _row(kernel, problem, shape, precision, timing=None, status="ok", note="", c
 
 def derive(rows: list[dict], ceilings: dict) -> list[dict]:
     """Adds pct_reference, roof_tflops and pct_roof to every row (in place; returns rows)."""
-    ref_ms = {}
+    ref_ms, ref_dobench = {}, {}
     for r in rows:
         if r.get("is_reference") and r.get("median_ms"):
             ref_ms[(r["op"], r["shape"], r["precision"])] = r["median_ms"]
+            ref_dobench[(r["op"], r["shape"], r["precision"])] = r.get("dobench_ms")
     for r in rows:
         ref = ref_ms.get((r["op"], r["shape"], r["precision"]))
         ms = r.get("median_ms")
         r["pct_reference"] = 100 * ref / ms if ref and ms else None
+        ref_db, db = ref_dobench.get((r["op"], r["shape"], r["precision"])), r.get("dobench_ms")
+        r["dobench_pct_reference"] = 100 * ref_db / db if ref_db and db else None
         roof = ceil_mod.roof_tflops(ceilings, r["precision"], r["flops"], r["compulsory_bytes"])
         r["roof_tflops"] = roof
         if r.get("tflops") and roof:
@@ -198,6 +205,7 @@ def run(kernels, shapes_text: str | None = None, precisions: list[str] | None = 
             row = _row(k, problem, shape, p, t, status="FAIL" if wrong else "ok", note=note,
                        clock=clock_after)
             row["sm_clock_mhz_before"] = clock_before
+            row["dobench_ms"] = do_bench_ms(launch) if policy.crosschecks(t.median_ms) else None
             text = f"{k.name} {shape} {p}: {t.median_ms:.4f} ms " \
                    f"(IQR {t.iqr_ms:.4f}, {t.reps} reps)" + (f"; {note}" if note else "")
         except Exception as exc:  # one failing kernel must not lose the whole sweep

@@ -76,7 +76,17 @@ METRICS = (
     ("l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum", "shared_bank_conflicts"),
     ("sm__sass_thread_inst_executed_op_ffma_pred_on.sum", "ffma"),
     ("gpu__time_duration.sum", "ncu_time_ns"),
+    # what the compiler made of the kernel (the "same tile algorithm, two languages" table):
+    # warp instructions issued, and the launch's registers, shared memory and block size
+    ("smsp__inst_executed.sum", "warp_inst"),
+    ("launch__registers_per_thread", "registers"),
+    ("launch__shared_mem_per_block_static", "smem_static_bytes"),
+    ("launch__shared_mem_per_block_dynamic", "smem_dynamic_bytes"),
+    ("launch__block_size", "block_threads"),
 )
+# Properties of a launch, not counts: a launch of several CUDA kernels gets the largest
+# (its heaviest kernel's registers and shared memory), never the sum.
+LAUNCH_PROPERTY = "launch__"
 # Names docs/DESIGN.md ("Memory traffic, level by level") lists as verified on our H100:
 # never dropped on the word of
 # --query-metrics (whose listing format may change); only a rejection by ncu drops them.
@@ -185,7 +195,8 @@ def parse_ncu_csv(text: str) -> list[dict]:
 
 
 def sum_kernels(rows: list[dict]) -> dict:
-    """Counters of a launch made of several CUDA kernels: the sum of each metric."""
+    """Counters of a launch made of several CUDA kernels: the sum of each metric (the
+    largest value of a launch property: registers, shared memory, block size)."""
     total: dict = {}
     for r in rows:
         for k, v in r.items():
@@ -193,6 +204,8 @@ def sum_kernels(rows: list[dict]) -> dict:
                 continue
             if math.isnan(v):
                 total.setdefault(k, math.nan)
+            elif k.startswith(LAUNCH_PROPERTY):
+                total[k] = max(v, _nz(total.get(k, 0.0)))
             else:
                 total[k] = (0.0 if math.isnan(total.get(k, 0.0)) else total.get(k, 0.0)) + v
     total["kernels"] = ";".join(dict.fromkeys(r["Kernel Name"] for r in rows))

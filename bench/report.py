@@ -194,6 +194,61 @@ def section_errors(time_payload: dict) -> str:
                         for r in errors[:20]))
 
 
+CROSSCHECK_AGREE = 0.03   # the two timers' ratios to the reference agree within 3%
+
+
+def crosscheck_rows(time_payload: dict) -> list[dict]:
+    """Rows timed by both timers whose reference was timed by both too (bench/perf.py)."""
+    return [r for r in time_payload.get("rows", []) if r.get("status") == "ok"
+            and not r.get("is_reference") and num(r.get("dobench_pct_reference")) > 0
+            and num(r.get("pct_reference")) > 0]
+
+
+def _disagreement(r: dict) -> float:
+    """How far the harness's ratio to the reference is from do_bench's (0.02 = 2%)."""
+    return num(r["pct_reference"]) / num(r["dobench_pct_reference"]) - 1
+
+
+def section_crosscheck(time_payload: dict) -> str:
+    """The harness's timer (bench/timing.py) against triton.testing.do_bench, row by row."""
+    rows = crosscheck_rows(time_payload)
+    if not rows:
+        return ""
+    table = [[r["kernel"], r["shape"], r["precision"], f(r["median_ms"], 4),
+              f(r["dobench_ms"], 4), f(r["pct_reference"], 1),
+              f(r["dobench_pct_reference"], 1), f"{100 * _disagreement(r):+.1f}%"]
+             for r in rows]
+    off = [r for r in rows if abs(_disagreement(r)) > CROSSCHECK_AGREE]
+    return ("## Timer cross-check: the harness against `triton.testing.do_bench`\n\n"
+            "Every kernel whose median lies between 0.2 and 100 ms was timed a second time, "
+            "right after the harness's timing, by `triton.testing.do_bench` (its own cache "
+            "flush, launches back to back, the median), and so was the reference at the "
+            "same shape and precision. Each ratio to the reference is computed with one "
+            "timer; the last column is how far the harness's ratio lies from do_bench's. "
+            f"{len(rows) - len(off)} of {len(rows)} rows agree within "
+            f"{100 * CROSSCHECK_AGREE:.0f}%"
+            + (": " + ", ".join(f"{r['kernel']} {r['shape']} {r['precision']}" for r in off[:8])
+               + (" ..." if len(off) > 8 else "") + " do not." if off else ".")
+            + " Below 0.2 ms do_bench's events would take in the host's launch cost of a "
+              "Python wrapper, so it is not asked.\n\n"
+            + md_table(["kernel", "shape", "precision", "harness ms", "do_bench ms",
+                        "harness % of reference", "do_bench % of reference", "harness / "
+                        "do_bench ratio"], table))
+
+
+def _crosscheck_line(time_payload: dict) -> str:
+    rows = crosscheck_rows(time_payload)
+    if not rows:
+        return ""
+    worst = max(rows, key=lambda r: abs(_disagreement(r)))
+    agree = sum(abs(_disagreement(r)) <= CROSSCHECK_AGREE for r in rows)
+    return (f"- **Timer cross-check**: for {agree} of {len(rows)} kernels timed by both the "
+            f"harness and `triton.testing.do_bench`, the two ratios to the reference agree "
+            f"within {100 * CROSSCHECK_AGREE:.0f}%; the farthest apart: {worst['kernel']} "
+            f"{worst['shape']} {worst['precision']}, {f(worst['pct_reference'], 1)}% against "
+            f"{f(worst['dobench_pct_reference'], 1)}%.")
+
+
 def section_model(model_payload: dict) -> str:
     rows = model_payload["rows"]
     if not rows:
@@ -298,6 +353,7 @@ def section_summary(s: dict, figures: dict, out_dir: Path, env: dict) -> str:
         lines += family.summary_lines(s)
     if "time" in s:
         lines.append(_ceilings_line(s["time"]))
+        lines.append(_crosscheck_line(s["time"]))
     if figures:
         links = ", ".join(f"[{name}]({files[0].relative_to(out_dir)})"
                           for name, files in figures.items())
@@ -332,6 +388,7 @@ def write_markdown(out_dir, figures: dict | None = None, gpu_notes: list[str] | 
     for family in families.families():
         parts += family.report_sections(s)
     if "time" in s:
+        parts.append(section_crosscheck(s["time"]))
         parts.append(section_errors(s["time"]))
     if "model" in s:
         parts.append(section_model(s["model"]))

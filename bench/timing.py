@@ -12,15 +12,22 @@ The recipe (and why):
   real program. The flush also keeps the GPU busy while the host enqueues the next
   launch, so the host-side launch cost (Python, allocation of the output) hides under
   it instead of appearing as idle time between the events.
-- After the flush, the GPU spins (torch.cuda._sleep) for twice the host cost of one call
-  of the kernel's wrapper, measured first, before the start event: by then the host has
-  enqueued the launch, so the host's launch cost (Python, argument checks, an autotuner's
-  cache lookup) never sits between the two events, whatever the language. Measured on
-  the H100 (192,311-element add, host time per call): PyTorch eager 11 us, the CUDA op
-  12 us, a bare Triton `kernel[grid](...)` 16 us, the same kernel as a torch.library
-  triton_op 85-94 us, and its Python wrapper called outside the op 305 us (wrap_triton
-  then builds its tracing wrapper on every call). Without the spin, a fixed 50 us gap
-  left Triton matmul medians at 0.36-0.45 ms instead of 0.19 ms.
+- The host must stay ahead of the GPU, so that the host's launch cost (Python, argument
+  checks, an autotuner's cache lookup) never sits between the two events, whatever the
+  language. Measured on the H100 (192,311-element add, host time per call): PyTorch eager
+  11 us, the CUDA op 12 us, a bare Triton `kernel[grid](...)` 16 us, the same kernel as a
+  torch.library triton_op 85-94 us, and its Python wrapper called outside the op 305 us
+  (wrap_triton then builds its tracing wrapper on every call). Without care, a fixed 50 us
+  gap left Triton matmul medians at 0.36-0.45 ms instead of 0.19 ms. So the wrapper's host
+  cost H is measured first; before the timed launches the GPU spins (torch.cuda._sleep)
+  for 2 H, which puts the host ahead; and each repetition (flush, spin, launch) keeps at
+  least 2 H of GPU work, so the host stays ahead: the spin before a launch is 2 H minus
+  the kernel's own time, and none for a kernel longer than 2 H. Long kernels therefore run
+  back to back, each after its flush, as in a real program and in
+  `triton.testing.do_bench`. (A spin before every launch, whatever its length, lifted the
+  ratio of tensor-core kernels that run at the power limit by 3-4% at 8192^3 on the H100:
+  the GPU idled and its clocks recovered between launches; docs/performance/fast_matmul.md,
+  "tf32 with a row-major B".)
 - Warm-up launches (clocks ramp up, caches of the driver fill) before any recorded one.
 - Many repetitions, then the median and the interquartile range: the median ignores the
   odd slow launch (another process, a clock dip); the IQR says how noisy the numbers are.
@@ -33,6 +40,11 @@ The recipe (and why):
   kernel that is right once and wrong when repeated, or that depends on what an earlier
   launch left behind (a buffer, a counter, the output block itself), fails the timing step
   instead of lending its speed to a wrong answer.
+- A cross-check by another timer: kernels of 0.2-100 ms are timed a second time with
+  `triton.testing.do_bench` (`do_bench_ms`: its own cache flush, launches back to back,
+  the median), and the report sets the two ratios to the reference side by side. Below
+  0.2 ms do_bench's events take in the host's launch cost of a Triton wrapper (it has no
+  spin), so the two would differ by design, not by error.
 - The SM clock is read before and after each kernel's timed launches; a drop of more than
   CLOCK_DROP (throttling: power, temperature) is flagged in the row's note
   (`clock_note`), so a slow number can be told from a slow kernel.
@@ -72,6 +84,13 @@ class Policy:
     budget_s: float = 4.0      # a slow kernel gets at most ~this much time
     floor_reps: int = 3        # ... but never fewer launches than this
     warmup_s: float = 0.05     # warm-up time before the recorded launches
+    # The cross-check: rows whose median lies in this range (ms) are timed a second time
+    # with triton.testing.do_bench (do_bench_ms); None: never.
+    crosscheck_ms: tuple[float, float] | None = (0.2, 100.0)
+
+    def crosschecks(self, median_ms: float) -> bool:
+        lo_hi = self.crosscheck_ms
+        return bool(lo_hi) and lo_hi[0] <= median_ms <= lo_hi[1]
 
     def reps_for(self, estimate_s: float) -> int:
         """Repetitions for a kernel whose one launch takes `estimate_s` seconds."""
@@ -149,6 +168,13 @@ def host_cost_s(fn, calls: int = 5) -> float:
     return sorted(costs)[len(costs) // 2]
 
 
+def spin_cycles(host_s: float, kernel_s: float) -> int:
+    """SM cycles to spin before a launch so that one repetition (flush, spin, launch) gives
+    the GPU at least twice the host's cost of a call: the host stays ahead of the GPU. A
+    kernel that is itself that long needs no spin."""
+    return int(max(0.0, 2 * host_s - kernel_s) * CYCLES_PER_SECOND)
+
+
 def time_launches(fn, flush, policy: Policy | None = None) -> Timing:
     """Times fn() on the GPU: warm-up, then `policy.reps_for` launches, each after a flush.
 
@@ -157,9 +183,10 @@ def time_launches(fn, flush, policy: Policy | None = None) -> Timing:
     import torch
 
     policy = policy or Policy()
-    sleep_cycles = int(max(MIN_SLEEP_S, 2 * host_cost_s(fn)) * CYCLES_PER_SECOND)
+    host = host_cost_s(fn)
+    lead_cycles = int(max(MIN_SLEEP_S, 2 * host) * CYCLES_PER_SECOND)
 
-    def one() -> float:
+    def one(sleep_cycles: int) -> float:
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         flush()
         torch.cuda._sleep(sleep_cycles)
@@ -169,20 +196,24 @@ def time_launches(fn, flush, policy: Policy | None = None) -> Timing:
         end.synchronize()
         return start.elapsed_time(end) / 1e3  # seconds
 
-    estimate = one()
+    estimate = one(lead_cycles)
     # Warm-up: a fast kernel gets ~warmup_s worth of launches; a slow one just the one above.
     for _ in range(min(100, int(policy.warmup_s / max(estimate, 1e-6)))):
         flush()
         fn()
     if estimate < 0.1:
-        estimate = min(estimate, one())  # after warm-up: a better estimate
+        estimate = min(estimate, one(lead_cycles))  # after warm-up: a better estimate
     reps = policy.reps_for(estimate)
+    sleep_cycles = spin_cycles(host, estimate)
 
     starts = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
     ends = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
+    torch.cuda.synchronize()
+    torch.cuda._sleep(lead_cycles)  # the host's lead, kept by every repetition below
     for s, e in zip(starts, ends):
         flush()  # outside the events
-        torch.cuda._sleep(sleep_cycles)
+        if sleep_cycles:
+            torch.cuda._sleep(sleep_cycles)
         s.record()
         fn()
         e.record()
@@ -190,3 +221,11 @@ def time_launches(fn, flush, policy: Policy | None = None) -> Timing:
     ms = sorted(s.elapsed_time(e) for s, e in zip(starts, ends))
     q1, med, q3 = quartiles(ms)
     return Timing(median_ms=med, q1_ms=q1, q3_ms=q3, min_ms=ms[0], reps=reps)
+
+
+def do_bench_ms(fn, warmup_ms: int = 10, rep_ms: int = 60) -> float:
+    """The median time of fn() in ms by triton.testing.do_bench, the timer the Triton
+    tutorials use: a cross-check of time_launches by code we did not write."""
+    import triton.testing
+
+    return float(triton.testing.do_bench(fn, warmup=warmup_ms, rep=rep_ms, return_mode="median"))

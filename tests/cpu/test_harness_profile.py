@@ -185,3 +185,13 @@ def test_reference_kernels_are_not_profiled_by_default():
 
     assert {"cublas", "torch"} <= set(registry.REFERENCE_BACKENDS)
     assert any(k.backend == "torch" for k in registry.kernels())
+
+
+def test_launch_properties_of_several_kernels_are_the_largest_not_the_sum():
+    rows = [{"Kernel Name": "stage", "launch__registers_per_thread": 32.0,
+             "smsp__inst_executed.sum": 10.0},
+            {"Kernel Name": "gemm", "launch__registers_per_thread": 168.0,
+             "smsp__inst_executed.sum": 90.0}]
+    total = profile.sum_kernels(rows)
+    assert total["launch__registers_per_thread"] == 168.0
+    assert total["smsp__inst_executed.sum"] == 100.0

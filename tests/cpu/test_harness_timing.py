@@ -3,6 +3,7 @@ during a kernel's timing is flagged (bench/timing.py). The decisions are pure fu
 tested here on the CPU; the GPU tier runs them inside `perf.run` (tests/gpu/test_harness_timing.py)."""
 from __future__ import annotations
 
+import pytest
 import torch
 
 from bench import problems
@@ -56,3 +57,25 @@ def test_clock_drops_are_flagged():
     assert clock_note(1980, 1650) == ("throttled: SM clock 1980 -> 1650 MHz during the "
                                       "timing (17% lower)")
     assert clock_note(None, 1650) == "" and clock_note(1980, None) == ""
+
+
+def test_the_spin_keeps_the_host_ahead_and_vanishes_for_long_kernels():
+    from bench.timing import CYCLES_PER_SECOND, spin_cycles
+
+    # a 20 us kernel behind a 300 us Python wrapper: spin 580 us, so that one repetition
+    # gives the GPU twice the host's time
+    assert spin_cycles(300e-6, 20e-6) == pytest.approx(580e-6 * CYCLES_PER_SECOND, abs=1)
+    # a kernel longer than twice the host's cost runs back to back (after its flush only),
+    # as in a real program and in triton.testing.do_bench: no idle GPU between launches
+    assert spin_cycles(300e-6, 0.7e-3) == 0
+    assert spin_cycles(15e-6, 2.8e-3) == 0
+
+
+def test_the_do_bench_cross_check_takes_only_kernels_it_can_time():
+    from bench.timing import Policy
+
+    policy = Policy()
+    assert not policy.crosschecks(0.05)      # do_bench's events would hold host time
+    assert policy.crosschecks(0.2) and policy.crosschecks(3.0)
+    assert not policy.crosschecks(300.0)     # v1 naive at 4096^3: a budget, not a check
+    assert not Policy(crosscheck_ms=None).crosschecks(3.0)

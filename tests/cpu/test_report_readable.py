@@ -363,3 +363,58 @@ def test_the_default_roofline_and_traffic_figure_use_that_size(tmp_path):
     assert "fp32: FFMA on CUDA cores" in svg and "tf32: tensor cores" in svg
     traffic = matmul_plots.traffic(both, tmp_path)[1].read_text()
     assert big in traffic and "MiB" in traffic and " MB" not in traffic
+
+
+def _timed(kernel, backend, ms, dobench, ref=False, precision="tf32", shape="4096x4096x4096"):
+    return dict(kernel=kernel, backend=backend, op="matmul", shape=shape, precision=precision,
+                status="ok", is_reference=ref, median_ms=ms, dobench_ms=dobench)
+
+
+def test_the_cross_check_sets_both_timers_ratios_side_by_side():
+    from bench import perf, report
+
+    rows = [_timed("cublas", "cublas", 0.35, 0.36, ref=True),
+            _timed("triton_persistent", "triton", 0.37, 0.38),       # agrees
+            _timed("triton_autotuned", "triton", 0.50, 0.60),        # 17% apart
+            _timed("tiny", "triton", 0.01, None)]                    # not cross-checked
+    for r in rows:
+        r.update(flops=2 * 4096 ** 3, compulsory_bytes=1, size=4096 ** 3)
+    perf.derive(rows, {})
+    assert rows[1]["dobench_pct_reference"] == pytest.approx(100 * 0.36 / 0.38)
+    text = report.section_crosscheck({"rows": rows})
+    assert "1 of 2 rows agree within 3%" in text
+    assert "triton_autotuned 4096x4096x4096 tf32 do not" in text
+    line = report._crosscheck_line({"rows": rows})
+    assert "1 of 2 kernels" in line and "triton_autotuned" in line
+    assert report.section_crosscheck({"rows": rows[:1]}) == ""
+
+
+def test_twins_sit_side_by_side_with_registers_shared_memory_and_instructions():
+    from bench.families.matmul import report as mr
+
+    def prof(kernel, backend, twin, regs, inst, version="v3"):
+        return dict(kernel=kernel, backend=backend, version=version, twin=twin, op="matmul",
+                    shape="1024x1024x1024", precision="fp32", status="ok", registers=regs,
+                    smem_static_bytes=8320, smem_dynamic_bytes=0, block_threads=256,
+                    warp_inst=inst, ffma=2 ** 30)
+
+    profile = {"rows": [prof("cuda_v3_smem_tiling", "cuda", "triton_v3_smem_tiling", 128, 5e7),
+                        prof("triton_v3_smem_tiling", "triton", "cuda_v3_smem_tiling", 96, 6e7),
+                        prof("cuda_v7_lean_fetch", "cuda", "", 235, 4e7, "v7"),
+                        prof("triton_autotuned", "triton", "", 200, 4.5e7, "autotuned")]}
+    time = {"rows": [dict(kernel=k, backend=b, op="matmul", shape="1024x1024x1024",
+                          precision="fp32", status="ok", median_ms=ms, tflops=2 / ms,
+                          pct_reference=50.0)
+                     for k, b, ms in (("cuda_v3_smem_tiling", "cuda", 0.2),
+                                      ("triton_v3_smem_tiling", "triton", 0.14),
+                                      ("cuda_v7_lean_fetch", "cuda", 0.09),
+                                      ("triton_autotuned", "triton", 0.06))]}
+    pairs = mr.twin_pairs(profile["rows"], time["rows"])
+    assert [(c["kernel"], t["kernel"]) for _what, c, t in pairs] == [
+        ("cuda_v3_smem_tiling", "triton_v3_smem_tiling"),
+        ("cuda_v7_lean_fetch", "triton_autotuned")]
+    text = mr.section_twins(profile, time)
+    assert "| v3: same tiles | cuda_v3_smem_tiling | 1024x1024x1024 | fp32 | 128 | 8.12 KiB" in text
+    assert "the fastest fp32 kernel of each" in text
+    # FFMA share: 2^30 thread FFMAs = 2^25 warp FFMAs out of 5e7 warp instructions
+    assert f"{2 ** 25 / 5e7:.3f}" in text

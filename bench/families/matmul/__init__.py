@@ -100,6 +100,7 @@ class MatmulFamily(Family):
             out.append(report.section_time(results["time"], results.get("profile")))
         if "profile" in results:
             out.append(report.section_profile(results["profile"]))
+            out.append(report.section_twins(results["profile"], results.get("time")))
         return out
 
     def summary_lines(self, results):

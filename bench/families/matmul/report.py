@@ -290,6 +290,78 @@ def section_profile(profile_payload: dict) -> str:
     return text_out
 
 
+def _smem(r: dict) -> float:
+    """Shared memory per block (static + dynamic bytes), NaN where ncu did not say."""
+    return _nz_sum(r.get("smem_static_bytes"), r.get("smem_dynamic_bytes"))
+
+
+def _nz_sum(*xs) -> float:
+    vals = [num(x) for x in xs]
+    return math.nan if all(math.isnan(v) for v in vals) else sum(
+        0.0 if math.isnan(v) else v for v in vals)
+
+
+def twin_pairs(profile_rows: list[dict], time_rows: list[dict]) -> list[tuple[str, dict, dict]]:
+    """(what, CUDA row, Triton row) at each profiled shape: every CUDA kernel and its Triton
+    twin (the same tile algorithm), then the fastest fp32 CUDA kernel against the fastest
+    fp32 Triton kernel (by the time of the same shape in the timing rows, where timed)."""
+    ok = [r for r in _matmul(profile_rows) if r.get("status") == "ok"]
+    at = {(r["kernel"], r["shape"], r["precision"]): r for r in ok}
+    pairs = []
+    for r in ok:
+        t = at.get((r.get("twin"), r["shape"], r["precision"]))
+        if r["backend"] == "cuda" and r.get("twin") and t is not None:
+            pairs.append((f"{r['version']}: same tiles", r, t))
+    timed = [r for r in _matmul(time_rows) if r.get("status") == "ok"
+             and r["precision"] == "fp32" and num(r.get("median_ms")) > 0]
+    for shape in dict.fromkeys(r["shape"] for r in ok):
+        here = [r for r in timed if r["shape"] == shape]
+        best = [min((r for r in here if r["backend"] == b), default=None,
+                    key=lambda r: num(r["median_ms"])) for b in ("cuda", "triton")]
+        if None in best:
+            continue
+        c, t = (at.get((r["kernel"], shape, "fp32")) for r in best)
+        if c is not None and t is not None and c.get("twin") != t["kernel"]:
+            pairs.append(("the fastest fp32 kernel of each (different tiles)", c, t))
+    return pairs
+
+
+def section_twins(profile_payload: dict, time_payload: dict | None = None) -> str:
+    """The same tile algorithm in two languages: what each compiler made of it."""
+    trows = (time_payload or {}).get("rows", [])
+    pairs = twin_pairs(profile_payload.get("rows", []), trows)
+    if not pairs:
+        return ""
+    ms = {(r["kernel"], r["shape"], r["precision"]): r for r in _matmul(trows)
+          if r.get("status") == "ok"}
+    table = []
+    for what, c, t in pairs:
+        for r in (c, t):
+            timed = ms.get((r["kernel"], r["shape"], r["precision"]))
+            table.append([what if r is c else "", r["kernel"], r["shape"], r["precision"],
+                          count(r.get("registers")), binary_bytes(_smem(r)),
+                          count(r.get("block_threads")), count(r.get("warp_inst")),
+                          count(r.get("ffma")),
+                          f(num(r.get("ffma")) / 32 / num(r.get("warp_inst"))
+                            if num(r.get("warp_inst")) else None, 3),
+                          f(timed["median_ms"], 4) if timed else "-",
+                          f(timed["tflops"], 2) if timed else "-",
+                          f(timed.get("pct_reference"), 1) if timed else "-"])
+    return ("## Same tile algorithm, two languages\n\n"
+            "Each CUDA kernel beside its Triton twin, at the profiled shape: what the two "
+            "compilers made of one algorithm. **registers** per thread and **shared memory** "
+            "per block (static + dynamic) as launched, **threads** per block, **warp "
+            "instructions** issued over the whole launch, the FFMA instructions (thread "
+            "level) among them, and **FFMA share** = FFMA warp instructions / all warp "
+            "instructions (1 would be a loop of nothing but FFMA). Counters from Nsight "
+            "Compute (one launch; for a launch of several kernels the largest registers and "
+            "shared memory, the summed instructions); time, TFLOP/s and % of cuBLAS from the "
+            "timing of the same shape in this run.\n\n"
+            + md_table(["pair", "kernel", "shape", "precision", "registers", "shared memory",
+                        "threads", "warp instructions", "FFMA (threads)", "FFMA share",
+                        "median ms", "TFLOP/s", "% cuBLAS"], table))
+
+
 def readme_table() -> str:
     """The README's ladder table, from the registry (CUDA ladder rows and their twins)."""
     from bench import registry
