@@ -5,13 +5,11 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-from pathlib import Path
 
 import pytest
 
 from bench import registry
 
-ROOT = Path(__file__).resolve().parents[2]
 RUNGS = {"v4": "v4_vectorized", "v5": "v5_warptiling", "v6": "v6_pipelined",
          "v7": "v7_lean_fetch", "v8": "v8_split_k"}
 KERNELS = {v: f"cuda_{op}" for v, op in RUNGS.items()}
@@ -49,16 +47,7 @@ def test_both_paths_at_tile_edges(version, shape, misaligned):
     assert matmul_error(out, a, b) <= matmul_tolerance("fp32", K)
 
 
-@pytest.fixture(scope="module")
-def driver(tmp_path_factory):
-    if shutil.which("cmake") is None:
-        pytest.skip("cmake not on PATH")
-    build = tmp_path_factory.mktemp("cmake")
-    for cmd in (["cmake", "-S", str(ROOT), "-B", str(build), "-DCMAKE_BUILD_TYPE=Release"],
-                ["cmake", "--build", str(build), "-j", "8", "--target", "matmul_driver"]):
-        out = subprocess.run(cmd, capture_output=True, text=True)
-        assert out.returncode == 0, out.stdout + out.stderr
-    return build / "matmul_driver"
+# `driver`: the CMake build's matmul driver, built once per run (tests/gpu/conftest.py)
 
 
 @pytest.mark.slow

@@ -6,7 +6,6 @@ opcheck, 64-bit offsets, and compute-sanitizer on the standalone driver.
 """
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -175,16 +174,7 @@ def test_opcheck(kernel, ops):
 
 # --- compute-sanitizer on the standalone driver ------------------------------------------
 
-@pytest.fixture(scope="module")
-def driver(tmp_path_factory):
-    if shutil.which("cmake") is None:
-        pytest.skip("cmake not on PATH")
-    build = tmp_path_factory.mktemp("cmake")
-    for cmd in (["cmake", "-S", str(ROOT), "-B", str(build), "-DCMAKE_BUILD_TYPE=Release"],
-                ["cmake", "--build", str(build), "-j", str(os.cpu_count() or 2)]):
-        out = subprocess.run(cmd, capture_output=True, text=True)
-        assert out.returncode == 0, out.stdout + out.stderr
-    return build / "matmul_driver"
+# `driver`: the CMake build's matmul driver, built once per run (tests/gpu/conftest.py)
 
 
 def test_driver_checks_every_version(driver):

@@ -1,0 +1,36 @@
+"""Fixtures shared by the GPU tier."""
+from __future__ import annotations
+
+import fcntl
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="session")
+def cmake_build() -> Path:
+    """The CMake build of the standalone drivers (CMakeLists.txt), made once per test run:
+    every pytest-xdist worker asks for it, the first builds under a file lock, the others
+    wait for it and find the build done (an up-to-date build is a no-op)."""
+    if shutil.which("cmake") is None:
+        pytest.skip("cmake not on PATH")
+    build = ROOT / "build" / "pytest-cmake"
+    build.mkdir(parents=True, exist_ok=True)
+    with open(build / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        for cmd in (["cmake", "-S", str(ROOT), "-B", str(build), "-DCMAKE_BUILD_TYPE=Release"],
+                    ["cmake", "--build", str(build), "-j", str(os.cpu_count() or 2)]):
+            out = subprocess.run(cmd, capture_output=True, text=True)
+            assert out.returncode == 0, out.stdout + out.stderr
+    return build
+
+
+@pytest.fixture(scope="session")
+def driver(cmake_build) -> Path:
+    """The matmul driver (cuda/driver/matmul_driver.cu): every rung, checked and timed."""
+    return cmake_build / "matmul_driver"
