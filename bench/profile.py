@@ -99,6 +99,9 @@ VERIFIED = {
     "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",
     "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum",
     "sm__sass_thread_inst_executed_op_ffma_pred_on.sum", "gpu__time_duration.sum",
+    # `ncu --query-metrics` does not list the launch__ properties, yet ncu collects them
+    "launch__registers_per_thread", "launch__shared_mem_per_block_static",
+    "launch__shared_mem_per_block_dynamic", "launch__block_size",
 }
 SECTOR = 32          # bytes per L1/L2 sector
 

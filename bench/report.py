@@ -219,6 +219,13 @@ def section_crosscheck(time_payload: dict) -> str:
               f(r["dobench_pct_reference"], 1), f"{100 * _disagreement(r):+.1f}%"]
              for r in rows]
     off = [r for r in rows if abs(_disagreement(r)) > CROSSCHECK_AGREE]
+    throttled = {(r["op"], r["shape"], r["precision"]) for r in time_payload.get("rows", [])
+                 if "throttled" in (r.get("note") or "")}
+
+    def why(r: dict) -> str:   # the harness flags a clock that fell during a timing
+        return (" (the SM clock fell during this timing or the reference's)"
+                if (r["op"], r["shape"], r["precision"]) in throttled else "")
+
     return ("## Timer cross-check: the harness against `triton.testing.do_bench`\n\n"
             "Every kernel whose median lies between 0.2 and 100 ms was timed a second time, "
             "right after the harness's timing, by `triton.testing.do_bench` (its own cache "
@@ -227,7 +234,8 @@ def section_crosscheck(time_payload: dict) -> str:
             "timer; the last column is how far the harness's ratio lies from do_bench's. "
             f"{len(rows) - len(off)} of {len(rows)} rows agree within "
             f"{100 * CROSSCHECK_AGREE:.0f}%"
-            + (": " + ", ".join(f"{r['kernel']} {r['shape']} {r['precision']}" for r in off[:8])
+            + (": " + ", ".join(f"{r['kernel']} {r['shape']} {r['precision']}{why(r)}"
+                                for r in off[:8])
                + (" ..." if len(off) > 8 else "") + " do not." if off else ".")
             + " Below 0.2 ms do_bench's events would take in the host's launch cost of a "
               "Python wrapper, so it is not asked.\n\n"

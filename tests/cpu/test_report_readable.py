@@ -384,6 +384,8 @@ def test_the_cross_check_sets_both_timers_ratios_side_by_side():
     text = report.section_crosscheck({"rows": rows})
     assert "1 of 2 rows agree within 3%" in text
     assert "triton_autotuned 4096x4096x4096 tf32 do not" in text
+    rows[0]["note"] = "throttled: SM clock 1980 -> 1515 MHz during the timing"
+    assert "tf32 (the SM clock fell during this timing" in report.section_crosscheck({"rows": rows})
     line = report._crosscheck_line({"rows": rows})
     assert "1 of 2 kernels" in line and "triton_autotuned" in line
     assert report.section_crosscheck({"rows": rows[:1]}) == ""
