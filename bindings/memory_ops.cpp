@@ -154,14 +154,16 @@ at::Tensor softmax_online(const at::Tensor& x, int64_t dim) {
 
 // The row-softmax variant under measurement (cuda/memory_launchers.h): one debug op outside
 // CVT_MEMORY_OPS (no fake kernel, no registry record), for docs/performance/debts/. Softmax
-// over the last dimension; `variant` is "split" (version 3, softmax_split.cu), `param` its
-// cluster size (0: automatic).
+// over the last dimension; `variant` is "split" (version 3, softmax_split.cu) or
+// "split_refill" (the same, persistent, each block copying its next row while it writes the
+// current one), `param` the cluster size (0: automatic).
 at::Tensor softmax_rows_variant(const at::Tensor& x, c10::string_view variant, int64_t param) {
   constexpr const char* op = "softmax_rows_variant";
   const cvt::DType dtype = float_dtype(op, x);
   check_cuda(op, x);
   TORCH_CHECK(x.dim() >= 1, op, ": x must have at least one dimension, got a 0-D tensor");
-  TORCH_CHECK(variant == "split", op, ": variant must be split, got ", variant);
+  TORCH_CHECK(variant == "split" || variant == "split_refill", op,
+              ": variant must be split or split_refill, got ", variant);
   const int64_t n = x.size(-1);
   TORCH_CHECK(param >= 0 && param <= cvt::kSplitMaxCluster, op, ": the cluster size must be in [0, ",
               cvt::kSplitMaxCluster, "] (0: automatic), got ", param);
@@ -171,7 +173,8 @@ at::Tensor softmax_rows_variant(const at::Tensor& x, c10::string_view variant, i
   if (a.numel() == 0) return out;
   const int64_t rows = a.numel() / n;
   const cudaError_t err = cvt::launch_softmax_split(dtype, a.data_ptr(), out.data_ptr(), rows, n,
-                                                    static_cast<int>(param), stream_of(a));
+                                                    static_cast<int>(param),
+                                                    variant == "split_refill", stream_of(a));
   TORCH_CHECK(err != cudaErrorNotSupported, op, ": split with a cluster of ", param,
               " blocks (0: automatic) for rows of ", n, " elements does not run on this GPU "
               "(clusters need compute capability 9.0; the cluster must fit a GPC)");

@@ -60,11 +60,14 @@ cudaError_t launch_softmax_online(DType dtype, const void* x, void* y, int64_t o
 //                    sm_90 (cudaErrorNotSupported elsewhere, or when the GPU cannot hold such a
 //                    cluster); rows longer than kSplitMaxCluster slices of the largest shared
 //                    memory a block may have are cudaErrorInvalidValue.
+//   refill           the same with a persistent grid (as many clusters as the GPU holds at
+//                    once, each looping over rows) whose blocks copy their next row's slice
+//                    into shared memory while they write the current one out.
 constexpr int64_t kSplitSliceBytes = CVT_SPLIT_SLICE_BYTES;
 constexpr int kSplitMaxCluster = CVT_SPLIT_MAX_CLUSTER;
 constexpr int kSplitThreads = CVT_SPLIT_THREADS;  // threads per block, at most
 cudaError_t launch_softmax_split(DType dtype, const void* x, void* y, int64_t rows, int64_t n,
-                                 int cluster, cudaStream_t stream);
+                                 int cluster, bool refill, cudaStream_t stream);
 
 // grey[r, c] = round(0.2989 R + 0.5870 G + 0.1140 B) of a uint8 3 x h x w image.
 // Blocks of kGreyBY rows x kGreyBX threads, kGreyPx neighbour pixels per thread; the row

@@ -6,8 +6,10 @@
 Three debts (NOTES.md beside this file says why each kernel is slow, what each variant
 changes and what we predict):
 
-  softmax  the row-softmax variant still under measurement, the split row
-           (cvt::softmax_rows_variant for CUDA, triton_impl/softmax_split.py for Triton),
+  softmax  the row-softmax variants still under measurement, the split row
+           (cvt::softmax_rows_variant for CUDA: "split", and "split_refill", persistent, each
+           block copying its next row while it writes the current one;
+           triton_impl/softmax_split.py for Triton),
            beside the defaults and torch.softmax (the packed 16-bit CUDA kernels and
            Triton's one-chunk rows, measured here as variants, are the defaults now), at 4096 x 32768 and 4096 x 393216, float32/float16/bfloat16,
            dim = -1; GB/s counted on the compulsory bytes (read N once + write N once),
@@ -264,11 +266,14 @@ def softmax_variants(n: int, elem: int, quick: bool = False) -> list[dict]:
     out += [entry("cuda online", "default", registry_runner("cuda_softmax_online", p))]
     auto = softmax_auto_cluster(n, elem)
     out.append(entry(f"cuda split C={auto} (auto)", "variant", cuda_variant("split", 0)))
+    out.append(entry(f"cuda split_refill C={auto} (auto)", "variant",
+                     cuda_variant("split_refill", 0)))
     if not quick:
         for c in (auto // 2, auto * 2):
             if 1 <= c <= 16 and -(-n // c) * elem <= smem_max:
-                out.append(entry(f"cuda split C={c}", "variant", cuda_variant("split", c),
-                                 c * smem_max // elem - 64))
+                for variant in ("split", "split_refill"):
+                    out.append(entry(f"cuda {variant} C={c}", "variant",
+                                     cuda_variant(variant, c), c * smem_max // elem - 64))
     if n <= sram_max:
         out += [entry("triton row_sram", "default", registry_runner("triton_softmax_row_sram", p),
                       sram_max)]
