@@ -225,6 +225,13 @@ def softmax_auto_cluster(n: int, elem: int) -> int:
     return c
 
 
+def softmax_auto_cluster_refill(n: int, elem: int) -> int:
+    """The cluster size the split_refill variant picks: softmax_auto_cluster, at most 8 (the
+    portable cluster size) where a slice of 1/8 of the row fits a block's shared memory."""
+    c = softmax_auto_cluster(n, elem)
+    return 8 if c > 8 and -(-n // 8) * elem <= 227 * 1024 else c
+
+
 def softmax_variants(n: int, elem: int, quick: bool = False) -> list[dict]:
     """The kernels to measure on rows of n elements: dicts with name, kind ('ref', 'default'
     or 'variant'), make (() -> (x -> softmax(x, -1))) and max_n (the longest row it takes).
@@ -266,8 +273,8 @@ def softmax_variants(n: int, elem: int, quick: bool = False) -> list[dict]:
     out += [entry("cuda online", "default", registry_runner("cuda_softmax_online", p))]
     auto = softmax_auto_cluster(n, elem)
     out.append(entry(f"cuda split C={auto} (auto)", "variant", cuda_variant("split", 0)))
-    out.append(entry(f"cuda split_refill C={auto} (auto)", "variant",
-                     cuda_variant("split_refill", 0)))
+    out.append(entry(f"cuda split_refill C={softmax_auto_cluster_refill(n, elem)} (auto)",
+                     "variant", cuda_variant("split_refill", 0)))
     if not quick:
         for c in (auto // 2, auto * 2):
             if 1 <= c <= 16 and -(-n // c) * elem <= smem_max:
