@@ -30,8 +30,7 @@
 //             flight: a persistent grid of as many clusters as the GPU holds at once
 //             (cudaOccupancyMaxActiveClusters), each looping over rows, and each thread, as
 //             soon as it has written a vector of its slice out, copies the same vector of the
-//             block's next row into that slot; the slice's (max, sum) in one pass over
-//             shared memory instead of two. Measured before it (Nsight Compute, 4096 x
+//             block's next row into that slot. Measured before it (Nsight Compute, 4096 x
 //             393216 float16, C = 8): a block loads only while no other phase runs, and the
 //             GPCs hold 30 clusters of 8 (240 of the 264 two-per-SM block slots).
 //   traffic   reads N, writes N elements: compulsory = model = 2 N sizeof(T), one pass, plus
@@ -103,27 +102,14 @@ softmax_row_split_kernel(const T* __restrict__ x, T* __restrict__ y, int64_t row
     __pipeline_wait_prior(0);
 
     // The slice's maximum and sum of exps: per thread, then per block.
-    float m = -INFINITY, s = 0.0f;
-    if constexpr (REFILL) {
-      // One pass over the slice: a running maximum, the sum rescaled when it grows (the
-      // online softmax's fold, per thread).
-      for (int v = threadIdx.x; v < count; v += blockDim.x) {
-        const Vec<T, VEC> a = *reinterpret_cast<const Vec<T, VEC>*>(slice + v * VEC);
-        const float vm = vec_max(a);
-        if (vm > m) {
-          s *= __expf(m - vm);  // m = -inf: s is 0 and stays 0
-          m = vm;
-        }
-        s += vec_sum_exp(a, m == -INFINITY ? 0.0f : m);  // all -inf so far: exp(-inf) = 0
-      }
-    } else {
-      for (int v = threadIdx.x; v < count; v += blockDim.x) {
-        m = fmaxf(m, vec_max(*reinterpret_cast<const Vec<T, VEC>*>(slice + v * VEC)));
-      }
-      const float own_shift = m == -INFINITY ? 0.0f : m;  // all -inf: exp(-inf) = 0, no NaN
-      for (int v = threadIdx.x; v < count; v += blockDim.x) {
-        s += vec_sum_exp(*reinterpret_cast<const Vec<T, VEC>*>(slice + v * VEC), own_shift);
-      }
+    float m = -INFINITY;
+    for (int v = threadIdx.x; v < count; v += blockDim.x) {
+      m = fmaxf(m, vec_max(*reinterpret_cast<const Vec<T, VEC>*>(slice + v * VEC)));
+    }
+    const float own_shift = m == -INFINITY ? 0.0f : m;  // all -inf: exp(-inf) = 0, no NaN
+    float s = 0.0f;
+    for (int v = threadIdx.x; v < count; v += blockDim.x) {
+      s += vec_sum_exp(*reinterpret_cast<const Vec<T, VEC>*>(slice + v * VEC), own_shift);
     }
     float row_max = block_allreduce(m, MaxOp(), -INFINITY, scratch);
     const float block_shift = row_max == -INFINITY ? 0.0f : row_max;
