@@ -186,6 +186,11 @@
 #ifndef CVT_SPLIT_THREADS
 #define CVT_SPLIT_THREADS 512
 #endif
+// The refill variant's automatic cluster size is at most CVT_SPLIT_REFILL_MAX_CLUSTER (8, the
+// portable size) where such slices fit a block: clusters of 16 leave SMs idle.
+#ifndef CVT_SPLIT_REFILL_MAX_CLUSTER
+#define CVT_SPLIT_REFILL_MAX_CLUSTER 8
+#endif
 
 // ---------------------------------------------------------------------------------------
 // RGB -> grey (rgb_to_grey.cu): blocks of CVT_GREY_BY rows x CVT_GREY_BX threads, each

@@ -63,10 +63,10 @@ cudaError_t launch_softmax_online(DType dtype, const void* x, void* y, int64_t o
 //   refill           the same with a persistent grid (as many clusters as the GPU holds at
 //                    once, each looping over rows) whose blocks copy their next row's slice
 //                    into shared memory while they write the current one out; automatic
-//                    cluster size at most kSplitPortableCluster where the slices fit a block.
+//                    cluster size at most kSplitRefillMaxCluster where the slices fit a block.
 constexpr int64_t kSplitSliceBytes = CVT_SPLIT_SLICE_BYTES;
 constexpr int kSplitMaxCluster = CVT_SPLIT_MAX_CLUSTER;
-constexpr int kSplitPortableCluster = 8;  // the cluster size every sm_90 GPU must run
+constexpr int kSplitRefillMaxCluster = CVT_SPLIT_REFILL_MAX_CLUSTER;
 constexpr int kSplitThreads = CVT_SPLIT_THREADS;  // threads per block, at most
 cudaError_t launch_softmax_split(DType dtype, const void* x, void* y, int64_t rows, int64_t n,
                                  int cluster, bool refill, cudaStream_t stream);

@@ -193,8 +193,8 @@ cudaError_t launch_split(const T* x, T* y, int64_t rows, int64_t n, int cluster,
     // refill: at most the portable cluster size (8) where the slices still fit one block.
     // Clusters of 16 leave SMs idle: the H100's GPCs hold 14 of them (224 of 264 block
     // slots); with 8, 16 clusters of one 192 KiB block per SM (fp32 393216) use 128 SMs.
-    if (refill && c > kSplitPortableCluster && slice_bytes(kSplitPortableCluster) <= smem_limit) {
-      c = kSplitPortableCluster;
+    if (refill && c > kSplitRefillMaxCluster && slice_bytes(kSplitRefillMaxCluster) <= smem_limit) {
+      c = kSplitRefillMaxCluster;
     }
   }
   if (c > kSplitMaxCluster || slice_bytes(c) > smem_limit) return cudaErrorInvalidValue;

@@ -31,7 +31,8 @@ def installed(tmp_path_factory):
 
 
 def _run_outside(target: Path, tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    # CVT_GIT_SHA labels the checkout a GPU run measures, not an installed copy
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "CVT_GIT_SHA")}
     env["PYTHONPATH"] = str(target)
     return subprocess.run([sys.executable, *args], cwd=tmp_path, env=env, capture_output=True,
                           text=True, timeout=300)

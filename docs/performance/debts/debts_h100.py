@@ -229,7 +229,9 @@ def softmax_auto_cluster_refill(n: int, elem: int) -> int:
     """The cluster size the split_refill variant picks: softmax_auto_cluster, at most 8 (the
     portable cluster size) where a slice of 1/8 of the row fits a block's shared memory."""
     c = softmax_auto_cluster(n, elem)
-    return 8 if c > 8 and -(-n // 8) * elem <= 227 * 1024 else c
+    from bindings import config
+    cap = config.memory_params()["SPLIT_REFILL_MAX_CLUSTER"]
+    return cap if c > cap and -(-n // cap) * elem <= 227 * 1024 else c
 
 
 def softmax_variants(n: int, elem: int, quick: bool = False) -> list[dict]:
