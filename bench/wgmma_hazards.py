@@ -150,6 +150,15 @@ def _pointer_signature(fn, constexprs: dict) -> dict:
             for p in params}
 
 
+# matmul_swap_gluon_kernel as its launches specialise it: Triton makes an integer argument
+# equal to 1 a constant, so the batch steps give different compiled kernels. 2-D
+# (triton_persistent; a stack of one: both steps 0), a stack (triton_batched: both 1), a
+# stack times one broadcast matrix (A's step 0).
+GLUON_VARIANTS = {"matmul_swap_gluon": {},
+                  "matmul_swap_gluon batched": {"step_a": 1, "step_b": 1},
+                  "matmul_swap_gluon batched, A broadcast": {"step_b": 1}}
+
+
 def register_operand_kernels() -> dict[str, tuple[str, list[str]]]:
     """Every shipped kernel whose wgmma takes its left operand from registers, compiled for
     sm_90: name -> (SASS, ptxas warnings). Needs TRITON_INTERPRET unset (run as a module:
@@ -164,15 +173,18 @@ def register_operand_kernels() -> dict[str, tuple[str, list[str]]]:
     out = {}
     cfg = mg.CONFIG
     bm, bn, bk = cfg["BLOCK_M"], cfg["BLOCK_N"], cfg["BLOCK_K"]
-    layout = lambda r, c: gl.NVMMASharedLayout.get_default_for([r, c], gl.float32)  # noqa: E731
-    sig = {"a_desc": f"tensordesc<fp32[{bm}, {bk}],{layout(bm, bk)!r}>",
-           "b_desc": f"tensordesc<fp32[{bk}, {bn}],{layout(bk, bn)!r}>",
-           "c_ptr": "*fp32", "M": "i32", "N": "i32", "K": "i32", "stride_cm": "i32"}
-    consts = {k: cfg[k] for k in ("BLOCK_M", "BLOCK_N", "BLOCK_K", "STAGES", "GROUP_M",
-                                  "IN_FLIGHT")}
-    sig.update({k: "constexpr" for k in consts})
-    out["matmul_swap_gluon"] = compile_for_sm90(mg.matmul_swap_gluon_kernel, sig, consts,
-                                                mg.NUM_WARPS, gluon=True)
+    layout = lambda r, c: gl.NVMMASharedLayout.get_default_for([1, r, c], gl.float32)  # noqa: E731
+    for name, steps in GLUON_VARIANTS.items():
+        sig = {"a_desc": f"tensordesc<fp32[1, {bm}, {bk}],{layout(bm, bk)!r}>",
+               "b_desc": f"tensordesc<fp32[1, {bk}, {bn}],{layout(bk, bn)!r}>",
+               "c_ptr": "*fp32", "M": "i32", "N": "i32", "K": "i32", "stride_cm": "i32",
+               "step_a": "i32", "step_b": "i32", "stride_cb": "i32"}
+        consts = {k: cfg[k] for k in ("BLOCK_M", "BLOCK_N", "BLOCK_K", "STAGES", "GROUP_M",
+                                      "IN_FLIGHT")}
+        consts.update(steps)
+        sig.update({k: "constexpr" for k in consts})
+        out[name] = compile_for_sm90(mg.matmul_swap_gluon_kernel, sig, consts, mg.NUM_WARPS,
+                                     gluon=True)
     launch = ("num_warps", "num_stages")
     for c in tiles_hopper.PERSISTENT_CONFIGS["tf32-swap"]:
         consts = {k: v for k, v in c.items() if k not in launch}

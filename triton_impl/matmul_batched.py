@@ -26,6 +26,26 @@ the notebook "GPUs and challenges in programming them. Meet Triton".
             in tf32; autotuned, 0.91-1.02x and 0.58-0.68x (4096^3 and a batch of 128,
             docs/performance/debts/NOTES.md). fp32 (FFMA) was not measured autotuned and keeps
             tiles.BATCHED.
+  tf32      on a Hopper GPU (compute capability 9.x) tf32 runs matmul_swap_gluon instead:
+            the Gluon swap of triton_persistent (fragments of B^T loaded between the wgmma
+            waits, TMA; 0.92-0.94x cuBLAS in 2-D) with a batch axis. gluon_plan decides:
+            the batch dimensions merge as above; the longest merged dimension becomes the
+            kernel's batch axis and each entry of the others one launch (at most
+            GLUON_MAX_LAUNCHES, else the pointer kernel). A and B are described as 3-D
+            stacks (batch, rows, cols) whose out-of-bounds zero fill is per dimension: a
+            tile past row M or column K never reads the next product (why the stack is not
+            flattened to (batch * K, N): 0 * inf = NaN). A broadcast operand (batch stride
+            0) is a stack of one read at batch coordinate 0. TMA needs a unit inner stride,
+            a 16-byte aligned base and row and batch strides of 16-byte multiples (for
+            float32: K and N multiples of 4 in contiguous stacks); anything else (odd K or
+            N in contiguous rows, a column-major operand, a slice off 16 bytes, rows of
+            stride 0) runs the autotuned pointer kernel, without copies: staging a
+            row-major copy moves 2 x 4 (M K + K N) bytes per product, ~90 us at 3 TB/s
+            for 4096^3 against cuBLAS's ~0.35 ms: ~0.73x predicted, barely above the
+            pointer kernel's 0.58-0.68x, and the op promises no copies. Not while torch traces (torch.compile records the
+            Triton kernels), nor with a fixed `tile`, nor with gluon=False. Numerics as the
+            2-D Gluon path: B rounded to TF32 (cvt.rn), A truncated by the tensor core,
+            the same bits in every run; a 2-D product gives triton_persistent's bits.
   traffic   per batch entry, what matmul_grouped requests:
               A: M*K*ceil(N/BLOCK_N)   B: N*K*ceil(M/BLOCK_M)   stores: M*N
             times the number of batch entries of the output. A broadcast operand is read
@@ -34,6 +54,8 @@ the notebook "GPUs and challenges in programming them. Meet Triton".
             operands of rank >= 2 with broadcastable batch dimensions; any strides (speed
             needs one unit stride per matrix); tensors on the current CUDA device.
   run       python -m bench check --kernels triton_batched
+            python -m pytest tests/gpu/test_matmul_batched_gluon.py    (GPU: the tf32 path)
+            python -m pytest tests/cpu/test_batched_gluon_plan.py      (CPU: its launches)
             python -c "import torch; from triton_impl import matmul_batched as m; \\
                        a = torch.randn(2, 1, 64, 32, device='cuda'); b = torch.randn(3, 32, 16, device='cuda'); \\
                        print(m.op()(a, b.mT.contiguous().mT, 'fp32').shape)"
@@ -42,18 +64,24 @@ from __future__ import annotations
 
 import functools
 import itertools
+import math
 
 import torch
 import triton
 import triton.language as tl
 
-from triton_impl import _common, tiles
+from triton_impl import _common, matmul_swap_gluon, tiles
 from triton_impl._common import tile_count    # by name: torch.compile copies it
 from triton_impl.matmul_autotuned import round_to_tf32, smem_bytes, wait_for_dot
 
 NAME = "triton_batched"
 PRECISIONS = ("fp32", "tf32", "fp16", "bf16")
 KERNEL_BATCH_DIMS = 3
+# tf32 through matmul_swap_gluon: its kernel has one batch axis, so a batch that merges
+# into d dimensions takes one launch per entry of the other d - 1 (header, "tf32"). Past
+# this many launches the host's descriptors and launches would cost more than the faster
+# kernel saves on small products: the pointer kernel (one launch) runs instead.
+GLUON_MAX_LAUNCHES = 32
 
 
 @triton.jit
@@ -234,17 +262,64 @@ def best_config(precision: str):
     return getattr(tuned_kernel(precision), "best_config", None)
 
 
+def _stack(t: torch.Tensor, offset: int, size: int, stride: int) -> torch.Tensor:
+    """The 3-D view (size, rows, cols) of a stack t (..., rows, cols) that starts `offset`
+    elements into it and steps `stride` per entry."""
+    return t.as_strided((size, t.shape[-2], t.shape[-1]), (stride, t.stride(-2), t.stride(-1)),
+                        t.storage_offset() + offset)
+
+
+def gluon_plan(a: torch.Tensor, b: torch.Tensor, precision: str, tile: dict | None = None):
+    """The launches of matmul_swap_gluon for (..., M, K) @ (..., K, N), or None where the
+    pointer kernel runs (header, "tf32"). A launch is (A stack, B stack, C offset, C batch
+    stride): 3-D views of the broadcast operands (a broadcast batch has stride 0) and
+    where its products lie in a contiguous C."""
+    if (precision != "tf32" or tile is not None or _common.tracing((a, b))
+            or not matmul_swap_gluon.available(a.device)):
+        return None
+    batch = torch.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    M, K, N = a.shape[-2], a.shape[-1], b.shape[-1]
+    if min(M, N, K) == 0 or 0 in batch:
+        return None                                   # no product to compute
+    a = a.expand(*batch, M, K)
+    b = b.expand(*batch, K, N)
+    nb = len(batch)
+    c_strides = torch.empty((*batch, M, N), device="meta").stride()[:nb]
+    dims = merge_batch_dims(batch, a.stride()[:nb], b.stride()[:nb], c_strides) or [(1, (0, 0, 0))]
+    # the kernel's batch axis: the longest merged dimension; a launch per entry of the others
+    axis = max(range(len(dims)), key=lambda i: dims[i][0])
+    size, (sa, sb, sc) = dims[axis]
+    outer = dims[:axis] + dims[axis + 1:]
+    if math.prod(d[0] for d in outer) > GLUON_MAX_LAUNCHES:
+        return None
+    launches = []
+    for index in itertools.product(*(range(d[0]) for d in outer)):
+        offs = [sum(i * d[1][t] for i, d in zip(index, outer)) for t in range(3)]
+        a3, b3 = _stack(a, offs[0], size, sa), _stack(b, offs[1], size, sb)
+        if not (matmul_swap_gluon.tma_compatible(a3) and matmul_swap_gluon.tma_compatible(b3)):
+            return None
+        launches.append((a3, b3, offs[2], sc))
+    return launches
+
+
 def matmul(a: torch.Tensor, b: torch.Tensor, precision: str = "fp32", *,
-           tile: dict | None = None) -> torch.Tensor:
+           tile: dict | None = None, gluon: bool = True) -> torch.Tensor:
     """(..., M, K) @ (..., K, N) -> (..., M, N) at the given precision, without copies.
     ``tile`` fixes the tile parameters (tiles.BATCHED's keys, B_FROM_REGISTERS for tf32);
-    without it tf32, fp16 and bf16 are autotuned (AUTOTUNED), fp32 runs tiles.BATCHED."""
+    without it tf32 runs matmul_swap_gluon where gluon_plan allows (``gluon=False``: never,
+    to compare), else tf32, fp16 and bf16 are autotuned (AUTOTUNED), fp32 runs
+    tiles.BATCHED."""
     batch = _check(a, b, precision)
     M, K, N = a.shape[-2], a.shape[-1], b.shape[-1]
     if K == 0:
         return torch.zeros((*batch, M, N), dtype=a.dtype, device=a.device)   # empty sums
     c = torch.empty((*batch, M, N), dtype=a.dtype, device=a.device)
     if c.numel() == 0:
+        return c
+    plan = gluon_plan(a, b, precision, tile) if gluon else None
+    if plan is not None:
+        for a3, b3, c_off, c_stride in plan:
+            matmul_swap_gluon.launch(a3, b3, _stack(c, c_off, a3.shape[0], c_stride))
         return c
     autotuned = tile is None and precision in AUTOTUNED
     p = tile or params(precision)            # (unused when autotuned)

@@ -35,19 +35,34 @@ registers, and a wgmma pipeline that is legal.
             the transposed tile is 128 x 256 and each of the two warpgroups issues
             m64n256k8: one 64 x 8 fragment (4 registers per thread) per 64 x 256 x 8 of
             work, half the fragment loads per FLOP of the 128 x 256 tile.
+  batch     the kernel multiplies a stack: program pid takes product pid // tiles and tile
+            pid % tiles of it (as matmul_batched's pointer kernel). A and B are described
+            to TMA as 3-D tensors (batch, rows, cols) and loaded in [1, rows, cols] boxes,
+            which land in shared memory as the 2-D tiles' bytes (a reshape of the view).
+            The out-of-bounds zero fill is per dimension: a tile past row M or column K
+            of product i reads zeros, never product i + 1's rows (a 2-D (batch * K, N)
+            view of B would multiply them by A's zero-filled columns: 0 * inf = NaN). A
+            broadcast operand (one matrix for the whole stack) is described as a stack
+            of one and read at batch coordinate 0 (step 0). The 2-D product
+            (matmul_persistent) is a stack of one: same tiles, same order, same bits.
   traffic   global loads as the blocked kernels: A M*K*ceil(N/BN), B N*K*ceil(M/BM)
-            elements; stores M*N (masked pointer stores, so any N).
+            elements; stores M*N (masked pointer stores, so any N); times the products.
   measured  H100, 4096^3, against cuBLAS (TF32): 0.92-0.94x through triton_persistent by
             four timing methods (results/h100_sweeps; docs/performance/fast_matmul.md, with
-            the IN_FLIGHT sweep that chose 3).
+            the IN_FLIGHT sweep that chose 3), with 2-D descriptors (the k-loop's SASS is
+            the same with 3-D ones but for the TMA opcode). The batched launch through
+            triton_batched is not measured yet (docs/performance/debts/NOTES.md section 2).
             Repeatable bit for bit, max |C - C64| / (|A||B|) 6.2e-5 (B rounded, A
             truncated by the tensor core, as the Triton swap).
-  precond.  float32 A (M x K) and B (K x N) on a CUDA device of compute capability 9.x
-            (wgmma), rows 16-byte aligned with a unit inner stride (TMA); the caller
-            (matmul_persistent.matmul, which stages other layouts) guarantees it. M, N,
-            K >= 1. No interpreter: Gluon kernels only compile.
+  precond.  float32 stacks A (batch x M x K) and B (batch x K x N) on a CUDA device of
+            compute capability 9.x (wgmma), each accepted by tma_compatible (unit inner
+            stride, 16-byte aligned base, row and batch strides multiples of 16 bytes);
+            the callers (matmul_persistent.matmul, which stages other layouts, and
+            matmul_batched.gluon_plan, which falls back) guarantee it. M, N, K, batch
+            >= 1. No interpreter: Gluon kernels only compile.
   run       python -m pytest tests/cpu/test_wgmma_hazards.py               (CPU: compiles for sm_90)
             python -m pytest tests/gpu/test_matmul_persistent.py -k gluon  (GPU)
+            python -m pytest tests/gpu/test_matmul_batched_gluon.py        (GPU, batched)
 """
 from __future__ import annotations
 
@@ -75,9 +90,9 @@ def _round_to_tf32(x):
 
 
 @gluon.jit
-def _k_step(acc, a_smem, b_smem, ready, a_desc, b_desc, i, k_tiles, off_m, off_n,
-            frag_layout: gl.constexpr, BLOCK_K: gl.constexpr, STAGES: gl.constexpr,
-            IN_FLIGHT: gl.constexpr, ACCUMULATE: gl.constexpr):
+def _k_step(acc, a_smem, b_smem, ready, a_desc, b_desc, i, k_tiles, batch_a, batch_b,
+            off_m, off_n, frag_layout: gl.constexpr, BLOCK_K: gl.constexpr,
+            STAGES: gl.constexpr, IN_FLIGHT: gl.constexpr, ACCUMULATE: gl.constexpr):
     """k-step i: wait for its tiles, four (fragment, wgmma, wait) slices, then refill the
     stage that k-step i - 1 used with the tiles of k-step i + STAGES - 1."""
     s = i % STAGES
@@ -94,20 +109,34 @@ def _k_step(acc, a_smem, b_smem, ready, a_desc, b_desc, i, k_tiles, off_m, off_n
     gl.thread_barrier()
     j = i + STAGES - 1
     sj = j % STAGES
-    refill = j < k_tiles
-    mbarrier.expect(ready.index(sj), a_desc.block_type.nbytes + b_desc.block_type.nbytes,
-                    pred=refill)
-    tma.async_copy_global_to_shared(a_desc, [off_m, j * BLOCK_K], ready.index(sj),
-                                    a_smem.index(sj), pred=refill)
-    tma.async_copy_global_to_shared(b_desc, [j * BLOCK_K, off_n], ready.index(sj),
-                                    b_smem.index(sj), pred=refill)
+    _load_tiles(a_desc, b_desc, a_smem, b_smem, ready, sj, j * BLOCK_K, batch_a, batch_b,
+                off_m, off_n, j < k_tiles)
     return acc
 
 
 @gluon.jit
+def _load_tiles(a_desc, b_desc, a_smem, b_smem, ready, stage, off_k, batch_a, batch_b,
+                off_m, off_n, pred):
+    """TMA: the A tile [batch_a, off_m:+BM, off_k:+BK] and the B tile [batch_b,
+    off_k:+BK, off_n:+BN] into `stage` of the rings, counted on its barrier. The boxes are
+    3-D with a batch extent of 1; in shared memory they are the 2-D tiles (same bytes)."""
+    a_dst = a_smem.index(stage)
+    b_dst = b_smem.index(stage)
+    mbarrier.expect(ready.index(stage), a_desc.block_type.nbytes + b_desc.block_type.nbytes,
+                    pred=pred)
+    tma.async_copy_global_to_shared(a_desc, [batch_a, off_m, off_k], ready.index(stage),
+                                    a_dst.reshape(a_desc.block_type.shape), pred=pred)
+    tma.async_copy_global_to_shared(b_desc, [batch_b, off_k, off_n], ready.index(stage),
+                                    b_dst.reshape(b_desc.block_type.shape), pred=pred)
+
+
+@gluon.jit
 def matmul_swap_gluon_kernel(
-    a_desc, b_desc, c_ptr,                # A (M x K) and B (K x N) descriptors, C (M x N)
-    M, N, K, stride_cm,                   # sizes, C's row stride in elements
+    a_desc, b_desc, c_ptr,                # A (batch x M x K), B (batch x K x N) descriptors, C
+    M, N, K,                              # sizes of one product
+    stride_cm,                            # C's row stride in elements
+    step_a, step_b,                       # batch coordinate per product: 1, or 0 (broadcast)
+    stride_cb,                            # C's batch stride in elements
     BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, BLOCK_K: gl.constexpr,  # the tile
     STAGES: gl.constexpr,                 # tiles in flight (shared-memory ring)
     GROUP_M: gl.constexpr,                # rows of tiles per group of the launch order
@@ -118,48 +147,55 @@ def matmul_swap_gluon_kernel(
     # Tile counts as _common.tile_count: gl.cdiv's M + BLOCK_M - 1 wraps for M near 2^31.
     num_pid_m = M // BLOCK_M + (M % BLOCK_M + BLOCK_M - 1) // BLOCK_M
     num_pid_n = N // BLOCK_N + (N % BLOCK_N + BLOCK_N - 1) // BLOCK_N
+    tiles = num_pid_m * num_pid_n                        # i32 ok: below the grid (< 2^31)
+    batch = pid // tiles                                 # which product of the stack ...
+    tile = pid % tiles                                   # ... and which tile of its C
     per_group = GROUP_M * num_pid_n                      # the grouped order of matmul_grouped
-    first_m = (pid // per_group) * GROUP_M
+    first_m = (tile // per_group) * GROUP_M
     group_rows = gl.minimum(num_pid_m - first_m, GROUP_M)
-    pid_m = first_m + (pid % per_group) % group_rows
-    pid_n = (pid % per_group) // group_rows
+    pid_m = first_m + (tile % per_group) % group_rows
+    pid_n = (tile % per_group) // group_rows
     off_m = pid_m * BLOCK_M
     off_n = pid_n * BLOCK_N
+    batch_a = batch * step_a                             # a broadcast operand: always 0
+    batch_b = batch * step_b
 
     # C^T tile (BN x BM) = B^T (BN x BK, registers) @ A^T (BK x BM, shared, K-major)
     acc_layout: gl.constexpr = gl.NVMMADistributedLayout(
         version=[3, 0], warps_per_cta=[NUM_WARPS, 1], instr_shape=[16, BLOCK_M, 8])
     frag_layout: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=acc_layout,
                                                     k_width=1)
-    a_smem = gl.allocate_shared_memory(gl.float32, [STAGES, BLOCK_M, BLOCK_K], a_desc.layout)
-    b_smem = gl.allocate_shared_memory(gl.float32, [STAGES, BLOCK_K, BLOCK_N], b_desc.layout)
+    a_layout: gl.constexpr = gl.NVMMASharedLayout.get_default_for([BLOCK_M, BLOCK_K],
+                                                                   gl.float32)
+    b_layout: gl.constexpr = gl.NVMMASharedLayout.get_default_for([BLOCK_K, BLOCK_N],
+                                                                   gl.float32)
+    a_smem = gl.allocate_shared_memory(gl.float32, [STAGES, BLOCK_M, BLOCK_K], a_layout)
+    b_smem = gl.allocate_shared_memory(gl.float32, [STAGES, BLOCK_K, BLOCK_N], b_layout)
     ready = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
     for st in gl.static_range(STAGES):
         mbarrier.init(ready.index(st), count=1)
     k_tiles = K // BLOCK_K + (K % BLOCK_K + BLOCK_K - 1) // BLOCK_K
     for st in gl.static_range(STAGES - 1):               # prologue: the first tiles
         if st < k_tiles:
-            mbarrier.expect(ready.index(st),
-                            a_desc.block_type.nbytes + b_desc.block_type.nbytes)
-            tma.async_copy_global_to_shared(a_desc, [off_m, st * BLOCK_K], ready.index(st),
-                                            a_smem.index(st))
-            tma.async_copy_global_to_shared(b_desc, [st * BLOCK_K, off_n], ready.index(st),
-                                            b_smem.index(st))
+            _load_tiles(a_desc, b_desc, a_smem, b_smem, ready, st, st * BLOCK_K, batch_a,
+                        batch_b, off_m, off_n, True)
 
     gl.static_assert(BLOCK_K % 8 == 0)
     gl.static_assert(IN_FLIGHT < BLOCK_K // 8)
     acc = gl.zeros([BLOCK_N, BLOCK_M], gl.float32, acc_layout)
     # k-step 0 peeled (header: "pipeline"); its first wgmma ignores acc (use_acc=False)
-    acc = _k_step(acc, a_smem, b_smem, ready, a_desc, b_desc, 0, k_tiles, off_m, off_n,
-                  frag_layout, BLOCK_K, STAGES, IN_FLIGHT, False)
+    acc = _k_step(acc, a_smem, b_smem, ready, a_desc, b_desc, 0, k_tiles, batch_a, batch_b,
+                  off_m, off_n, frag_layout, BLOCK_K, STAGES, IN_FLIGHT, False)
     for i in range(1, k_tiles):
-        acc = _k_step(acc, a_smem, b_smem, ready, a_desc, b_desc, i, k_tiles, off_m, off_n,
-                      frag_layout, BLOCK_K, STAGES, IN_FLIGHT, True)
+        acc = _k_step(acc, a_smem, b_smem, ready, a_desc, b_desc, i, k_tiles, batch_a,
+                      batch_b, off_m, off_n, frag_layout, BLOCK_K, STAGES, IN_FLIGHT, True)
     acc = warpgroup_mma_wait(num_outstanding=0, deps=[acc])
     for st in gl.static_range(STAGES):
         mbarrier.invalidate(ready.index(st))
 
-    # acc[r, c] is C[off_m + c, off_n + r]: store it transposed, by pointers
+    # acc[r, c] is C[batch, off_m + c, off_n + r]: store it transposed, by pointers (int64:
+    # a stack of C passes 2^31 elements fast)
+    c_ptr += batch.to(gl.int64) * stride_cb
     cols = off_n + gl.arange(0, BLOCK_N, layout=gl.SliceLayout(1, acc_layout))
     rows = off_m + gl.arange(0, BLOCK_M, layout=gl.SliceLayout(0, acc_layout))
     c_ptrs = c_ptr + rows[None, :].to(gl.int64) * stride_cm + cols[:, None]
@@ -176,22 +212,71 @@ def available(device: torch.device) -> bool:
 
 @functools.lru_cache(maxsize=None)
 def _shared_layout(rows: int, cols: int):
-    return gl.NVMMASharedLayout.get_default_for([rows, cols], gl.float32)
+    """The layout of a [1, rows, cols] box: TMA writes it as the 2-D tile's swizzled bytes."""
+    return gl.NVMMASharedLayout.get_default_for([1, rows, cols], gl.float32)
+
+
+def _normalised_strides(t: torch.Tensor) -> tuple[int, int, int, int]:
+    """(batch step, batch stride, row stride, inner stride) of a stack of matrices t (batch
+    x rows x cols) as a descriptor takes them. A dimension of size 1 is never stepped, so
+    its stride is free: the inner one becomes 1, the row one a 16-byte multiple. A batch of
+    one matrix (size 1, or stride 0: a broadcast operand) is described as one, step 0."""
+    batch, rows, cols = t.shape
+    s_b, s_r, s_c = t.stride()
+    s_c = 1 if cols == 1 else s_c
+    s_r = (cols + 3) // 4 * 4 if rows == 1 else s_r
+    if batch == 1 or s_b == 0:
+        return 0, rows * s_r, s_r, s_c
+    return 1, s_b, s_r, s_c
+
+
+def tma_compatible(t: torch.Tensor) -> bool:
+    """True if the float32 stack t (batch x rows x cols) can be read by TMA as it is: unit
+    inner stride, row and batch strides positive multiples of 16 bytes (or free, see
+    _normalised_strides), base 16-byte aligned."""
+    if t.dtype != torch.float32 or t.dim() != 3 or t.numel() == 0:
+        return False
+    _step, s_b, s_r, s_c = _normalised_strides(t)
+    return (s_c == 1 and s_r > 0 and s_b > 0 and s_r % 4 == 0 and s_b % 4 == 0
+            and t.data_ptr() % 16 == 0)
+
+
+def _descriptor(t: torch.Tensor, rows: int, cols: int):
+    """A 3-D descriptor of the stack t with [1, rows, cols] boxes, and its batch step."""
+    step, s_b, s_r, s_c = _normalised_strides(t)
+    shape = [t.shape[0] if step else 1, t.shape[1], t.shape[2]]
+    return TensorDescriptor(t, shape, [s_b, s_r, s_c], [1, rows, cols],
+                            _shared_layout(rows, cols)), step
+
+
+def launch(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor, config: dict | None = None):
+    """C[i] = A[i] @ B[i] in tf32 for a stack: a (batch x M x K), b (batch x K x N), c
+    (batch x M x N, unit inner stride), where a and b satisfy tma_compatible; a batch
+    dimension of stride 0 (Tensor.expand) reads the one matrix for every product. M, N,
+    K, batch >= 1."""
+    cfg = dict(CONFIG, **(config or {}))
+    batch, M, K = a.shape
+    N = b.shape[2]
+    assert b.shape == (batch, K, N) and c.shape == (batch, M, N) and c.stride(2) == 1
+    bm, bn, bk = cfg["BLOCK_M"], cfg["BLOCK_N"], cfg["BLOCK_K"]
+    a_desc, step_a = _descriptor(a, bm, bk)
+    b_desc, step_b = _descriptor(b, bk, bn)
+    grid = (triton.cdiv(M, bm) * triton.cdiv(N, bn) * batch,)
+    if grid[0] >= 2**31:
+        raise ValueError(f"matmul_swap_gluon: {grid[0]} programs (tiles x batch), more than "
+                         f"the 2^31 - 1 CUDA allows")
+    matmul_swap_gluon_kernel[grid](a_desc, b_desc, c, M, N, K, c.stride(1), step_a, step_b,
+                                   c.stride(0), BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk,
+                                   STAGES=cfg["STAGES"], GROUP_M=cfg["GROUP_M"],
+                                   IN_FLIGHT=cfg["IN_FLIGHT"], num_warps=NUM_WARPS)
 
 
 def matmul(a: torch.Tensor, b: torch.Tensor, config: dict | None = None) -> torch.Tensor:
     """C = A @ B in tf32 (B rounded to TF32, A truncated by the tensor core). A and B as the
-    header's precondition says; matmul_persistent.matmul checks and stages them."""
-    cfg = dict(CONFIG, **(config or {}))
+    header's precondition says; matmul_persistent.matmul checks and stages them. The
+    product is a stack of one (batch coordinate 0)."""
     M, K = a.shape
     N = b.shape[1]
-    bm, bn, bk = cfg["BLOCK_M"], cfg["BLOCK_N"], cfg["BLOCK_K"]
     c = torch.empty((M, N), dtype=torch.float32, device=a.device)
-    a_desc = TensorDescriptor.from_tensor(a, [bm, bk], _shared_layout(bm, bk))
-    b_desc = TensorDescriptor.from_tensor(b, [bk, bn], _shared_layout(bk, bn))
-    grid = (triton.cdiv(M, bm) * triton.cdiv(N, bn),)
-    matmul_swap_gluon_kernel[grid](a_desc, b_desc, c, M, N, K, c.stride(0),
-                                   BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, STAGES=cfg["STAGES"],
-                                   GROUP_M=cfg["GROUP_M"], IN_FLIGHT=cfg["IN_FLIGHT"],
-                                   num_warps=NUM_WARPS)
+    launch(a[None], b[None], c[None], config)
     return c

@@ -140,8 +140,8 @@ def records() -> list[Kernel]:
               "to keep wgmma pipelined",
               models_triton.matmul_wrapped, _tiles_per_precision("AUTOTUNE_CONFIGS", first=True)),
         _seed("triton_batched", "batched", "matmul_batched",
-              "(..., m, k) @ (..., k, n), broadcasting, any strides; autotuned "
-              "(tf32/fp16/bf16), 64x64 tiles (fp32)",
+              "(..., m, k) @ (..., k, n), broadcasting, any strides; tf32 on Hopper: Gluon "
+              "swap (3-D TMA); else autotuned, fp32 64x64",
               models_triton.matmul_blocked, _batched_params),
         Kernel(
             name="triton_persistent", op="matmul", backend="triton", version="persistent",

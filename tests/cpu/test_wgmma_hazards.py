@@ -6,8 +6,9 @@ before the wait that retires its wgmma. Here:
   - the detector itself, on hand-written SASS (it must find the race of Triton 3.6's swap:
     fragments of the next k-step loaded at the top of the loop while three wgmma of the
     last k-step are pending, and must accept the legal order);
-  - every shipped register-operand kernel (matmul_swap_gluon, the swap lists of
-    matmul_persistent and matmul_autotuned), compiled for sm_90 by Triton's own ptxas:
+  - every shipped register-operand kernel (matmul_swap_gluon as its 2-D, batched and
+    broadcast launches specialise it, the swap lists of matmul_persistent and
+    matmul_autotuned), compiled for sm_90 by Triton's own ptxas:
     no hazard, and no wgmma serialised by ptxas (warning C7515).
 The compile runs in a subprocess: the CPU tier interprets Triton kernels
 (TRITON_INTERPRET=1), and an interpreted kernel cannot be compiled.
@@ -83,7 +84,8 @@ def test_every_register_operand_kernel_is_race_free(compiled):
 
     swaps = len(tiles_hopper.PERSISTENT_CONFIGS["tf32-swap"]) + sum(
         c["B_FROM_REGISTERS"] for c in tiles.AUTOTUNE_CONFIGS["tf32"])
-    assert len(compiled) == 1 + swaps and "matmul_swap_gluon" in compiled
+    assert len(compiled) == len(wh.GLUON_VARIANTS) + swaps
+    assert set(wh.GLUON_VARIANTS) <= set(compiled)
     for name, r in compiled.items():
         assert r["hgmma"] > 0, name                  # the loop was found and read
         assert r["hazards"] == [], (name, r["hazards"][:4])

@@ -51,7 +51,8 @@ LIBRARY_OK = {
 # tests/gpu/test_large_offsets.py.
 NOT_RECORDED = {
     "matmul_swap_gluon_kernel": "a Gluon kernel (no interpreter): TMA descriptors address A "
-                                "and B; its only pointer offsets are the epilogue's, int64",
+                                "and B (3-D: batch, rows, cols); its only pointer offsets are "
+                                "the epilogue's (batch and row), int64",
 }
 RULES = {"arith.muli": "offset", "scf.for": "counter", "arith.addi": "size"}
 _LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg", "grid", "warmup")

@@ -20,10 +20,13 @@ changes and what we predict):
            GPU spin before each launch, sized per kernel by its host cost), alternating
            kernels in every round, with the SM clock and the power sampled during each
            measurement.
-  batched  triton_batched (autotuned at these precisions: the variant that won the run of
-           NOTES.md over the tiles of "Meet Triton", now the default) at 4096^3 (batch 1, 2-D inputs as the harness gives them; against
+  batched  triton_batched at 4096^3 (batch 1, 2-D inputs as the harness gives them; against
            torch.matmul) and A (128, 512, 1024) @ B (128, 1024, 2048) (against torch.bmm),
-           fp16/bf16/tf32.
+           fp16/bf16/tf32: at fp16/bf16 its autotuned pointer kernel (the variant that won
+           the run of NOTES.md over the tiles of "Meet Triton"); at tf32 its default, the
+           Gluon swap with a batch axis (3-D TMA descriptors, matmul_swap_gluon), beside the
+           autotuned pointer kernel it replaced (gluon=False). The table's config column
+           says which ran.
 
 Every variant is checked against a float64 reference before it is timed (a failure is
 reported and the variant is not timed). Timings: bench.timing.time_launches (CUDA events
@@ -594,6 +597,19 @@ def _config_text(cfg) -> str:
             f"g{k['GROUP_M']}" + (" swap" if k.get("B_FROM_REGISTERS") else ""))
 
 
+def _batched_note(mb, name: str, a, b, precision: str) -> str:
+    """What a triton_batched entry ran: the Gluon swap (tf32, TMA-ready operands) or the
+    autotuned pointer kernel's winner."""
+    if not name.startswith("triton_batched"):
+        return ""
+    if name == "triton_batched" and mb.gluon_plan(a, b, precision) is not None:
+        from triton_impl import matmul_swap_gluon as mg
+        c = mg.CONFIG
+        return (f"gluon swap {c['BLOCK_M']}x{c['BLOCK_N']}x{c['BLOCK_K']} s{c['STAGES']} "
+                f"in-flight {c['IN_FLIGHT']}, 3-D TMA")
+    return _config_text(mb.best_config(precision)) if precision in mb.AUTOTUNED else ""
+
+
 def run_batched(out: Out, timer: Timer, rounds: int, quick: bool):
     import torch
 
@@ -619,6 +635,9 @@ def run_batched(out: Out, timer: Timer, rounds: int, quick: bool):
             entries = [("torch.matmul" if batch is None else "torch.bmm", "ref", reference),
                        ("triton_batched", "default",
                         lambda a=a, b=b, p=precision: mb.matmul(a, b, p))]
+            if precision == "tf32":         # the default is the Gluon swap; the pointer kernel
+                entries.append(("triton_batched pointer", "variant",
+                                lambda a=a, b=b: mb.matmul(a, b, "tf32", gluon=False)))
             good = []
             for name, kind, fn in entries:
                 try:
@@ -627,8 +646,7 @@ def run_batched(out: Out, timer: Timer, rounds: int, quick: bool):
                     err, tol = batched_check(c, a, b, precision)
                     del c
                     status = "ok" if err <= tol else "FAIL"
-                    note = (_config_text(mb.best_config(precision))
-                            if kind == "default" and precision in mb.AUTOTUNED else "")
+                    note = _batched_note(mb, name, a, b, precision)
                 except Exception as exc:  # noqa: BLE001
                     err = tol = None
                     status, note = "ERROR", f"{type(exc).__name__}: {str(exc).splitlines()[0][:160]}"
@@ -685,6 +703,8 @@ def _warm(task: str) -> str:
                 a = torch.randn(*lead, 512, 512, device="cuda").to(dtype)
                 b = torch.randn(*lead, 512, 512, device="cuda").to(dtype)
                 mb.matmul(a, b, precision)
+                if precision == "tf32":
+                    mb.matmul(a, b, precision, gluon=False)
         elif task == "tf32":
             from bench import registry
             a = torch.randn(512, 512, device="cuda")
@@ -745,7 +765,8 @@ def plan(sections, quick) -> list[str]:
     if "batched" in sections:
         for case, *_ in BATCHED_CASES:
             lines.append(f"batched {case} {'/'.join(BATCHED_PRECISIONS)}: reference, "
-                         f"triton_batched (autotuned)")
+                         f"triton_batched (tf32: the Gluon swap, 3-D TMA; fp16/bf16: "
+                         f"autotuned), tf32 also triton_batched pointer (the autotuned pointer kernel)")
     return lines
 
 

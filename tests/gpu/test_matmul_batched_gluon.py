@@ -1,0 +1,203 @@
+"""triton_batched at tf32 on the H100: the Gluon swap with a batch axis
+(triton_impl/matmul_batched.py, header "tf32"; the kernel is matmul_swap_gluon's).
+
+Which inputs take it (matmul_batched.gluon_plan) and which fall back to the pointer kernel,
+and for the ones that take it: one product and many, broadcast batches (stride 0, one and
+several batch dimensions), odd M/N/K in 16-byte aligned rows, K = 0 and empty stacks, a
+k-tail that must not read the next product's B, exact small integers, the TF32 rounding of
+B and the truncation of A, run-to-run bits, and the 2-D product equal to
+triton_persistent's bit for bit. The registry-wide tests (tests/gpu/test_matmul_triton.py)
+run triton_batched at tf32 on 2-D inputs too; the CPU tier checks the compiled kernel
+(tests/cpu/test_wgmma_hazards.py) and the plan's views (tests/cpu/test_batched_gluon_plan.py).
+"""
+from __future__ import annotations
+
+import pytest
+import torch
+
+from bench.families.matmul.problem import matmul_tolerance
+
+NEEDS_KERNEL = "triton_persistent"      # Hopper (wgmma, TMA), as this file's kernel
+
+
+def _aligned(*shape, fill=None, gen=None, exact=False):
+    """A float32 CUDA tensor of `shape` whose rows start 16 bytes apart at least: a view of
+    a buffer whose last dimension is padded to a multiple of 4 (the padding is NaN, so a
+    kernel that reads past a row poisons its result)."""
+    *lead, cols = shape
+    buf = torch.full((*lead, (cols + 3) // 4 * 4), float("nan"))
+    if exact:
+        view = torch.randint(-3, 4, shape, generator=gen).float()
+    else:
+        view = torch.randn(*shape, generator=gen)
+    buf[..., :cols] = view if fill is None else fill
+    return buf.cuda()[..., :cols]
+
+
+def _run(a, b):
+    from triton_impl import matmul_batched as mb
+
+    return mb.matmul(a, b, "tf32")
+
+
+def _error(out, a, b) -> float:
+    """max |C - C64| / (|A| |B|) over every product of the (broadcast) stack."""
+    want = a.double() @ b.double()
+    mag = a.double().abs() @ b.double().abs()
+    assert out.shape == want.shape, (out.shape, want.shape)
+    err = (out.double() - want).abs() / mag.clamp_min(torch.finfo(torch.float64).tiny)
+    err = torch.where(torch.isnan(err), torch.full_like(err, float("inf")), err)
+    return float(err.max()) if err.numel() else 0.0
+
+
+def _takes_gluon(a, b) -> bool:
+    from triton_impl import matmul_batched as mb
+
+    return mb.gluon_plan(a, b, "tf32") is not None
+
+
+CASES = [   # (A shape, B shape)
+    ((4096, 4096), (4096, 4096)),                    # batch 1, 2-D
+    ((1, 300, 256), (1, 256, 200)),                  # batch 1, 3-D
+    ((8, 512, 1024), (8, 1024, 256)),                # several products
+    ((3, 129, 132), (3, 132, 260)),
+    ((300, 64), (5, 64, 128)),                       # A broadcast (2-D)
+    ((5, 300, 64), (64, 128)),                       # B broadcast (2-D)
+    ((5, 300, 64), (1, 64, 128)),                    # B broadcast (batch 1)
+    ((2, 1, 65, 72), (3, 72, 36)),                   # two batch dims: a launch per A entry
+    ((2, 1, 3, 1, 2, 17, 20), (1, 4, 3, 2, 1, 20, 8)),
+]
+
+
+@pytest.mark.parametrize("sa,sb", CASES, ids=str)
+def test_batched_gluon_matches_fp64(sa, sb):
+    g = torch.Generator().manual_seed(sa[-1] + sb[-1])
+    a, b = _aligned(*sa, gen=g), _aligned(*sb, gen=g)
+    assert _takes_gluon(a, b)
+    assert _error(_run(a, b), a, b) <= matmul_tolerance("tf32", sa[-1])
+
+
+@pytest.mark.parametrize("m", [1, 17, 129, 255, 256, 257, 4095])
+@pytest.mark.parametrize("n,k", [(1, 1), (17, 31), (129, 32), (127, 33), (128, 129),
+                                 (4095, 17)], ids=str)
+def test_odd_shapes_in_aligned_rows(m, n, k):
+    """Every tile edge of 256 x 128 x 32 (and K below, at and above the peeled k-step),
+    two products, in rows padded to 16 bytes (padding NaN: read past a row, it shows)."""
+    g = torch.Generator().manual_seed(m * 7 + n + k)
+    a, b = _aligned(2, m, k, gen=g), _aligned(2, k, n, gen=g)
+    assert _takes_gluon(a, b)
+    assert _error(_run(a, b), a, b) <= matmul_tolerance("tf32", k)
+
+
+@pytest.mark.parametrize("sa,sb", [((3, 129, 200), (3, 200, 132)), ((2, 64, 4096), (4096, 64))],
+                         ids=str)
+def test_exact_with_small_integers(sa, sb):
+    g = torch.Generator().manual_seed(2)
+    a, b = _aligned(*sa, gen=g, exact=True), _aligned(*sb, gen=g, exact=True)
+    assert _takes_gluon(a, b)
+    assert _error(_run(a, b), a, b) == 0.0
+
+
+def test_k_tail_never_reads_the_next_product():
+    """K = 33: product 0's second k-tile covers rows 32..63 of B, past its last row. The
+    descriptor's zero fill is per dimension, so it reads zeros; a 2-D (batch * K, N) view
+    would read product 1's rows (here +inf) times A's zero-filled columns: NaN."""
+    g = torch.Generator().manual_seed(3)
+    a = _aligned(2, 70, 33, gen=g)
+    b = _aligned(2, 33, 128, gen=g)
+    b[1] = float("inf")
+    assert _takes_gluon(a, b)
+    out = _run(a, b)
+    assert torch.isfinite(out[0]).all()
+    assert _error(out[:1], a[:1], b[:1]) <= matmul_tolerance("tf32", 33)
+
+
+def test_empty_stacks_and_k_zero():
+    a = torch.randn(3, 64, 0, device="cuda")
+    b = torch.randn(3, 0, 32, device="cuda")
+    out = _run(a, b)
+    assert out.shape == (3, 64, 32) and torch.equal(out, torch.zeros_like(out))
+    out = _run(torch.randn(0, 64, 32, device="cuda"), torch.randn(0, 32, 16, device="cuda"))
+    assert out.shape == (0, 64, 16)
+    out = _run(torch.randn(2, 0, 32, device="cuda"), torch.randn(2, 32, 16, device="cuda"))
+    assert out.shape == (2, 0, 16)
+
+
+def test_tf32_rounding_of_b_and_truncation_of_a():
+    """As the 2-D Gluon path: B rounded to the nearest TF32 (cvt.rn.tf32), A truncated by
+    the tensor core. With the identity on the other side each output is one operand's
+    value as the tensor core saw it."""
+    from tests.support.checks import TF32_TIES, tf32_reference
+
+    values = torch.tensor([x for x, _ in TF32_TIES] * 3, dtype=torch.float32)    # 18
+    n = 20
+    x = torch.ones(n, n)
+    x.view(-1)[:values.numel()] = values
+    eye = torch.eye(n).expand(2, n, n).contiguous()
+    xs = torch.stack([x, -x])
+    # rows of 20 floats are 80 bytes: 16-byte multiples
+    out = _run(eye.cuda(), xs.cuda())                        # I @ B: B rounded
+    assert torch.equal(out.cpu(), tf32_reference(xs))
+    out = _run(xs.cuda(), eye.cuda())                        # A @ I: A truncated
+    truncated = (xs.view(torch.int32) & ~0x1FFF).view(torch.float32)
+    assert torch.equal(out.cpu(), truncated)
+
+
+def test_repeats_bit_for_bit_and_equals_the_2d_path():
+    from tests.support.checks import poisoned
+    from triton_impl import matmul_persistent as mp
+
+    g = torch.Generator().manual_seed(9)
+    a, b = _aligned(4, 1024, 1024, gen=g), _aligned(4, 1024, 1024, gen=g)
+    run = poisoned(_run)
+    first = run(a, b)
+    for _ in range(8):
+        assert torch.equal(run(a, b), first)
+    # the 2-D product is a stack of one through the same kernel: same bits per product,
+    # and equal to triton_persistent's (matmul_swap_gluon.matmul)
+    for i in (0, 3):
+        assert torch.equal(run(a[i], b[i]), first[i])
+        assert torch.equal(mp.matmul(a[i].contiguous(), b[i].contiguous(), "tf32",
+                                     tf32_row_major_b="gluon"), first[i])
+
+
+FALLBACKS = {   # name: (A, B) that TMA cannot read as they are
+    "K odd (rows of 68 bytes)": lambda: (torch.randn(2, 64, 17), torch.randn(2, 17, 32)),
+    "N odd": lambda: (torch.randn(2, 64, 32), torch.randn(2, 32, 33)),
+    "column-major B": lambda: (torch.randn(2, 64, 32), torch.randn(2, 48, 32).mT),
+    "column-major A": lambda: (torch.randn(2, 32, 64).mT, torch.randn(2, 32, 48)),
+    "base off 16 bytes": lambda: (torch.randn(2, 64, 33)[..., 1:], torch.randn(2, 32, 48)),
+    "batch stride off 16 bytes": lambda: (torch.randn(2 * 64 * 32 + 1)
+                                          .as_strided((2, 64, 32), (64 * 32 + 1, 32, 1)),
+                                          torch.randn(2, 32, 48)),
+    "rows broadcast (stride 0)": lambda: (torch.randn(2, 1, 32).expand(2, 64, 32),
+                                          torch.randn(2, 32, 48)),
+}
+
+
+@pytest.mark.parametrize("name", list(FALLBACKS), ids=str)
+def test_unaligned_inputs_fall_back_and_stay_correct(name):
+    a, b = _moved(FALLBACKS[name]())
+    assert not _takes_gluon(a, b)
+    assert _error(_run(a, b), a, b) <= matmul_tolerance("tf32", a.shape[-1])
+
+
+def _moved(pair):
+    """Both tensors on the GPU with their strides and offsets (a copy of each storage)."""
+    out = []
+    for t in pair:
+        storage = torch.empty(t.untyped_storage().nbytes() // 4, device="cuda")
+        storage.copy_(torch.as_strided(t, (storage.numel(),), (1,), 0))
+        out.append(storage.as_strided(t.shape, t.stride(), t.storage_offset()))
+    return out
+
+
+def test_other_precisions_and_fixed_tiles_do_not_take_it():
+    from triton_impl import matmul_batched as mb
+
+    a = torch.randn(2, 64, 32, device="cuda")
+    b = torch.randn(2, 32, 48, device="cuda")
+    assert mb.gluon_plan(a, b, "tf32") is not None
+    assert mb.gluon_plan(a, b, "fp32") is None
+    assert mb.gluon_plan(a.half(), b.half(), "fp16") is None
+    assert mb.gluon_plan(a, b, "tf32", tile=mb.params("tf32")) is None
