@@ -191,4 +191,8 @@ def test_the_script_plans_every_variant_without_a_gpu():
     assert not any("packed" in line or "one_chunk" in line or "64x64 tiles" in line
                    for line in lines)
     assert not any("row_sram" in line for line in lines if "393216" in line)
+    for line in (line for line in lines if line.startswith("softmax")):
+        names = set(line.split(": ", 1)[1].split(", "))
+        assert {f"triton split {v}" for v in ("(default)", "pipelined", "pipelined top",
+                                              "pipelined 4096x4w", "evict", "pipelined .cg")} <= names
     assert not (ROOT / "unused-out").exists()
