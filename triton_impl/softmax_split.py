@@ -32,12 +32,15 @@ the Triton twin of cuda/softmax_split.cu, with global memory where CUDA has a cl
             registers of its float32 copy), then polls, folds and writes row r; the loads are
             first waited for at the top of the next iteration. So DRAM reads continue while
             the program waits for the other G - 1 pairs and while it stores, where the plain
-            loop has nothing of its own in flight. prefetch_at="top" issues them before the
+            loop has nothing of its own in flight. (In float32 ptxas copies the loaded
+            registers into the loop-carried ones during the output's arithmetic: the wait
+            comes after the poll and the fold, before the stores. The SASS is checked in
+            tests/cpu/test_debt_variants_compiled.py.) prefetch_at="top" issues them before the
             pair's arithmetic instead, in flight during it too, but then before the release
             (MEMBAR.ALL.GPU in SASS, which must order the thread's earlier accesses: whether
             it waits for loads still in flight is what that variant measures). Cost: two
             segments in registers, so 8192 x 8 warps in every type (tiles.
-            SOFTMAX_SPLIT_PIPELINED): float32 119 registers, 2 programs per SM with 64 KiB of
+            SOFTMAX_SPLIT_PIPELINED): float32 112 registers, 2 programs per SM with 64 KiB of
             next segments in flight; 16-bit 80, 3 per SM, 48 KiB (Little's law asks ~23 KiB).
   hints     load_hint="evict_first" or "cg" marks the segment loads of either kernel (L2
             evict-first policy; .cg: past L1), to see whether the 16-bit rows lose in how
