@@ -25,20 +25,41 @@ the Triton twin of cuda/softmax_split.cu, with global memory where CUDA has a cl
             it (3 N traffic, like the online version; no waiting at all). The interpreter runs
             one program after another, so a program waiting for a later one would wait forever:
             there the two launches run (the fold and the output are the same code).
+  pipelined softmax_row_split_pipelined_kernel (pipelined=True; the default stays the plain
+            loop): PHASE 0 with the row loop software-pipelined. Right after the release of
+            row r's pair the program issues the loads of its segment of row r + groups into a
+            second register tensor (kept in the input's type: a 16-bit segment costs half the
+            registers of its float32 copy), then polls, folds and writes row r; the loads are
+            first waited for at the top of the next iteration. So DRAM reads continue while
+            the program waits for the other G - 1 pairs and while it stores, where the plain
+            loop has nothing of its own in flight. (In float32 ptxas copies the loaded
+            registers into the loop-carried ones during the output's arithmetic: the wait
+            comes after the poll and the fold, before the stores. The SASS is checked in
+            tests/cpu/test_debt_variants_compiled.py.) prefetch_at="top" issues them before the
+            pair's arithmetic instead, in flight during it too, but then before the release
+            (MEMBAR.ALL.GPU in SASS, which must order the thread's earlier accesses: whether
+            it waits for loads still in flight is what that variant measures). Cost: two
+            segments in registers, so 8192 x 8 warps in every type (tiles.
+            SOFTMAX_SPLIT_PIPELINED): float32 112 registers, 2 programs per SM with 64 KiB of
+            next segments in flight; 16-bit 80, 3 per SM, 48 KiB (Little's law asks ~23 KiB).
+  hints     load_hint="evict_first" or "cg" marks the segment loads of either kernel (L2
+            evict-first policy; .cg: past L1), to see whether the 16-bit rows lose in how
+            they are loaded rather than in the exchange.
   mapping   CUDA (cuda/softmax_split.cu)           this file
             block per slice, slice in shared        program per segment, segment in registers
               memory (copied by cp.async)
             cluster: co-scheduled by the hardware   persistent grid: co-resident by sizing
             pairs in shared memory, read through    pairs in a global workspace, read with
               DSMEM after a cluster barrier           .cg loads after an acquire poll
-  traffic   PHASE 0: reads N, writes N elements (2 N sizeof(T)) plus 8 G bytes of pairs and
-            the polls per row; PHASE 1 + 2: reads 2 N, writes N.
+  traffic   PHASE 0 (plain or pipelined): reads N, writes N elements (2 N sizeof(T)) plus
+            8 G bytes of pairs and the polls per row; PHASE 1 + 2: reads 2 N, writes N.
   precond.  float32 / float16 / bfloat16, softmax over the last dimension (the wrapper makes
             x contiguous); any n >= 1 with n + BLOCK < 2^31, fewer than 2^31 - 2^16 rows (the
             row loop's counter stays in 32 bits); G <= what the GPU holds at once
             (else ValueError: ask for two_launches). Rows of -inf, NaN and +inf behave as in
             softmax.py.
-  run       python docs/performance/debts/debts_h100.py OUT    (the variants side by side)
+  run       python docs/performance/debts/debts_h100.py OUT --sections softmax   (the
+            variants side by side; --plan lists them)
 """
 from __future__ import annotations
 
@@ -63,6 +84,8 @@ def softmax_row_split_kernel(
     VEC: tl.constexpr,                        # 16 // element size if rows are aligned, else 1
     PHASE: tl.constexpr,                      # 0: one launch with the exchange; 1, 2: two launches
     SPIN_LIMIT: tl.constexpr,                 # polls before giving up
+    LOAD_CACHE: tl.constexpr = "",            # cache modifier of the segment loads ("", ".cg")
+    LOAD_EVICT: tl.constexpr = "",            # their L2 policy ("", "evict_first")
 ):
     pid = tl.program_id(0)
     seg = pid % SEGMENTS                      # this program's segment of every row it takes
@@ -79,7 +102,8 @@ def softmax_row_split_kernel(
         if VEC > 1:                           # checked by the wrapper: tell the compiler
             x_row = tl.multiple_of(x_row, 16)
             y_row = tl.multiple_of(y_row, 16)
-        x = tl.load(x_row + cols, mask=mask, other=-float("inf")).to(tl.float32)
+        x = tl.load(x_row + cols, mask=mask, other=-float("inf"), cache_modifier=LOAD_CACHE,
+                    eviction_policy=LOAD_EVICT).to(tl.float32)
         pairs = part_ptr + row64 * (2 * SEGMENTS)
         if PHASE != 2:
             m = tl.max(x, axis=0)
@@ -108,6 +132,87 @@ def softmax_row_split_kernel(
             tl.store(y_row + cols, y.to(y_ptr.dtype.element_ty), mask=mask, cache_modifier=".cs")
 
 
+@triton.jit
+def _segment_of_row(x_ptr, row, rows, n, cols, mask, VEC: tl.constexpr,
+                    LOAD_CACHE: tl.constexpr, LOAD_EVICT: tl.constexpr):
+    """This program's segment of row `row` as stored (-inf past the row's end); nothing is
+    read when row >= rows (the row after a program's last one)."""
+    x_row = x_ptr + tl.cast(row, tl.int64) * n
+    if VEC > 1:                               # checked by the wrapper: tell the compiler
+        x_row = tl.multiple_of(x_row, 16)
+    return tl.load(x_row + cols, mask=mask & (row < rows), other=-float("inf"),
+                   cache_modifier=LOAD_CACHE, eviction_policy=LOAD_EVICT)
+
+
+@triton.jit
+def softmax_row_split_pipelined_kernel(
+    x_ptr, y_ptr,                             # x, y: [rows, n], contiguous
+    part_ptr, count_ptr,                      # pairs: [rows, G, 2] float32; arrivals: [rows] int32, zeroed
+    rows, n,                                  # sizes
+    BLOCK: tl.constexpr,                      # elements per segment (a power of two)
+    SEGMENTS: tl.constexpr,                   # G = cdiv(n, BLOCK): programs per row
+    SEGMENTS_P2: tl.constexpr,                # next_power_of_2(G): the pairs as one tensor
+    VEC: tl.constexpr,                        # 16 // element size if rows are aligned, else 1
+    SPIN_LIMIT: tl.constexpr,                 # polls before giving up
+    LOAD_CACHE: tl.constexpr = "",            # cache modifier of the segment loads ("", ".cg")
+    LOAD_EVICT: tl.constexpr = "",            # their L2 policy ("", "evict_first")
+    PREFETCH_AT_TOP: tl.constexpr = False,    # next segment issued before the pair, not after the release
+):
+    """PHASE 0 of softmax_row_split_kernel with the row loop software-pipelined: the loop
+    carries the program's segment of its next row, loaded (in the input's type) while this
+    row's pair is exchanged and its output written."""
+    pid = tl.program_id(0)
+    seg = pid % SEGMENTS
+    group = pid // SEGMENTS
+    groups = tl.num_programs(0) // SEGMENTS
+    cols = seg * BLOCK + tl.arange(0, BLOCK)  # i32 ok: < n + BLOCK < 2^31 (wrapper)
+    n_vec = n // VEC * VEC
+    mask = cols < n_vec
+    k = tl.arange(0, SEGMENTS_P2)
+    # prologue: the first row's segment (group < rows: the wrapper launches at most rows groups)
+    x_next = _segment_of_row(x_ptr, group, rows, n, cols, mask, VEC, LOAD_CACHE, LOAD_EVICT)
+    for row in range(group, rows, groups):    # i32 ok: rows + groups < 2^31 (wrapper)
+        row64 = tl.cast(row, tl.int64)        # (the interpreter hands the loop a Python int)
+        x = x_next.to(tl.float32)             # the first wait for the loads issued last iteration
+        nxt = row + groups                    # i32 ok: rows + groups < 2^31 (wrapper)
+        if PREFETCH_AT_TOP:                   # in flight during the pair's arithmetic too
+            x_next = _segment_of_row(x_ptr, nxt, rows, n, cols, mask, VEC, LOAD_CACHE,
+                                     LOAD_EVICT)
+        pairs = part_ptr + row64 * (2 * SEGMENTS)
+        m = tl.max(x, axis=0)
+        shift = tl.where(m == -float("inf"), 0.0, m)           # all -inf: exp(-inf) = 0
+        s = tl.sum(tl.exp(x - shift), axis=0)
+        mine = pairs + 2 * seg                # i32 ok: 2 seg < 2 G < 2^17 (G <= resident)
+        tl.store(mine, m)
+        tl.store(mine + 1, s)
+        tl.debug_barrier()                    # every store of the pair before the release
+        tl.atomic_add(count_ptr + row, 1, sem="release")
+        if not PREFETCH_AT_TOP:
+            # after the release, before the poll: in flight while the program waits for the
+            # other G - 1 pairs, folds them and writes this row (the release, MEMBAR.ALL.GPU
+            # in SASS, must order the thread's earlier accesses: issued after it, the loads
+            # cannot be held by it)
+            x_next = _segment_of_row(x_ptr, nxt, rows, n, cols, mask, VEC, LOAD_CACHE,
+                                     LOAD_EVICT)
+        seen = tl.atomic_add(count_ptr + row, 0, sem="acquire")
+        polls = 0
+        while (seen < SEGMENTS) & (polls < SPIN_LIMIT):
+            seen = tl.atomic_add(count_ptr + row, 0, sem="acquire")
+            polls += 1
+        # .cg: from L2, never a stale L1 line (the pairs of a neighbour row share lines)
+        theirs = pairs + 2 * k                # i32 ok: 2 k < 2 G < 2^17 (G <= resident)
+        pm = tl.load(theirs, mask=k < SEGMENTS, other=-float("inf"), cache_modifier=".cg")
+        ps = tl.load(theirs + 1, mask=k < SEGMENTS, other=0.0, cache_modifier=".cg")
+        row_max = tl.max(pm, axis=0)
+        shift = tl.where(row_max == -float("inf"), 0.0, row_max)
+        row_sum = tl.sum(ps * tl.exp(pm - shift), axis=0)
+        y = tl.exp(x - row_max) * (1.0 / row_sum)              # a row of -inf: exp(NaN) = NaN
+        y_row = y_ptr + row64 * n
+        if VEC > 1:
+            y_row = tl.multiple_of(y_row, 16)
+        tl.store(y_row + cols, y.to(y_ptr.dtype.element_ty), mask=mask, cache_modifier=".cs")
+
+
 def resident_programs(n_regs: int, shared: int, warps: int, device: torch.device) -> int:
     """How many programs of a compiled kernel the GPU holds at once: per SM, the least of what
     its threads, its registers (allocated per warp in units of 256) and its shared memory
@@ -122,26 +227,32 @@ def resident_programs(n_regs: int, shared: int, warps: int, device: torch.device
     return max(0, min(by_threads, by_regs, by_smem)) * props.multi_processor_count
 
 
-_resident: dict = {}   # (dtype, BLOCK, G, VEC, warps, device) -> resident_programs
+_resident: dict = {}   # (kernel, dtype, constexprs, warps, device) -> resident_programs
+
+# load_hint -> the segment loads' (cache modifier, L2 eviction policy): whether a row that is
+# read once streams better past L1 (.cg) or marked first to leave L2 (evict_first).
+LOAD_HINTS = {"": ("", ""), "evict_first": ("", "evict_first"), "cg": (".cg", "")}
 
 
-def _resident_for(args: tuple, meta: dict, device: torch.device) -> int:
-    """resident_programs of the PHASE 0 kernel these arguments compile to (compiled once,
+def _resident_for(kernel, args: tuple, meta: dict, device: torch.device) -> int:
+    """resident_programs of the one-launch kernel these arguments compile to (compiled once,
     without launching: warmup; loading the binary gives its register count)."""
     index = device.index if device.index is not None else torch.cuda.current_device()
-    key = (args[0].dtype, meta["BLOCK"], meta["SEGMENTS"], meta["VEC"], meta["num_warps"], index)
+    key = (kernel.fn.__name__, args[0].dtype, tuple(sorted(meta.items())), index)
     if key not in _resident:
-        compiled = softmax_row_split_kernel.warmup(*args, grid=(1,), PHASE=0, **meta)
+        compiled = kernel.warmup(*args, grid=(1,), **meta)
         compiled._init_handles()
         _resident[key] = resident_programs(compiled.n_regs, compiled.metadata.shared,
                                            meta["num_warps"], device)
     return _resident[key]
 
 
-def config(element_size: int, n: int, block: int | None = None, warps: int | None = None):
-    """(BLOCK, warps, G) for rows of n elements: tiles.SOFTMAX_SPLIT's segment, no longer than
-    the row needs."""
-    seg, w = tiles.SOFTMAX_SPLIT[element_size]
+def config(element_size: int, n: int, block: int | None = None, warps: int | None = None,
+           pipelined: bool = False):
+    """(BLOCK, warps, G) for rows of n elements: tiles.SOFTMAX_SPLIT's segment (or
+    tiles.SOFTMAX_SPLIT_PIPELINED's), no longer than the row needs."""
+    table = tiles.SOFTMAX_SPLIT_PIPELINED if pipelined else tiles.SOFTMAX_SPLIT
+    seg, w = table[element_size]
     block = block or max(16, min(seg, triton.next_power_of_2(n)))
     warps = warps or max(1, min(w, block // 1024))     # 32 elements per thread
     return block, warps, triton.cdiv(n, block)
@@ -149,14 +260,30 @@ def config(element_size: int, n: int, block: int | None = None, warps: int | Non
 
 def softmax_split(x: torch.Tensor, dim: int = -1, *, block: int | None = None,
                   warps: int | None = None, two_launches: bool = False,
-                  groups: int | None = None) -> torch.Tensor:
+                  groups: int | None = None, pipelined: bool = False,
+                  prefetch_at: str = "release", load_hint: str = "") -> torch.Tensor:
     """softmax(x, dim=-1) with each row split over G programs. ``block``/``warps`` override
-    tiles.SOFTMAX_SPLIT; ``two_launches`` runs PHASE 1 + 2 (always, under the interpreter);
-    ``groups`` caps the persistent grid at G x groups programs (default: all that fit)."""
+    tiles.SOFTMAX_SPLIT (tiles.SOFTMAX_SPLIT_PIPELINED with ``pipelined``); ``two_launches``
+    runs PHASE 1 + 2 (always, under the interpreter, when a row takes several programs);
+    ``groups`` caps the persistent grid at G x groups programs (default: all that fit);
+    ``pipelined`` runs the one launch as softmax_row_split_pipelined_kernel (the next row's
+    segment loaded during this row's exchange), ``prefetch_at`` says where its loads are
+    issued: "release" (after the release of the row's pair) or "top" (before the pair's
+    arithmetic); ``load_hint`` ("", "evict_first", "cg") marks the segment loads
+    (LOAD_HINTS)."""
     _memory.check_float(NAME, x)
     if x.dim() == 0 or dim not in (-1, x.dim() - 1):
         raise ValueError(f"{NAME}: softmax over the last dimension only, got dim {dim} of a "
                          f"{x.dim()}-D tensor")
+    if load_hint not in LOAD_HINTS:
+        raise ValueError(f"{NAME}: load_hint must be one of {sorted(LOAD_HINTS)}, got "
+                         f"{load_hint!r}")
+    if prefetch_at not in ("release", "top") or (prefetch_at != "release" and not pipelined):
+        raise ValueError(f"{NAME}: prefetch_at must be 'release' or 'top' (the latter with "
+                         f"pipelined=True), got {prefetch_at!r} with pipelined={pipelined}")
+    if pipelined and two_launches:
+        raise ValueError(f"{NAME}: pipelined is the one-launch kernel; it cannot run as "
+                         f"two_launches")
     _memory.check_device(NAME, x)
     x = x.contiguous()
     y = torch.empty_like(x)
@@ -164,15 +291,17 @@ def softmax_split(x: torch.Tensor, dim: int = -1, *, block: int | None = None,
         return y
     n = x.shape[-1]
     rows = x.numel() // n
-    block, warps, segments = config(x.element_size(), n, block, warps)
+    block, warps, segments = config(x.element_size(), n, block, warps, pipelined)
     if n + block >= 2**31 or rows >= 2**31 - 2**16:
         raise ValueError(f"{NAME}: rows must be shorter than 2^31 - {block} elements and fewer "
                          f"than 2^31 - 2^16, got {rows} rows of {n}")
     vec = _memory.vector_width(x.dtype, x, y, row_elements=n)
     pairs = torch.empty((rows, segments, 2), dtype=torch.float32, device=x.device)
     count = torch.zeros(rows, dtype=torch.int32, device=x.device)
+    cache, evict = LOAD_HINTS[load_hint]
     meta = dict(BLOCK=block, SEGMENTS=segments, SEGMENTS_P2=triton.next_power_of_2(segments),
-                VEC=vec, SPIN_LIMIT=SPIN_LIMIT, num_warps=warps)
+                VEC=vec, SPIN_LIMIT=SPIN_LIMIT, LOAD_CACHE=cache, LOAD_EVICT=evict,
+                num_warps=warps)
     args = (x, y, pairs, count, rows, n)
     interpreting = _common.interpreting()
     if two_launches or (interpreting and segments > 1):
@@ -180,15 +309,21 @@ def softmax_split(x: torch.Tensor, dim: int = -1, *, block: int | None = None,
         _common.launch(softmax_row_split_kernel, grid, *args, PHASE=1, **meta)
         _common.launch(softmax_row_split_kernel, grid, *args, PHASE=2, **meta)
         return y
+    if pipelined:
+        kernel = softmax_row_split_pipelined_kernel
+        one_launch = dict(meta, PREFETCH_AT_TOP=prefetch_at == "top")
+    else:
+        kernel, one_launch = softmax_row_split_kernel, dict(meta, PHASE=0)
     if interpreting:
         resident = _common.INTERPRETER_SM_COUNT
     else:
-        resident = _resident_for(args, meta, x.device)
+        resident = _resident_for(kernel, args, one_launch, x.device)
     most = resident // segments
     if most < 1:
         raise ValueError(f"{NAME}: a row of {n} elements needs {segments} programs running at "
                          f"once, the GPU holds {resident} of this kernel; use two_launches=True "
                          f"or a longer block")
+    # at most rows groups: every program's first row (its group) exists (the pipelined prologue)
     grid = (segments * min(most, groups or most, rows),)
-    _common.launch(softmax_row_split_kernel, grid, *args, PHASE=0, **meta)
+    _common.launch(kernel, grid, *args, **one_launch)
     return y

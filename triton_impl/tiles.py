@@ -195,3 +195,10 @@ SOFTMAX_ONLINE = {4: (16384, 16), 2: (4096, 16)}
 # 80 registers (3 programs of 8 warps per SM: 96 KiB in flight), float16 64 (2 programs of 16
 # warps: 64 KiB). A 393216-element row is then 48 (float32) or 24 (16-bit) segments.
 SOFTMAX_SPLIT = {4: (8192, 8), 2: (16384, 16)}
+
+# The pipelined split (softmax_row_split_pipelined_kernel) holds two segments per thread: the
+# row being exchanged (float32) and the next one as loaded. 8192 x 8 warps for every element
+# size (ptxas, sm_90): float32 112 registers (2 programs per SM: 64 KiB of next segments in
+# flight), 16-bit 80 (3 per SM: 48 KiB); 16384 x 16 would leave one 16-bit program per SM
+# (89 registers). Little's law asks ~23 KiB in flight per SM.
+SOFTMAX_SPLIT_PIPELINED = {4: (8192, 8), 2: (8192, 8)}

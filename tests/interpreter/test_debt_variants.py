@@ -2,9 +2,9 @@
 give the reference's answer on small, awkward shapes: the online softmax's one-chunk rows
 (its default up to SRAM_MAX_N), the split softmax (a variant under measurement: a row over
 several programs; the interpreter runs its two-launch form when a row takes more than one
-program, and the one-launch exchange when it takes one), and triton_batched's autotuned
-default (the tf32 candidates include the operand swap). bfloat16 is left to the GPU (the
-interpreter rounds float32 -> bfloat16 toward zero)."""
+program, and the one-launch exchange, plain and software-pipelined, when it takes one), and
+triton_batched's autotuned default (the tf32 candidates include the operand swap). bfloat16
+is left to the GPU (the interpreter rounds float32 -> bfloat16 toward zero)."""
 from __future__ import annotations
 
 import math
@@ -135,6 +135,86 @@ def test_split_softmax_refuses_other_dims_and_checks_inputs():
         softmax_split.softmax_split(_x((3, 4)), 0)
     with pytest.raises(TypeError, match="float32, float16 or bfloat16"):
         softmax_split.softmax_split(torch.ones(3, 4, dtype=torch.int64))
+
+
+@pytest.mark.parametrize("groups", [None, 1, 3])
+@pytest.mark.parametrize("prefetch_at", ["release", "top"])
+def test_split_softmax_pipelined_equals_the_plain_loop(groups, prefetch_at):
+    """A row of one segment runs the one-launch kernels under the interpreter: the pipelined
+    loop (each program's next row loaded before this row's poll; past its last row nothing
+    is read) gives the plain loop's answer bit for bit, whatever the rows per program
+    (10 rows over 4, 1 or 3 groups)."""
+    from triton_impl import softmax_split
+
+    x = _x((10, 200))
+    assert softmax_split.config(4, 200, pipelined=True)[2] == 1
+    y = softmax_split.softmax_split(x, pipelined=True, prefetch_at=prefetch_at, groups=groups)
+    assert torch.equal(y, softmax_split.softmax_split(x, groups=groups))
+    err, bound = _softmax_error(y, x, "fp32")
+    assert err <= bound
+
+
+def test_split_softmax_pipelined_non_finite_and_unaligned_rows():
+    """The plain loop's contract: NaN and +inf rows NaN, half -inf finite, all -inf NaN; a
+    float16 row of 1001 elements (VEC = 1) within the bound."""
+    from triton_impl import softmax_split
+
+    x = _x((4, 300))
+    x[0, 5] = math.nan
+    x[1, 299] = math.inf
+    x[2, :150] = -math.inf
+    x[3, :] = -math.inf
+    y = softmax_split.softmax_split(x, pipelined=True)
+    err, bound = _softmax_error(y, x, "fp32")
+    assert err <= bound
+    assert torch.isnan(y[[0, 1, 3]]).all() and not torch.isnan(y[2]).any()
+    h = _x((5, 1001), torch.float16)
+    y = softmax_split.softmax_split(h, pipelined=True, groups=2)
+    err, bound = _softmax_error(y, h, "fp16")
+    assert y.dtype == torch.float16 and err <= bound
+
+
+def test_split_softmax_pipelined_rows_of_several_segments():
+    """Rows of several segments: under the interpreter the two launches run (as for the
+    plain loop); the pipelined segment size is tiles.SOFTMAX_SPLIT_PIPELINED's."""
+    from triton_impl import softmax_split, tiles
+
+    x = _x((3, 2049))
+    y = softmax_split.softmax_split(x, block=512, pipelined=True)
+    assert torch.equal(y, softmax_split.softmax_split(x, block=512, two_launches=True))
+    for elem in (4, 2):
+        block, warps = tiles.SOFTMAX_SPLIT_PIPELINED[elem]
+        assert softmax_split.config(elem, 393216, pipelined=True) == (block, warps,
+                                                                     393216 // block)
+
+
+@pytest.mark.parametrize("load_hint", ["evict_first", "cg"])
+def test_split_softmax_load_hints_change_no_value(load_hint):
+    """A cache hint changes where a line lives, not what is read: both one-launch kernels
+    and the two launches give their unhinted answer bit for bit."""
+    from triton_impl import softmax_split
+
+    x = _x((6, 200))
+    for kw in (dict(), dict(pipelined=True)):
+        assert torch.equal(softmax_split.softmax_split(x, load_hint=load_hint, **kw),
+                           softmax_split.softmax_split(x, **kw))
+    x = _x((3, 1000))
+    assert torch.equal(softmax_split.softmax_split(x, block=256, load_hint=load_hint),
+                       softmax_split.softmax_split(x, block=256))
+
+
+def test_split_softmax_pipelined_keywords_are_checked():
+    from triton_impl import softmax_split
+
+    x = _x((2, 100))
+    with pytest.raises(ValueError, match="load_hint"):
+        softmax_split.softmax_split(x, load_hint="evict_last")
+    with pytest.raises(ValueError, match="prefetch_at"):
+        softmax_split.softmax_split(x, prefetch_at="top")
+    with pytest.raises(ValueError, match="prefetch_at"):
+        softmax_split.softmax_split(x, pipelined=True, prefetch_at="bottom")
+    with pytest.raises(ValueError, match="two_launches"):
+        softmax_split.softmax_split(x, pipelined=True, two_launches=True)
 
 
 def test_resident_programs_counts_the_tightest_resource(monkeypatch):

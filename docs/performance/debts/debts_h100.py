@@ -261,11 +261,11 @@ def softmax_variants(n: int, elem: int, quick: bool = False) -> list[dict]:
             return lambda x: op(x, variant, cluster)
         return make
 
-    def triton_split(block=None, warps=None, two_launches=False):
-        def make():
+    def triton_split(block=None, warps=None, two_launches=False, **keywords):
+        def make():     # keywords: pipelined, prefetch_at, load_hint (softmax_split.py)
             from triton_impl import softmax_split
             return lambda x: softmax_split.softmax_split(x, block=block, warps=warps,
-                                                         two_launches=two_launches)
+                                                         two_launches=two_launches, **keywords)
         return make
 
     def entry(name, kind, make, max_n=any_n):
@@ -298,6 +298,31 @@ def softmax_variants(n: int, elem: int, quick: bool = False) -> list[dict]:
                 out.append(entry(f"triton split {block}x{warps}w", "variant",
                                  triton_split(block, warps)))
         out.append(entry("triton split two launches", "variant", triton_split(two_launches=True)))
+    out += triton_split_pipelined(n, elem, quick, triton_split, entry)
+    return out
+
+
+def triton_split_pipelined(n: int, elem: int, quick: bool, triton_split, entry) -> list[dict]:
+    """The software-pipelined Triton split (its segment, tiles.SOFTMAX_SPLIT_PIPELINED, and
+    with --quick only that) and what brackets it: its loads issued before the pair
+    (prefetch_at='top'), other segments (4096 x 4 warps: 32 elements per thread; 4096 x 8:
+    16), and the segment loads hinted ('evict': L2 evict_first; '.cg': past L1) in the
+    plain and pipelined loops."""
+    from triton_impl import tiles
+    out = [entry("triton split pipelined", "variant", triton_split(pipelined=True))]
+    if quick:
+        return out
+    default = tiles.SOFTMAX_SPLIT_PIPELINED[elem]
+    out.append(entry("triton split pipelined top", "variant",
+                     triton_split(pipelined=True, prefetch_at="top")))
+    for block, warps in ((4096, 4), (4096, 8)):
+        if (block, warps) != default and block < n:
+            out.append(entry(f"triton split pipelined {block}x{warps}w", "variant",
+                             triton_split(block, warps, pipelined=True)))
+    for hint, label in (("evict_first", "evict"), ("cg", ".cg")):    # names fit the table
+        out.append(entry(f"triton split {label}", "variant", triton_split(load_hint=hint)))
+        out.append(entry(f"triton split pipelined {label}", "variant",
+                         triton_split(pipelined=True, load_hint=hint)))
     return out
 
 
