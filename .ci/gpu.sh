@@ -12,8 +12,8 @@
 #               then the README's and docs' commands outside the checkout (user-now: the
 #               same with pip install --no-build-isolation .)
 #     report    make report into $OUT/set, then the counters of the ladder and of
-#               triton_autotuned (fp32) at 4096^3 added and
-#               the figures redrawn (the committed results/<gpu>/ sets are made so)
+#               triton_autotuned (fp32) at 4096^3 added and the figures redrawn (the
+#               committed results/<gpu>/ sets are made so)
 #     results   check and time only, into $OUT/set (a second GPU's set for `bench compare`)
 #
 # The GPU copy of the tree has no .git: pass the commit as CVT_GIT_SHA=... to label results.

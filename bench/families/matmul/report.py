@@ -291,14 +291,10 @@ def section_profile(profile_payload: dict) -> str:
 
 
 def _smem(r: dict) -> float:
-    """Shared memory per block (static + dynamic bytes), NaN where ncu did not say."""
-    return _nz_sum(r.get("smem_static_bytes"), r.get("smem_dynamic_bytes"))
-
-
-def _nz_sum(*xs) -> float:
-    vals = [num(x) for x in xs]
-    return math.nan if all(math.isnan(v) for v in vals) else sum(
-        0.0 if math.isnan(v) else v for v in vals)
+    """Shared memory per block (static + dynamic bytes), NaN where ncu said neither."""
+    parts = [num(r.get(k)) for k in ("smem_static_bytes", "smem_dynamic_bytes")]
+    known = [v for v in parts if not math.isnan(v)]
+    return sum(known) if known else math.nan
 
 
 def twin_pairs(profile_rows: list[dict], time_rows: list[dict]) -> list[tuple[str, dict, dict]]:
