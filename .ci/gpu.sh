@@ -8,11 +8,12 @@
 #     fast      the GPU tier without the slow tests (about 2 minutes on the H100)
 #     slow      the slow GPU tests: offsets past 2^31, compute-sanitizer, fuzzing
 #     sweep     the FFMA rungs' tile sweep next to cuBLAS (cuda/driver/ffma_sweep.sh)
+#     tensor    the tensor-core rungs' tile sweep next to cuBLAS (cuda/driver/tensor_core_sweep.sh)
 #     user      a new user's walk (.ci/user_walk.sh): pip install . into a fresh environment,
 #               then the README's and docs' commands outside the checkout (user-now: the
 #               same with pip install --no-build-isolation .)
-#     report    make report into $OUT/set, then the counters of the ladder and of
-#               triton_autotuned (fp32) at 4096^3 added and the figures redrawn (the
+#     report    make report into $OUT/set, then the counters of the ladder, the tensor-core
+#               rungs and triton_autotuned at 4096^3 added and the figures redrawn (the
 #               committed results/<gpu>/ sets are made so)
 #     results   check and time only, into $OUT/set (a second GPU's set for `bench compare`)
 #
@@ -79,11 +80,19 @@ for stage in "$@"; do
     build
     timeout "${REPORT_LIMIT:-420}" python3 -m bench report --out "$OUT/set" --force \
       > "$OUT/report.log" 2>&1; echo "report rc=$?"; grep -A12 "^## Summary" "$OUT/set/report.md"
-    timeout ${P4096_LIMIT:-150} python3 -m bench profile --append --kernels @ladder,triton_autotuned \
+    timeout ${P4096_LIMIT:-150} python3 -m bench profile --append \
+      --kernels @ladder,@tensor_cores,triton_autotuned \
       --shapes 4096x4096x4096 --out "$OUT/set" > "$OUT/profile4096.log" 2>&1
     echo "profile 4096 rc=$?"; tail -3 "$OUT/profile4096.log"
     timeout 60 python3 -m bench report --out "$OUT/set" --replot > /dev/null 2>&1
     echo "replot rc=$?"
+    ;;
+  tensor)  # the drivers and their builds stay out of $OUT: the tables and logs come back
+    timeout 400 bash cuda/driver/tensor_core_sweep.sh /tmp/tensor_core_sweep \
+      > "$OUT/tensor_core_sweep.log" 2>&1; echo "tensor sweep rc=$?"
+    mkdir -p "$OUT/tensor_core_sweep"
+    cp /tmp/tensor_core_sweep/*.txt /tmp/tensor_core_sweep/*.log "$OUT/tensor_core_sweep/"
+    cat /tmp/tensor_core_sweep/tensor_core_sweep.txt
     ;;
   results)
     build

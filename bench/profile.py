@@ -75,6 +75,10 @@ METRICS = (
     ("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum", "shared_wavefronts"),
     ("l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum", "shared_bank_conflicts"),
     ("sm__sass_thread_inst_executed_op_ffma_pred_on.sum", "ffma"),
+    # the tensor-core rungs' work: warp-level mma.sync instructions (HMMA), and how busy
+    # the tensor pipe was while the SMs were active
+    ("sm__inst_executed_pipe_tensor_op_hmma.sum", "hmma_warp_inst"),
+    ("sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active", "tensor_active_pct"),
     ("gpu__time_duration.sum", "ncu_time_ns"),
     # what the compiler made of the kernel (the "same tile algorithm, two languages" table):
     # warp instructions issued, and the launch's registers, shared memory and block size
@@ -104,6 +108,7 @@ VERIFIED = {
     "launch__shared_mem_per_block_dynamic", "launch__block_size",
 }
 SECTOR = 32          # bytes per L1/L2 sector
+MMA_M16N8K16 = 16 * 8 * 16   # multiply-adds of one mma.sync.m16n8k16 (the t rungs' HMMA)
 
 
 # ---------------------------------------------------------------------------------------
@@ -392,6 +397,8 @@ def levels(counters: dict, elem_bytes: int, load_width: int = 1,
         shared_wavefronts=_get(c, "shared_wavefronts"),
         shared_bank_conflicts=_get(c, "shared_bank_conflicts"),
         ffma=_get(c, "ffma"),
+        mma_fma=_get(c, "hmma_warp_inst") * MMA_M16N8K16,
+        tensor_active_pct=_get(c, "tensor_active_pct"),
         ncu_time_ms=_get(c, "ncu_time_ns") / 1e6,
         level_note="; ".join(note),
     )
@@ -421,6 +428,7 @@ def compare(kernel, problem, lv: dict, model) -> dict:
     out["ratio_issued"] = _ratio(lv["issued_elements"], model.global_loads)
     out["ratio_shared"] = _ratio(lv["shared_elements"], model.shared_loads)
     out["ratio_ffma"] = _ratio(lv["ffma"], model.fma)
+    out["ratio_mma"] = _ratio(lv.get("mma_fma", math.nan), model.fma)
     out["ratio_dram_compulsory"] = _ratio(_nz(lv["dram_read_bytes"]) + _nz(lv["dram_write_bytes"]),
                                          model.compulsory_bytes)
     out["target"] = problem.profile_target(kernel, lv, model)

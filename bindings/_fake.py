@@ -10,7 +10,7 @@ from __future__ import annotations
 import torch
 
 from . import config
-from .config import MATMUL_OPS, MAX_DIM, MAX_GRID_Y, NAMESPACE
+from .config import MATMUL_OPS, MAX_DIM, MAX_GRID_X, MAX_GRID_Y, NAMESPACE, TENSOR_CORE_OPS
 
 _registered = False
 
@@ -65,12 +65,43 @@ def _matmul_fake(op: str):
     return fake
 
 
+def tensor_core_tile(op: str) -> tuple[int, int]:
+    """The BM x BN block tile of a tensor-core rung (one block per tile, on a 1-D grid)."""
+    t = config.params()
+    rung = op.removeprefix("matmul_").split("_")[0].upper()     # matmul_t1_mma_sync -> T1
+    return t[f"{rung}_BM"], t[f"{rung}_BN"]
+
+
+def _tensor_core_fake(op: str):
+    def fake(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        torch._check(a.dim() == 2 and b.dim() == 2,
+                     lambda: f"{op}: A and B must be 2-D matrices, got {a.dim()}-D and {b.dim()}-D tensors")
+        torch._check(a.dtype in (torch.float16, torch.bfloat16) and a.dtype == b.dtype,
+                     lambda: f"{op}: A and B must both be float16 or both bfloat16, got "
+                             f"{a.dtype} and {b.dtype}")
+        check_cuda_tensors(op, "A and B", a, b)
+        torch._check(a.shape[1] == b.shape[0],
+                     lambda: f"{op}: inner dimensions must agree, got A {tuple(a.shape)} and B {tuple(b.shape)}")
+        M, K, N = a.shape[0], a.shape[1], b.shape[1]
+        torch._check(M <= MAX_DIM and K <= MAX_DIM and N <= MAX_DIM,
+                     lambda: f"{op}: every dimension must be below 2^31, got M = {M}, K = {K}, N = {N}")
+        bm, bn = tensor_core_tile(op)
+        torch._check(M == 0 or N == 0 or -(-M // bm) * -(-N // bn) <= MAX_GRID_X,
+                     lambda: f"{op}: output of {M} x {N} needs more than 2^31 - 1 blocks of "
+                             f"this kernel's tile")
+        return a.new_empty((M, N))
+
+    return fake
+
+
 def register() -> None:
     global _registered
     if _registered:
         return
     for op in MATMUL_OPS:
         torch.library.register_fake(f"{NAMESPACE}::{op}")(_matmul_fake(op))
+    for op in TENSOR_CORE_OPS:
+        torch.library.register_fake(f"{NAMESPACE}::{op}")(_tensor_core_fake(op))
     from . import _fake_memory  # the memory-bound ops of bindings/memory_ops.cpp
 
     _fake_memory.register()

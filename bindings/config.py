@@ -24,6 +24,7 @@ CONFIG = CUDA_DIR / "matmul_config.h"
 MEMORY_CONFIG = CUDA_DIR / "memory_config.h"
 NAMESPACE = "cvt"          # torch.ops.cvt.<op>
 MAX_DIM = 2**31 - 1        # the kernels take int sizes
+MAX_GRID_X = 2**31 - 1     # CUDA's limit on gridDim.x
 MAX_GRID_Y = 65535         # CUDA's limit on gridDim.y
 
 
@@ -62,17 +63,25 @@ def _matmul_ops() -> tuple[str, ...]:
 
 
 @lru_cache(maxsize=None)
+def _tensor_core_ops() -> tuple[str, ...]:
+    return tuple(f"matmul_{v}" for v in _x_list(CONFIG, "CVT_TENSOR_CORE_OPS"))
+
+
+@lru_cache(maxsize=None)
 def _memory_ops() -> tuple[str, ...]:
     return _x_list(MEMORY_CONFIG, "CVT_MEMORY_OPS")
 
 
 def __getattr__(name: str):
     """MATMUL_OPS: the ops of the matmul ladder, in ladder order (CVT_MATMUL_OPS of
-    cuda/matmul_config.h: X(v1_naive) is the op matmul_v1_naive). MEMORY_OPS: the
-    memory-bound ops (CVT_MEMORY_OPS of cuda/memory_config.h). Both are read from the header
-    on first use, not at import (modules do nothing at import)."""
+    cuda/matmul_config.h: X(v1_naive) is the op matmul_v1_naive), float32.
+    TENSOR_CORE_OPS: the tensor-core rungs (CVT_TENSOR_CORE_OPS, the same header), float16
+    or bfloat16. MEMORY_OPS: the memory-bound ops (CVT_MEMORY_OPS of cuda/memory_config.h).
+    Each is read from its header on first use, not at import (modules do nothing at import)."""
     if name == "MATMUL_OPS":
         return _matmul_ops()
+    if name == "TENSOR_CORE_OPS":
+        return _tensor_core_ops()
     if name == "MEMORY_OPS":
         return _memory_ops()
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -21,11 +21,25 @@ namespace {
 
 constexpr int64_t kMaxDim = std::numeric_limits<int>::max();  // kernels take int sizes
 
-void check_matmul_inputs(const char* op, const at::Tensor& a, const at::Tensor& b) {
+// The dtypes an op accepts: float32 for the FFMA ladder, float16 or bfloat16 (both the
+// same) for the tensor-core rungs.
+enum class Accepts { kFloat32, kHalfOrBFloat16 };
+
+void check_matmul_inputs(const char* op, const at::Tensor& a, const at::Tensor& b,
+                         Accepts accepts = Accepts::kFloat32) {
   TORCH_CHECK(a.dim() == 2 && b.dim() == 2, op, ": A and B must be 2-D matrices, got ",
               a.dim(), "-D and ", b.dim(), "-D tensors");
-  TORCH_CHECK(a.scalar_type() == at::kFloat && b.scalar_type() == at::kFloat, op,
-              ": A and B must be float32, got ", a.scalar_type(), " and ", b.scalar_type());
+  if (accepts == Accepts::kFloat32) {
+    TORCH_CHECK(a.scalar_type() == at::kFloat && b.scalar_type() == at::kFloat, op,
+                ": A and B must be float32, got ", a.scalar_type(), " and ", b.scalar_type());
+  } else {
+    const auto sixteen = [](const at::Tensor& t) {
+      return t.scalar_type() == at::kHalf || t.scalar_type() == at::kBFloat16;
+    };
+    TORCH_CHECK(sixteen(a) && sixteen(b) && a.scalar_type() == b.scalar_type(), op,
+                ": A and B must both be float16 or both bfloat16, got ", a.scalar_type(),
+                " and ", b.scalar_type());
+  }
   TORCH_CHECK(a.is_cuda() && b.is_cuda(), op, ": A and B must be CUDA tensors, got ",
               a.device(), " and ", b.device());
   TORCH_CHECK(a.device() == b.device(), op, ": A and B must be on the same device, got ",
@@ -58,6 +72,35 @@ at::Tensor run_matmul(const char* op, cvt::MatmulLauncher launch, const at::Tens
   return C;
 }
 
+// The tensor-core rungs: the same three steps, with 16-bit values and the element type
+// passed to the launcher.
+at::Tensor run_tensor_core_matmul(const char* op, cvt::TensorCoreMatmulLauncher launch,
+                                  const at::Tensor& a, const at::Tensor& b) {
+  check_matmul_inputs(op, a, b, Accepts::kHalfOrBFloat16);
+  const c10::cuda::CUDAGuard guard(a.device());
+  const at::Tensor A = a.contiguous(), B = b.contiguous();
+  const int64_t M = A.size(0), K = A.size(1), N = B.size(1);
+  at::Tensor C = at::empty({M, N}, A.options());
+  if (M == 0 || N == 0) return C;
+
+  const auto type = A.scalar_type() == at::kBFloat16 ? cvt::TensorCoreType::kBFloat16
+                                                      : cvt::TensorCoreType::kFloat16;
+  const cudaError_t err = launch(A.data_ptr(), B.data_ptr(), C.data_ptr(), M, N, K, type,
+                                 c10::cuda::getCurrentCUDAStream(A.get_device()));
+  if (err == cudaErrorNotSupported) {
+    int major = 0, minor = 0;
+    C10_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, A.get_device()));
+    C10_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, A.get_device()));
+    TORCH_CHECK(false, op, ": needs a GPU of compute capability 8.0 or later (mma.sync on ",
+                "fp16 and bf16), this one is ", major, ".", minor);
+  }
+  TORCH_CHECK(err != cudaErrorInvalidConfiguration, op, ": output of ", M, " x ", N,
+              " needs more than 2^31 - 1 blocks of this kernel's tile");
+  C10_CUDA_CHECK(err);
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+  return C;
+}
+
 // The ops, one per version of CVT_MATMUL_OPS (cuda/matmul_config.h, the one list): the op
 // matmul_<version> runs the launcher cvt::launch_matmul_<version>.
 #define CVT_MATMUL_OP(VERSION)                                                    \
@@ -67,12 +110,21 @@ at::Tensor run_matmul(const char* op, cvt::MatmulLauncher launch, const at::Tens
 CVT_MATMUL_OPS(CVT_MATMUL_OP)
 #undef CVT_MATMUL_OP
 
+// ... and one per rung of CVT_TENSOR_CORE_OPS.
+#define CVT_TENSOR_CORE_OP(VERSION)                                                          \
+  at::Tensor matmul_##VERSION(const at::Tensor& a, const at::Tensor& b) {                   \
+    return run_tensor_core_matmul("matmul_" #VERSION, cvt::launch_matmul_##VERSION, a, b);   \
+  }
+CVT_TENSOR_CORE_OPS(CVT_TENSOR_CORE_OP)
+#undef CVT_TENSOR_CORE_OP
+
 }  // namespace
 
 // Every version has the same schema: matmul_v1_naive(Tensor a, Tensor b) -> Tensor, ...
 TORCH_LIBRARY(cvt, m) {
 #define CVT_MATMUL_SCHEMA(VERSION) m.def("matmul_" #VERSION "(Tensor a, Tensor b) -> Tensor");
   CVT_MATMUL_OPS(CVT_MATMUL_SCHEMA)
+  CVT_TENSOR_CORE_OPS(CVT_MATMUL_SCHEMA)
 #undef CVT_MATMUL_SCHEMA
 }
 
@@ -82,6 +134,7 @@ TORCH_LIBRARY(cvt, m) {
 static void register_impls(torch::Library& m) {
 #define CVT_MATMUL_IMPL(VERSION) m.impl("matmul_" #VERSION, &matmul_##VERSION);
   CVT_MATMUL_OPS(CVT_MATMUL_IMPL)
+  CVT_TENSOR_CORE_OPS(CVT_MATMUL_IMPL)
 #undef CVT_MATMUL_IMPL
 }
 

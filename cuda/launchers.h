@@ -32,4 +32,19 @@ using MatmulLauncher = cudaError_t (*)(const float* A, const float* B, float* C,
 CVT_MATMUL_OPS(CVT_DECLARE_MATMUL_LAUNCHER)
 #undef CVT_DECLARE_MATMUL_LAUNCHER
 
+// The tensor-core rungs (CVT_TENSOR_CORE_OPS): the same contract with 16-bit values.
+// C[M, N] = A[M, K] @ B[K, N], all three of `type` (fp16 or bf16), row-major, contiguous;
+// products accumulated in float32, C rounded to nearest. cudaErrorNotSupported on a GPU
+// without the rung's instructions (sm_80 for mma.sync).
+enum class TensorCoreType { kFloat16, kBFloat16 };
+using TensorCoreMatmulLauncher = cudaError_t (*)(const void* A, const void* B, void* C,
+                                                 int64_t M, int64_t N, int64_t K,
+                                                 TensorCoreType type, cudaStream_t stream);
+#define CVT_DECLARE_TENSOR_CORE_LAUNCHER(VERSION)                                    \
+  cudaError_t launch_matmul_##VERSION(const void* A, const void* B, void* C, int64_t M, \
+                                      int64_t N, int64_t K, TensorCoreType type,     \
+                                      cudaStream_t stream);
+CVT_TENSOR_CORE_OPS(CVT_DECLARE_TENSOR_CORE_LAUNCHER)
+#undef CVT_DECLARE_TENSOR_CORE_LAUNCHER
+
 }  // namespace cvt

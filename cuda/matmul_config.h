@@ -31,6 +31,14 @@
   X(v7_lean_fetch)         \
   X(v8_split_k)
 
+// The tensor-core rungs (fp16 and bf16 in and out, float32 accumulation): the same roles as
+// CVT_MATMUL_OPS for ops whose launcher takes untyped pointers and the element type
+// (cvt::TensorCoreMatmulLauncher, cuda/launchers.h). X(t1_mma_sync) is the op
+// cvt::matmul_t1_mma_sync and cuda/matmul_t1_mma_sync.cu; bindings/config.py parses the list
+// (TENSOR_CORE_OPS).
+#define CVT_TENSOR_CORE_OPS(X) \
+  X(t1_mma_sync)
+
 // v1 naive and v1 coalesced: a square block of CVT_V1_BLOCK x CVT_V1_BLOCK threads.
 #ifndef CVT_V1_BLOCK
 #define CVT_V1_BLOCK 32
@@ -199,4 +207,30 @@
 #endif
 #ifndef CVT_V8_MIN_SPLIT_TILES
 #define CVT_V8_MIN_SPLIT_TILES 4
+#endif
+
+// t1 mma.sync: a 128 x 128 block tile of 4 warps, each a 64 x 64 piece (4 x 8 mma tiles of
+// 16 x 8, 128 float accumulators per thread), k tiles of 32 in a ring of 4 cp.async stages
+// (64 KiB of shared memory; two blocks per SM), v6's grouped block order. Chosen by
+// cuda/driver/tensor_core_sweep.sh (docs/performance/tensor_cores.md).
+#ifndef CVT_T1_BM
+#define CVT_T1_BM 128
+#endif
+#ifndef CVT_T1_BN
+#define CVT_T1_BN 128
+#endif
+#ifndef CVT_T1_BK
+#define CVT_T1_BK 32
+#endif
+#ifndef CVT_T1_WM
+#define CVT_T1_WM 64
+#endif
+#ifndef CVT_T1_WN
+#define CVT_T1_WN 64
+#endif
+#ifndef CVT_T1_STAGES
+#define CVT_T1_STAGES 4
+#endif
+#ifndef CVT_T1_GROUP
+#define CVT_T1_GROUP 8
 #endif

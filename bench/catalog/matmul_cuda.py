@@ -91,4 +91,20 @@ def records() -> list[Kernel]:
                 models.matmul_v8,
                 _warptiled("V8", "STAGES", "GROUP", "MAX_SPLITS", "MIN_SPLIT_TILES"),
                 _WARPTILED, twin_note=_NO_TWIN),
+        # The tensor-core rungs (docs/performance/tensor_cores.md): fp16 and bf16 in and out,
+        # float32 accumulation, beside the Triton matmuls at the same precision.
+        Kernel(
+            name="cuda_t1_mma_sync", op="matmul", backend="cuda", version="t1",
+            summary="warp-level mma.sync m16n8k16 fed by ldmatrix from a swizzled ring of "
+                    "cp.async stages",
+            source="cuda/matmul_t1_mma_sync.cu", precisions=("fp16", "bf16"),
+            loader=_op("matmul_t1_mma_sync"),
+            params=_params(BM="T1_BM", BN="T1_BN", BK="T1_BK", WM="T1_WM", WN="T1_WN",
+                           STAGES="T1_STAGES", GROUP="T1_GROUP"),
+            model=models.matmul_t1, formula="global N³/BN + N³/BM, shared N³/WN + N³/WM",
+            twin_note="Triton's tl.dot on Hopper issues wgmma, not mma.sync; "
+                      "triton_autotuned at the same precision is the Triton matmul to compare with",
+            min_capability=(8, 0),
+            needs="sm_80+: mma.sync on fp16 and bf16, ldmatrix, cp.async",
+        ),
     ]

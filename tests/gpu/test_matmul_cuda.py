@@ -1,8 +1,11 @@
 """GPU tier: the CUDA matmul ladder through its torch ops.
 
-Every version against a float64 reference on the shape sweep, in exact small-integer
+Every version at every precision it takes (fp32 for the FFMA ladder, fp16 and bf16 for the
+tensor-core rungs) against a float64 reference on the shape sweep, in exact small-integer
 mode, with poisoned outputs, non-contiguous and empty inputs, bad inputs, torch.compile,
-opcheck, 64-bit offsets, and compute-sanitizer on the standalone driver.
+opcheck, 64-bit offsets, and compute-sanitizer on the standalone driver (the FFMA ladder;
+the tensor-core rungs get compute-sanitizer through tests/gpu/test_sanitizer.py and
+tests/gpu/test_tensor_core_rungs.py).
 """
 from __future__ import annotations
 
@@ -15,13 +18,18 @@ import pytest
 from bench import problems, registry
 from bench.check import check_one
 from bench.families.matmul.models import MatmulShape
-from bench.families.matmul.problem import matmul_error, matmul_tolerance
+from bench.families.matmul.problem import exact_mode_possible, matmul_error, matmul_tolerance
+from bindings import precision as prec
 from tests.support.shapes import EMPTY_SHAPES, GPU_SWEEP
 
 ROOT = Path(__file__).resolve().parents[2]
 
 CUDA_KERNELS = [k for k in registry.kernels() if k.backend == "cuda" and k.op == "matmul"]
 KERNEL_IDS = [k.name for k in CUDA_KERNELS]
+CASES = [(k, p) for k in CUDA_KERNELS for p in k.precisions]
+CASE_IDS = [f"{k.name}-{p}" for k, p in CASES]
+# the FFMA ladder: float32 ops, every one in the standalone driver
+FFMA_KERNELS = [k for k in CUDA_KERNELS if k.precisions == ("fp32",)]
 
 
 @pytest.fixture(scope="module")
@@ -31,24 +39,31 @@ def ops():
     return bindings.ops()
 
 
-def fn(kernel):
-    return kernel.runner("fp32")
+def fn(kernel, precision=None):
+    return kernel.runner(precision or kernel.precisions[0])
 
 
-@pytest.mark.parametrize("kernel", CUDA_KERNELS, ids=KERNEL_IDS)
+def dtype_of(kernel):
+    return prec.torch_dtype(kernel.precisions[0])
+
+
+@pytest.mark.parametrize("kernel,precision", CASES, ids=CASE_IDS)
 @pytest.mark.parametrize("shape", GPU_SWEEP, ids=str)
-def test_matches_fp64_reference(kernel, shape):
-    result = check_one(kernel, problems.get("matmul"), shape, "fp32", seed=shape.M + shape.N,
-                       device="cuda")
+def test_matches_fp64_reference(kernel, precision, shape):
+    result = check_one(kernel, problems.get("matmul"), shape, precision,
+                       seed=shape.M + shape.N, device="cuda")
     assert result.status == "ok", result
 
 
-@pytest.mark.parametrize("kernel", CUDA_KERNELS, ids=KERNEL_IDS)
+@pytest.mark.parametrize("kernel,precision", CASES, ids=CASE_IDS)
 @pytest.mark.parametrize("shape", [MatmulShape(129, 131, 257), MatmulShape(64, 64, 4096),
                                    MatmulShape(255, 1, 17)], ids=str)
-def test_exact_with_small_integers(kernel, shape):
-    result = check_one(kernel, problems.get("matmul"), shape, "fp32", "exact", device="cuda")
-    assert result.status == "ok" and result.error == 0.0, result
+def test_exact_with_small_integers(kernel, precision, shape):
+    result = check_one(kernel, problems.get("matmul"), shape, precision, "exact", device="cuda")
+    if not exact_mode_possible(precision, shape.K):
+        assert result.status == "skip"
+    else:
+        assert result.status == "ok" and result.error == 0.0, result
 
 
 def test_poisoning_reaches_the_next_output(ops):
@@ -62,44 +77,53 @@ def test_poisoning_reaches_the_next_output(ops):
     assert torch.isnan(fresh).all()
 
 
-@pytest.mark.parametrize("kernel", CUDA_KERNELS, ids=KERNEL_IDS)
-def test_non_contiguous_inputs(kernel):
+@pytest.mark.parametrize("kernel,precision", CASES, ids=CASE_IDS)
+def test_non_contiguous_inputs(kernel, precision):
     import torch
 
     g = torch.Generator().manual_seed(1)
-    a_big = torch.randn(90, 140, generator=g).cuda()
-    b_big = torch.randn(70, 130, generator=g).cuda()
+    dtype = prec.torch_dtype(precision)
+    a_big = torch.randn(90, 140, generator=g).to(dtype).cuda()
+    b_big = torch.randn(70, 130, generator=g).to(dtype).cuda()
     cases = [
         (a_big[:, ::2], b_big.T[:70, :33]),        # strided columns; transposed view
         (a_big.T[:33, :70], b_big[:, 1::2]),       # transposed view; offset + stride
     ]
     for a, b in cases:
         assert not a.is_contiguous() or not b.is_contiguous()
-        out = fn(kernel)(a, b)
-        assert matmul_error(out, a, b) <= matmul_tolerance("fp32", a.shape[1])
+        out = fn(kernel, precision)(a, b)
+        assert matmul_error(out, a, b) <= matmul_tolerance(precision, a.shape[1])
 
 
-@pytest.mark.parametrize("kernel", CUDA_KERNELS, ids=KERNEL_IDS)
+@pytest.mark.parametrize("kernel,precision", CASES, ids=CASE_IDS)
 @pytest.mark.parametrize("shape", EMPTY_SHAPES, ids=str)
-def test_empty_dimensions(kernel, shape):
+def test_empty_dimensions(kernel, precision, shape):
     import torch
 
-    a = torch.randn(shape.M, shape.K, device="cuda")
-    b = torch.randn(shape.K, shape.N, device="cuda")
-    out = fn(kernel)(a, b)
-    assert out.shape == (shape.M, shape.N) and out.dtype == torch.float32
+    dtype = prec.torch_dtype(precision)
+    a = torch.randn(shape.M, shape.K, device="cuda", dtype=dtype)
+    b = torch.randn(shape.K, shape.N, device="cuda", dtype=dtype)
+    out = fn(kernel, precision)(a, b)
+    assert out.shape == (shape.M, shape.N) and out.dtype == dtype
     assert torch.equal(out, torch.zeros_like(out))  # K = 0: zeros, not garbage
 
 
-def _bad_inputs():
+def _bad_inputs(dtype):
     import torch
 
-    f32 = dict(device="cuda", dtype=torch.float32)
-    return [
-        ("float32, got Half", torch.randn(4, 4, device="cuda").half(), torch.randn(4, 4, **f32)),
-        ("float32, got Float and Double", torch.randn(4, 4, **f32), torch.randn(4, 4, device="cuda").double()),
-        ("must be CUDA tensors, got cpu", torch.randn(4, 4), torch.randn(4, 4)),
-        ("must be CUDA tensors", torch.randn(4, 4), torch.randn(4, 4, **f32)),
+    f32 = dict(device="cuda", dtype=dtype)
+    if dtype == torch.float32:
+        wrong = [("float32, got Half", torch.randn(4, 4, device="cuda").half(), torch.randn(4, 4, **f32)),
+                 ("float32, got Float and Double", torch.randn(4, 4, **f32),
+                  torch.randn(4, 4, device="cuda").double())]
+    else:
+        wrong = [("both float16 or both bfloat16, got Float and Float", torch.randn(4, 4, device="cuda"),
+                  torch.randn(4, 4, device="cuda")),
+                 ("both float16 or both bfloat16, got Half and BFloat16",
+                  torch.randn(4, 4, device="cuda").half(), torch.randn(4, 4, device="cuda").bfloat16())]
+    return wrong + [
+        ("must be CUDA tensors, got cpu", torch.randn(4, 4, dtype=dtype), torch.randn(4, 4, dtype=dtype)),
+        ("must be CUDA tensors", torch.randn(4, 4, dtype=dtype), torch.randn(4, 4, **f32)),
         ("2-D matrices, got 3-D", torch.randn(2, 4, 4, **f32), torch.randn(4, 4, **f32)),
         ("2-D matrices, got 2-D and 1-D", torch.randn(4, 4, **f32), torch.randn(4, **f32)),
         ("inner dimensions must agree", torch.randn(4, 5, **f32), torch.randn(4, 5, **f32)),
@@ -109,7 +133,7 @@ def _bad_inputs():
 @pytest.mark.parametrize("kernel", CUDA_KERNELS, ids=KERNEL_IDS)
 def test_bad_inputs_raise_clear_errors(kernel):
     op_name = Path(kernel.source).stem
-    for expected, a, b in _bad_inputs():
+    for expected, a, b in _bad_inputs(dtype_of(kernel)):
         with pytest.raises(RuntimeError) as info:
             fn(kernel)(a, b)
         message = str(info.value)
@@ -135,13 +159,14 @@ def test_offsets_past_2_to_the_31(kernel):
     import torch
 
     M, K, N = 65537, 32769, 3          # M * K = 2,147,581,953 > 2^31
-    a = torch.empty(M, K, device="cuda")
+    dtype, precision = dtype_of(kernel), kernel.precisions[0]
+    a = torch.empty(M, K, device="cuda", dtype=dtype)
     a[:-4].fill_(0.5)
     a[-4:] = torch.randn(4, K, device="cuda")  # the rows whose offsets pass 2^31
-    b = torch.randn(K, N, device="cuda")
+    b = torch.randn(K, N, device="cuda").to(dtype)
     out = fn(kernel)(a, b)
     tail = out[-4:]
-    assert matmul_error(tail, a[-4:], b) <= matmul_tolerance("fp32", K)
+    assert matmul_error(tail, a[-4:], b) <= matmul_tolerance(precision, K)
     del a
 
 
@@ -155,8 +180,8 @@ def test_torch_compile_fullgraph(kernel, ops):
     def f(a, b):
         return op(a, b).relu() + 1
 
-    a = torch.randn(67, 45, device="cuda")
-    b = torch.randn(45, 31, device="cuda")
+    a = torch.randn(67, 45, device="cuda", dtype=dtype_of(kernel))
+    b = torch.randn(45, 31, device="cuda", dtype=dtype_of(kernel))
     expected = op(a, b).relu() + 1
     torch.testing.assert_close(f(a, b), expected)
 
@@ -166,8 +191,8 @@ def test_opcheck(kernel, ops):
     import torch
 
     op = getattr(ops, Path(kernel.source).stem)
-    a = torch.randn(33, 17, device="cuda")
-    b = torch.randn(17, 29, device="cuda")
+    a = torch.randn(33, 17, device="cuda", dtype=dtype_of(kernel))
+    b = torch.randn(17, 29, device="cuda", dtype=dtype_of(kernel))
     torch.library.opcheck(op.default, (a, b), test_utils=(
         "test_schema", "test_faketensor", "test_aot_dispatch_static"))
 
@@ -181,7 +206,7 @@ def test_driver_checks_every_version(driver):
     out = subprocess.run([str(driver), "all", "130", "129", "17", "--reps", "3"],
                          capture_output=True, text=True)
     assert out.returncode == 0, out.stdout + out.stderr
-    assert out.stdout.count(" ok ") == len(CUDA_KERNELS), out.stdout
+    assert out.stdout.count(" ok ") == len(FFMA_KERNELS), out.stdout
 
 
 SANITIZER_SHAPES = ["67 45 31", "130 129 17", "1 1 1", "33 1 9"]

@@ -12,7 +12,8 @@ import sys
 
 # Odd shapes per op: tile edges, a masked tail, columns as well as rows.
 SHAPES = {
-    "matmul": "127x129x31,1x65x17",
+    # the last: tiles cut in M, N and K on the 16-byte paths (K and N multiples of 8)
+    "matmul": "127x129x31,1x65x17,136x264x40",
     "vector_add": "1000,4097",
     "copy": "1000,4097",
     "relu_dropout": "1000,4097",

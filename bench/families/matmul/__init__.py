@@ -12,7 +12,7 @@ Kernel records: bench/catalog/matmul_cuda.py, matmul_triton.py, matmul_reference
 from __future__ import annotations
 
 from bench.families import Family
-from bench.families.matmul.models import LADDER_VERSIONS
+from bench.families.matmul.models import LADDER_VERSIONS, TENSOR_CORE_VERSIONS
 from bench.families.matmul.problem import MatmulProblem
 from bindings import precision as prec
 
@@ -76,6 +76,8 @@ class MatmulFamily(Family):
         return {
             "ladder": lambda k: k.op == "matmul" and k.backend in ("cuda", "triton")
             and k.version in LADDER_VERSIONS,
+            "tensor_cores": lambda k: k.op == "matmul" and k.backend == "cuda"
+            and k.version in TENSOR_CORE_VERSIONS,
             "matmul": lambda k: k.op == "matmul",
         }
 

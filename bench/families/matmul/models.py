@@ -18,6 +18,8 @@ from bindings.precision import element_bytes
 # The ladder's versions in order (the @ladder group, the figures' colours): the lecture's
 # v1-v3, then the FFMA rungs past it (cuda/matmul_v4_vectorized.cu ...).
 LADDER_VERSIONS = ("v1", "v1c", "v1.5", "v2", "v3", "v4", "v5", "v6", "v7", "v8")
+# The tensor-core rungs in order (the @tensor_cores group): cuda/matmul_t1_mma_sync.cu ...
+TENSOR_CORE_VERSIONS = ("t1",)
 
 
 @dataclass(frozen=True)
@@ -210,6 +212,23 @@ def matmul_v8(s: MatmulShape, p) -> Traffic:
     return matmul_v7(s, p)
 
 
+def matmul_t1(s: MatmulShape, p) -> Traffic:
+    """t1 mma.sync: the block tile's global counts as v6 (masked pieces issue nothing). On the
+    16-byte path (K and N multiples of 8) every global read is a cp.async copy of 8 values;
+    on the scalar path a 2-byte load each. Shared loads are ldmatrix's: per 16 values of k
+    a warp loads a 16 x 16 tile of A for each 16 rows of its WM and one of B for each 16
+    columns of its WN, (WM + WN) values per k; BM*BN/(WM*WN) warps per block. Multiply-adds
+    are the padded block tile's."""
+    M, N, K, BM, BN, BK = s.M, s.N, s.K, p["BM"], p["BN"], p["BK"]
+    blocks = ceil(M / BM) * ceil(N / BN)
+    k_padded = BK * ceil(K / BK)
+    warps = (BM // p["WM"]) * (BN // p["WN"])
+    vec = K % 8 == 0 and N % 8 == 0
+    return matmul_traffic(s, p, loads=M * K * ceil(N / BN) + N * K * ceil(M / BM),
+                          shared=blocks * warps * (p["WM"] + p["WN"]) * k_padded,
+                          fma=blocks * BM * BN * k_padded, copy_width=8.0 if vec else 0.0)
+
+
 def lecture_formula(version: str, n: int, p) -> int:
     """The lecture's global-load count for an N x N x N product (square, tile multiples)."""
     if version in ("v1", "v1c"):
@@ -220,6 +239,6 @@ def lecture_formula(version: str, n: int, p) -> int:
         return 2 * n**3 // p["V"]
     if version in ("v3", "v4"):
         return 2 * n**3 // p["L"]
-    if version in ("v5", "v6", "v7", "v8"):  # the lecture's 2N^3/L with a rectangular block tile
+    if version in ("v5", "v6", "v7", "v8", "t1"):  # the lecture's 2N^3/L, rectangular tile
         return n**3 // p["BN"] + n**3 // p["BM"]
     raise KeyError(version)

@@ -299,8 +299,9 @@ def _smem(r: dict) -> float:
 
 def twin_pairs(profile_rows: list[dict], time_rows: list[dict]) -> list[tuple[str, dict, dict]]:
     """(what, CUDA row, Triton row) at each profiled shape: every CUDA kernel and its Triton
-    twin (the same tile algorithm), then the fastest fp32 CUDA kernel against the fastest
-    fp32 Triton kernel (by the time of the same shape in the timing rows, where timed)."""
+    twin (the same tile algorithm), then at each precision profiled the fastest CUDA kernel
+    against the fastest Triton kernel (by the time of the same shape in the timing rows,
+    where timed): fp32 on FFMA, fp16 and bf16 on tensor cores."""
     ok = [r for r in _matmul(profile_rows) if r.get("status") == "ok"]
     at = {(r["kernel"], r["shape"], r["precision"]): r for r in ok}
     pairs = []
@@ -309,16 +310,17 @@ def twin_pairs(profile_rows: list[dict], time_rows: list[dict]) -> list[tuple[st
         if r["backend"] == "cuda" and r.get("twin") and t is not None:
             pairs.append((f"{r['version']}: same tiles", r, t))
     timed = [r for r in _matmul(time_rows) if r.get("status") == "ok"
-             and r["precision"] == "fp32" and num(r.get("median_ms")) > 0]
-    for shape in dict.fromkeys(r["shape"] for r in ok):
-        here = [r for r in timed if r["shape"] == shape]
-        best = [min((r for r in here if r["backend"] == b), default=None,
-                    key=lambda r: num(r["median_ms"])) for b in ("cuda", "triton")]
-        if None in best:
-            continue
-        c, t = (at.get((r["kernel"], shape, "fp32")) for r in best)
-        if c is not None and t is not None and c.get("twin") != t["kernel"]:
-            pairs.append(("the fastest fp32 kernel of each (different tiles)", c, t))
+             and num(r.get("median_ms")) > 0]
+    for precision in dict.fromkeys(r["precision"] for r in ok):
+        for shape in dict.fromkeys(r["shape"] for r in ok):
+            here = [r for r in timed if r["shape"] == shape and r["precision"] == precision]
+            best = [min((r for r in here if r["backend"] == b), default=None,
+                        key=lambda r: num(r["median_ms"])) for b in ("cuda", "triton")]
+            if None in best:
+                continue
+            c, t = (at.get((r["kernel"], shape, precision)) for r in best)
+            if c is not None and t is not None and c.get("twin") != t["kernel"]:
+                pairs.append((f"the fastest {precision} kernel of each (different tiles)", c, t))
     return pairs
 
 

@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# Tile sweep of the tensor-core rungs next to cuBLAS, on the GPU, in one command:
+#
+#   bash cuda/driver/tensor_core_sweep.sh OUT_DIR              (about 3 minutes on the H100)
+#   CVT_SWEEP_ONLY="0 3" bash cuda/driver/tensor_core_sweep.sh OUT_DIR   (candidates 0 and 3)
+#
+# 1. builds one tensor_core_driver per candidate: the rung's file compiled with its
+#    parameters of cuda/matmul_config.h overridden by -D, linked with cuBLAS
+#    (-DCVT_WITH_CUBLAS -lcublas; without a cuBLAS to link, the kernels alone), in parallel;
+#    the ptxas report of each goes to OUT_DIR/build_<i>.log;
+# 2. checks every candidate at odd shapes on both paths (K and N multiples of 8: the 16-byte
+#    path; odd K or N, and --misalign: the scalar path), in bf16 and fp16; a wrong candidate
+#    stops the sweep;
+# 3. times every candidate at 4096^3 and 8192^3 in bf16 (median of 15 launches, L2 flushed
+#    before each) next to cublasGemmEx bf16 timed in the same process on the same inputs.
+#
+# One line per candidate in OUT_DIR/tensor_core_sweep.txt: registers and spills, TFLOP/s and
+# x cuBLAS at 4096^3 and 8192^3. Full output: OUT_DIR/checks.log and OUT_DIR/timing.log.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+out=${1:-build/tensor_core_sweep}
+mkdir -p "$out"
+arch=${CVT_ARCH:-sm_90}
+NVCC=(nvcc -O3 -std=c++17 "-arch=$arch" -Icuda)
+
+# rung | -D overrides (empty: the defaults of matmul_config.h)
+candidates=(
+  "t1_mma_sync|"
+  "t1_mma_sync|-DCVT_T1_BN=256"
+  "t1_mma_sync|-DCVT_T1_STAGES=3"
+  "t1_mma_sync|-DCVT_T1_BK=64 -DCVT_T1_STAGES=3"
+  "t1_mma_sync|-DCVT_T1_BK=64 -DCVT_T1_STAGES=2"
+  "t1_mma_sync|-DCVT_T1_GROUP=16"
+  "t1_mma_sync|-DCVT_T1_BM=64 -DCVT_T1_WM=32"
+  "t1_mma_sync|-DCVT_T1_BN=256 -DCVT_T1_BK=64 -DCVT_T1_STAGES=3"
+  "t1_mma_sync|-DCVT_T1_BN=128 -DCVT_T1_WN=32"
+)
+
+cublas=(-DCVT_WITH_CUBLAS -lcublas)
+if ! echo 'int main(){}' | "${NVCC[@]}" -x cu - -lcublas -o "$out/.probe" 2>/dev/null; then
+  echo "tensor_core_sweep: no cuBLAS to link here; timing the kernels alone"
+  cublas=()
+fi
+chosen=${CVT_SWEEP_ONLY:-$(seq 0 $((${#candidates[@]} - 1)))}
+for i in $chosen; do
+  IFS="|" read -r rung defines <<< "${candidates[$i]}"
+  # shellcheck disable=SC2086
+  "${NVCC[@]}" -Xptxas=-v $defines "${cublas[@]}" cuda/driver/tensor_core_driver.cu \
+    "cuda/matmul_$rung.cu" -o "$out/driver_$i" > "$out/build_$i.log" 2>&1 &
+done
+wait
+for i in $chosen; do
+  [ -x "$out/driver_$i" ] || { echo "candidate $i did not build:"; tail -5 "$out/build_$i.log"; exit 1; }
+done
+
+: > "$out/checks.log"
+for i in $chosen; do
+  IFS="|" read -r rung defines <<< "${candidates[$i]}"
+  for t in bf16 fp16; do
+    "$out/driver_$i" "$rung" "$t" 1 8 8 136 264 40 257 520 96 130 257 40 129 264 37 --reps 0 >> "$out/checks.log" \
+      && "$out/driver_$i" "$rung" "$t" 136 264 40 --reps 0 --misalign >> "$out/checks.log" \
+      || { echo "candidate $i ($defines) is WRONG:"; tail -5 "$out/checks.log"; exit 1; }
+  done
+done
+
+timing=()
+[ ${#cublas[@]} -gt 0 ] && timing=(--cublas)
+: > "$out/timing.log"
+{
+  printf "%-3s %-50s %5s %6s  %8s %7s  %8s %7s\n" "#" "candidate" "regs" "spills" \
+    "TF 4096" "x cuBLAS" "TF 8192" "x cuBLAS"
+  for i in $chosen; do
+    IFS="|" read -r rung defines <<< "${candidates[$i]}"
+    regs=$(grep -oE "Used [0-9]+ registers" "$out/build_$i.log" | tail -1 | grep -oE "[0-9]+")
+    spills=$(grep -oE "[0-9]+ bytes spill stores" "$out/build_$i.log" | sort -n | tail -1 | grep -oE "^[0-9]+")
+    row=()
+    for n in 4096 8192; do
+      line=$("$out/driver_$i" "$rung" bf16 "$n" "$n" "$n" --reps 15 "${timing[@]}" | tee -a "$out/timing.log")
+      row+=("$(echo "$line" | grep -oE "[0-9.]+ TFLOP/s" | head -1 | grep -oE "^[0-9.]+")")
+      row+=("$(echo "$line" | grep -oE "x[0-9.]+$" || echo -)")
+    done
+    printf "%-3s %-50s %5s %6s  %8s %7s  %8s %7s\n" "$i" "$rung ${defines:-(defaults)}" \
+      "$regs" "$spills" "${row[@]}"
+  done
+} | tee "$out/tensor_core_sweep.txt"

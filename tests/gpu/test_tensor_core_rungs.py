@@ -1,0 +1,141 @@
+"""GPU tier: the tensor-core rungs (cuda/matmul_t1_mma_sync.cu ...), past what
+tests/gpu/test_matmul_cuda.py asks of every CUDA matmul.
+
+Both of a rung's paths at the edges of its own tiles: the 16-byte path (K and N multiples of
+8, 16-byte aligned pointers) with the block tile cut in M, N and K, and the scalar path from
+an odd K, an odd N, or a pointer one element off 16 bytes. Then NaN and inf, bit-for-bit
+repeatability, a long K, offsets past 2^31 elements on the 16-byte path, and
+compute-sanitizer on the rung alone (racecheck and synccheck included).
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from bench import problems, registry
+from bench.check import check_one
+from bench.families.matmul.models import TENSOR_CORE_VERSIONS, MatmulShape
+from bench.families.matmul.problem import matmul_error, matmul_tolerance
+from bench.profile import find_cuda_tool
+from bindings import precision as prec
+
+ROOT = Path(__file__).resolve().parents[2]
+RUNGS = [k for k in registry.kernels() if k.backend == "cuda" and k.version in TENSOR_CORE_VERSIONS]
+CASES = [(k, p) for k in RUNGS for p in k.precisions]
+CASE_IDS = [f"{k.name}-{p}" for k, p in CASES]
+
+
+def edge_shapes(p) -> list[MatmulShape]:
+    """Shapes around the rung's block tile whose K and N are multiples of 8 (the 16-byte
+    path), each tile dimension one piece (8) short of and past the tile."""
+    bm, bn, bk = p["BM"], p["BN"], p["BK"]
+    return [MatmulShape(1, 8, 8), MatmulShape(bm - 8, bn + 8, bk + 8),
+            MatmulShape(bm + 1, bn - 8, bk - 8), MatmulShape(2 * bm + 3, 2 * bn, 3 * bk + 8),
+            MatmulShape(bm, bn, 8), MatmulShape(17, 3 * bn + 8, 5 * bk)]
+
+
+def _check(kernel, precision, shape, mode="random"):
+    return check_one(kernel, problems.get("matmul"), shape, precision, mode,
+                     seed=shape.M + shape.N + shape.K, device="cuda")
+
+
+@pytest.mark.parametrize("kernel,precision", CASES, ids=CASE_IDS)
+def test_the_16_byte_path_at_the_tile_edges(kernel, precision):
+    for shape in edge_shapes(kernel.params(precision)):
+        result = _check(kernel, precision, shape)
+        assert result.status == "ok", result
+
+
+@pytest.mark.parametrize("kernel,precision", CASES, ids=CASE_IDS)
+@pytest.mark.parametrize("shape", [MatmulShape(130, 257, 40), MatmulShape(129, 264, 37),
+                                   MatmulShape(1, 1, 1), MatmulShape(300, 7, 1000)], ids=str)
+def test_the_scalar_path(kernel, precision, shape):
+    """N or K not a multiple of 8: every value is copied alone."""
+    result = _check(kernel, precision, shape)
+    assert result.status == "ok", result
+
+
+@pytest.mark.parametrize("kernel,precision", CASES, ids=CASE_IDS)
+def test_pointers_off_16_bytes_take_the_scalar_path(kernel, precision):
+    """A and B one element past a 16-byte boundary (contiguous, so the op passes them as
+    they are): the launcher must not take the 16-byte path."""
+    import torch
+
+    dtype = prec.torch_dtype(precision)
+    M, N, K = 200, 264, 96
+    g = torch.Generator().manual_seed(5)
+    a_store = torch.randn(M * K + 1, generator=g).to(dtype).cuda()
+    b_store = torch.randn(K * N + 1, generator=g).to(dtype).cuda()
+    a, b = a_store[1:].view(M, K), b_store[1:].view(K, N)
+    assert a.is_contiguous() and a.data_ptr() % 16 != 0
+    out = kernel.runner(precision)(a, b)
+    assert matmul_error(out, a, b) <= matmul_tolerance(precision, K)
+
+
+@pytest.mark.parametrize("kernel,precision", CASES, ids=CASE_IDS)
+@pytest.mark.parametrize("shape", [MatmulShape(136, 264, 40), MatmulShape(67, 45, 31)], ids=str)
+def test_nan_and_inf_propagate(kernel, precision, shape):
+    result = _check(kernel, precision, shape, mode="nonfinite")
+    assert result.status == "ok", result
+
+
+@pytest.mark.parametrize("kernel,precision", CASES, ids=CASE_IDS)
+def test_bit_for_bit_repeatable(kernel, precision):
+    """No atomics, no split of k: the same inputs give the same bits."""
+    import torch
+
+    dtype = prec.torch_dtype(precision)
+    a = torch.randn(1000, 1024, device="cuda").to(dtype)
+    b = torch.randn(1024, 1032, device="cuda").to(dtype)
+    run = kernel.runner(precision)
+    first = run(a, b)
+    for _ in range(3):
+        assert torch.equal(run(a, b), first)
+
+
+@pytest.mark.parametrize("kernel,precision", CASES, ids=CASE_IDS)
+def test_long_k(kernel, precision):
+    result = _check(kernel, precision, MatmulShape(64, 264, 65536))
+    assert result.status == "ok", result
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("large-memory")
+@pytest.mark.parametrize("kernel", RUNGS, ids=[k.name for k in RUNGS])
+def test_offsets_past_2_to_the_31_on_the_16_byte_path(kernel):
+    """M * K > 2^31 with K and N multiples of 8: the cp.async addresses of the last rows
+    need 64-bit offsets."""
+    import torch
+
+    precision = kernel.precisions[-1]
+    dtype = prec.torch_dtype(precision)
+    M, K, N = 65544, 32768, 8          # M * K = 2,147,745,792 > 2^31
+    a = torch.empty(M, K, device="cuda", dtype=dtype)
+    a[:-8].fill_(0.5)
+    a[-8:] = torch.randn(8, K, device="cuda")
+    b = torch.randn(K, N, device="cuda").to(dtype)
+    out = kernel.runner(precision)(a, b)
+    assert matmul_error(out[-8:], a[-8:], b) <= matmul_tolerance(precision, K)
+    del a
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("tool", ["memcheck", "racecheck", "synccheck", "initcheck"])
+def test_compute_sanitizer_clean(tool):
+    sanitizer = find_cuda_tool("compute-sanitizer")
+    if sanitizer is None:
+        pytest.skip("compute-sanitizer not found")
+    env = dict(os.environ, PYTHONUNBUFFERED="1", TRITON_INTERPRET="0")
+    globs = ",".join(k.name for k in RUNGS)
+    cmd = [sanitizer, "--tool", tool, "--error-exitcode", "3", "--target-processes", "all",
+           sys.executable, "-m", "tests.support.sanitize_target", "--kernels", globs]
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, env=env, timeout=600)
+    log = proc.stdout + proc.stderr
+    assert "ran " in log, log[-3000:]
+    assert proc.returncode == 0, log[-4000:]
+    assert ("ERROR SUMMARY: 0 errors" in log
+            or "RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)" in log), log[-3000:]
