@@ -117,9 +117,9 @@ def _bad_inputs(dtype):
                  ("float32, got Float and Double", torch.randn(4, 4, **f32),
                   torch.randn(4, 4, device="cuda").double())]
     else:
-        wrong = [("both float16 or both bfloat16, got Float and Float", torch.randn(4, 4, device="cuda"),
+        wrong = [("both be float16 or both bfloat16, got Float and Float", torch.randn(4, 4, device="cuda"),
                   torch.randn(4, 4, device="cuda")),
-                 ("both float16 or both bfloat16, got Half and BFloat16",
+                 ("both be float16 or both bfloat16, got Half and BFloat16",
                   torch.randn(4, 4, device="cuda").half(), torch.randn(4, 4, device="cuda").bfloat16())]
     return wrong + [
         ("must be CUDA tensors, got cpu", torch.randn(4, 4, dtype=dtype), torch.randn(4, 4, dtype=dtype)),
@@ -137,7 +137,8 @@ def test_bad_inputs_raise_clear_errors(kernel):
         with pytest.raises(RuntimeError) as info:
             fn(kernel)(a, b)
         message = str(info.value)
-        assert op_name in message and expected in message, message
+        assert op_name in message, repr(message)
+        assert expected in message, f"{message!r} lacks {expected!r}"
 
 
 def test_grid_limit_is_reported_not_truncated(ops):

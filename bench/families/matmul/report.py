@@ -101,7 +101,7 @@ def section_time(time_payload: dict, profile_payload: dict | None = None) -> str
 def summary_lines(s: dict) -> list[str]:
     """The matmul's headline numbers at the largest timed size: the CUDA ladder's first and
     last rungs and the Triton twin of the last, the fastest CUDA against the fastest Triton
-    kernel in fp32, the fastest Triton kernel per precision
+    kernel at each precision both have, the fastest Triton kernel per precision
     (each against cuBLAS at the same size and precision), and whether the counters of the
     CUDA ladder met the model."""
     from bench.families.matmul.models import LADDER_VERSIONS
@@ -128,17 +128,19 @@ def summary_lines(s: dict) -> list[str]:
             out.append(f"- **matmul, the lecture's ladder** at {big}, fp32 (FFMA): CUDA "
                        f"{ladder[0]['version']} {pct(ladder[0])} up to {top['version']} "
                        f"{pct(top)}" + (f"; its Triton twin {pct(twin)}" if twin else "") + ".")
-        fp32 = [r for r in at if r["precision"] == "fp32"]
-        cuda = [r for r in fp32 if r["backend"] == "cuda"]
-        tri = [r for r in fp32 if r["backend"] == "triton"]
-        ref = next((r for r in fp32 if r.get("is_reference")), None)
-        if cuda and tri:
-            c = max(cuda, key=lambda r: num(r["tflops"]))
-            t = max(tri, key=lambda r: num(r["tflops"]))
-            out.append(f"- **matmul fp32 (FFMA), hand-written CUDA against Triton** at {big}: "
-                       f"the fastest CUDA kernel {c['kernel']} {pct(c)}, the fastest Triton "
-                       f"kernel {t['kernel']} {pct(t)}"
-                       + (f"; cuBLAS {num(ref['tflops']):.3g} TFLOP/s" if ref else "") + ".")
+        for p in dict.fromkeys(r["precision"] for r in at):
+            here = [r for r in at if r["precision"] == p]
+            cuda = [r for r in here if r["backend"] == "cuda"]
+            tri = [r for r in here if r["backend"] == "triton"]
+            ref = next((r for r in here if r.get("is_reference")), None)
+            if cuda and tri:
+                c = max(cuda, key=lambda r: num(r["tflops"]))
+                t = max(tri, key=lambda r: num(r["tflops"]))
+                how = "FFMA" if p == "fp32" else "tensor cores"
+                out.append(f"- **matmul {p} ({how}), hand-written CUDA against Triton** at "
+                           f"{big}: the fastest CUDA kernel {c['kernel']} {pct(c)}, the fastest "
+                           f"Triton kernel {t['kernel']} {pct(t)}"
+                           + (f"; cuBLAS {num(ref['tflops']):.3g} TFLOP/s" if ref else "") + ".")
         best = []
         for p in dict.fromkeys(r["precision"] for r in at):
             tri = [r for r in at if r["backend"] == "triton" and r["precision"] == p]
@@ -152,8 +154,9 @@ def summary_lines(s: dict) -> list[str]:
             if r.get("status") == "ok" and r.get("target") in ("PASS", "FAIL")]
     if prof:
         passed = sum(r["target"] == "PASS" for r in prof)
-        out.append(f"- **matmul, counters**: the CUDA ladder's issued loads and FFMAs match "
-                   f"the closed-form model in {passed} of {len(prof)} profiled launches.")
+        out.append(f"- **matmul, counters**: the CUDA ladder's issued loads and FFMAs (the "
+                   f"tensor-core rungs: mma instructions) match the closed-form model in "
+                   f"{passed} of {len(prof)} profiled launches.")
     return out
 
 
@@ -342,6 +345,7 @@ def section_twins(profile_payload: dict, time_payload: dict | None = None) -> st
                           count(r.get("ffma")),
                           f(num(r.get("ffma")) / 32 / num(r.get("warp_inst"))
                             if num(r.get("warp_inst")) else None, 3),
+                          count(r.get("hmma_warp_inst")), f(r.get("tensor_active_pct"), 1),
                           f(timed["median_ms"], 4) if timed else "-",
                           f(timed["tflops"], 2) if timed else "-",
                           f(timed.get("pct_reference"), 1) if timed else "-"])
@@ -351,12 +355,16 @@ def section_twins(profile_payload: dict, time_payload: dict | None = None) -> st
             "per block (static + dynamic) as launched, **threads** per block, **warp "
             "instructions** issued over the whole launch, the FFMA instructions (thread "
             "level) among them, and **FFMA share** = FFMA warp instructions / all warp "
-            "instructions (1 would be a loop of nothing but FFMA). Counters from Nsight "
+            "instructions (1 would be a loop of nothing but FFMA); at fp16 and bf16 the "
+            "**tensor-pipe instructions** instead (warp level: an mma.sync m16n8k16 is 2048 "
+            "multiply-adds, a Hopper wgmma up to 64 x 256 x 16) and how busy the tensor pipe "
+            "was (% of its peak while the SMs were active). Counters from Nsight "
             "Compute (one launch; for a launch of several kernels the largest registers and "
             "shared memory, the summed instructions); time, TFLOP/s and % of cuBLAS from the "
             "timing of the same shape in this run.\n\n"
             + md_table(["pair", "kernel", "shape", "precision", "registers", "shared memory",
                         "threads", "warp instructions", "FFMA (threads)", "FFMA share",
+                        "tensor-pipe instructions", "tensor pipe busy %",
                         "median ms", "TFLOP/s", "% cuBLAS"], table))
 
 
