@@ -123,6 +123,19 @@ def test_offsets_past_2_to_the_31_on_the_16_byte_path(kernel):
     del a
 
 
+@pytest.mark.parametrize("dtype", ["fp16", "bf16"])
+def test_standalone_driver_checks_every_rung(cmake_build, dtype):
+    """cuda/driver/tensor_core_driver.cu (the CMake build): both paths, C poisoned, every
+    element against float64."""
+    driver = str(cmake_build / "tensor_core_driver")
+    shapes = ["136", "264", "40", "130", "257", "37", "1", "8", "8"]
+    for extra in ([], ["--misalign"]):
+        out = subprocess.run([driver, "all", dtype, *shapes, "--reps", "2", *extra],
+                             capture_output=True, text=True)
+        assert out.returncode == 0, out.stdout + out.stderr
+        assert out.stdout.count(" ok ") == 3 * len(RUNGS), out.stdout
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("tool", ["memcheck", "racecheck", "synccheck", "initcheck"])
 def test_compute_sanitizer_clean(tool):

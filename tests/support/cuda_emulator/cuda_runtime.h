@@ -8,6 +8,8 @@
 // memory is a static buffer per block of a cluster, poisoned with NaN before each block.
 // Kernel launches (`k<<<g, b, s, st>>>(...)`) are rewritten into cvt_emu::launch(...) by
 // emulate.py before compiling; cudaLaunchKernelEx runs clusters.
+// Warp-wide instructions (ldmatrix, mma.sync: mma.cuh here) meet at a barrier of the
+// warp's 32 threads and exchange their operands through the warp's slot (WarpExchange).
 // What it cannot show: timing, bank conflicts, and races that a barrier in the wrong place
 // would cause only under the GPU's scheduling (compute-sanitizer's racecheck, on the GPU).
 #pragma once
@@ -28,6 +30,11 @@
 #define __align__(n) __attribute__((aligned(n)))
 #define __shared__ static
 #define __restrict__
+
+struct uint4 {
+  unsigned x, y, z, w;
+};
+inline uint4 make_uint4(unsigned x, unsigned y, unsigned z, unsigned w) { return {x, y, z, w}; }
 
 struct dim3 {
   unsigned x, y, z;
@@ -77,8 +84,16 @@ cudaError_t cudaOccupancyMaxActiveClusters(int* clusters, F, const cudaLaunchCon
 namespace cvt_emu {
 constexpr unsigned kMaxCluster = 8;
 constexpr size_t kSmemFloats = 64 * 1024;  // 256 KB per block, more than any SM has
-alignas(16) inline float dynamic_smem[kMaxCluster][kSmemFloats];
+alignas(128) inline float dynamic_smem[kMaxCluster][kSmemFloats];
 inline thread_local std::barrier<>* block_barrier = nullptr;
+// What the 32 threads of a warp hand each other in a warp-wide instruction: a row address
+// each (ldmatrix), or their fragments (mma.sync).
+struct WarpExchange {
+  std::barrier<> meet{32};
+  const void* address[32];
+  unsigned a[32][4], b[32][2];
+};
+inline thread_local WarpExchange* warp_exchange = nullptr;
 inline thread_local std::barrier<>* cluster_barrier = nullptr;
 inline thread_local unsigned cluster_rank = 0;
 inline float* block_smem() { return dynamic_smem[cluster_rank]; }
@@ -101,9 +116,11 @@ void launch_clusters(dim3 grid, dim3 block, unsigned cluster_z, size_t smem_byte
     for (unsigned by = 0; by < grid.y; ++by)
       for (unsigned bx = 0; bx < grid.x; ++bx) {
         std::deque<std::barrier<>> barriers;
+        std::deque<WarpExchange> warps;  // (n + 31) / 32 per block of the cluster
         for (unsigned r = 0; r < cluster_z; ++r) {
           std::memset(dynamic_smem[r], 0xFF, smem_bytes);  // NaN: a read of a stale value shows
           barriers.emplace_back(n);
+          for (unsigned w = 0; w < (n + 31) / 32; ++w) warps.emplace_back();
         }
         std::barrier<> cluster(n * cluster_z);
         std::vector<std::thread> threads;
@@ -113,6 +130,7 @@ void launch_clusters(dim3 grid, dim3 block, unsigned cluster_z, size_t smem_byte
               blockIdx = dim3(bx, by, bz0 + r);
               threadIdx = dim3(t % block.x, (t / block.x) % block.y, t / (block.x * block.y));
               block_barrier = &barriers[r];
+              warp_exchange = &warps[r * ((n + 31) / 32) + t / 32];
               cluster_barrier = &cluster;
               cluster_rank = r;
               kernel(args...);

@@ -1,7 +1,8 @@
 """Rewrites the matmul kernel files of cuda/ for the CPU emulator (cuda_runtime.h here):
 a launch `kernel<...><<<grid, block, smem, stream>>>(args);` becomes
 `cvt_emu::launch(grid, block, smem, kernel<...>, args);` and `extern __shared__` memory
-becomes the emulator's buffer. Writes one file that includes them all.
+becomes the emulator's buffer. Writes one file that includes the FFMA ladder
+(all_kernels.inc) and one that includes the tensor-core rungs (tensor_core_kernels.inc).
 
     python tests/support/cuda_emulator/emulate.py OUT_DIR
 """
@@ -35,8 +36,8 @@ def rewrite(source: str) -> str:
         smem = config[2] if len(config) > 2 else "0"
         return f"cvt_emu::launch({config[0]}, {config[1]}, {smem}, {m.group(1)}, {m.group(3)});"
 
-    source = re.sub(r"extern __shared__ __align__\(16\) float (\w+)\[\];",
-                    r"float* \1 = cvt_emu::block_smem();", source)
+    source = re.sub(r"extern __shared__ __align__\(\d+\) ([\w ]+?) (\w+)\[\];",
+                    r"\1* \2 = reinterpret_cast<\1*>(cvt_emu::block_smem());", source)
     return LAUNCH.sub(launch, source)
 
 
@@ -46,14 +47,15 @@ def main(out_dir: str) -> Path:
     here = Path(__file__).resolve().parent
     # beside the rewritten kernels, so that their #include "cp_async.cuh" and
     # "cluster.cuh" find the emulated ones first
-    for header in ("cp_async.cuh", "cluster.cuh"):
+    for header in ("cp_async.cuh", "cluster.cuh", "mma.cuh"):
         (out / header).write_text((here / header).read_text())
-    # the FFMA ladder (CVT_MATMUL_OPS); the tensor-core rungs' mma.sync and ldmatrix are
-    # warp-wide instructions this per-thread emulator does not model
-    files = sorted(CUDA.glob("matmul_v*.cu"))
-    for cu in files:
+    # the FFMA ladder (CVT_MATMUL_OPS) and the tensor-core rungs (CVT_TENSOR_CORE_OPS),
+    # whose warp-wide ldmatrix and mma.sync are mma.cuh's here
+    ladder, tensor_cores = sorted(CUDA.glob("matmul_v*.cu")), sorted(CUDA.glob("matmul_t*.cu"))
+    for cu in ladder + tensor_cores:
         (out / cu.name).write_text(rewrite(cu.read_text()))
-    (out / "all_kernels.inc").write_text("".join(f'#include "{cu.name}"\n' for cu in files))
+    for name, files in (("all_kernels.inc", ladder), ("tensor_core_kernels.inc", tensor_cores)):
+        (out / name).write_text("".join(f'#include "{cu.name}"\n' for cu in files))
     return out
 
 
