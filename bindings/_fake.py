@@ -43,18 +43,31 @@ def check_cuda_tensors(op: str, what: str, *tensors: torch.Tensor) -> None:
                          f"{' and '.join(str(d) for d in devices)}")
 
 
-def _matmul_fake(op: str):
-    def fake(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-        torch._check(a.dim() == 2 and b.dim() == 2,
-                     lambda: f"{op}: A and B must be 2-D matrices, got {a.dim()}-D and {b.dim()}-D tensors")
+def _matmul_checks(op: str, a: torch.Tensor, b: torch.Tensor, sixteen_bit: bool):
+    """bindings/matmul_ops.cpp's check_matmul_inputs at trace time: rank, dtype (float32, or
+    with `sixteen_bit` float16 or bfloat16, both the same), device, inner dimensions, sizes
+    below 2^31. Returns (M, K, N)."""
+    torch._check(a.dim() == 2 and b.dim() == 2,
+                 lambda: f"{op}: A and B must be 2-D matrices, got {a.dim()}-D and {b.dim()}-D tensors")
+    if sixteen_bit:
+        torch._check(a.dtype in (torch.float16, torch.bfloat16) and a.dtype == b.dtype,
+                     lambda: f"{op}: A and B must both be float16 or both bfloat16, got "
+                             f"{a.dtype} and {b.dtype}")
+    else:
         torch._check(a.dtype == torch.float32 and b.dtype == torch.float32,
                      lambda: f"{op}: A and B must be float32, got {a.dtype} and {b.dtype}")
-        check_cuda_tensors(op, "A and B", a, b)
-        torch._check(a.shape[1] == b.shape[0],
-                     lambda: f"{op}: inner dimensions must agree, got A {tuple(a.shape)} and B {tuple(b.shape)}")
-        M, K, N = a.shape[0], a.shape[1], b.shape[1]
-        torch._check(M <= MAX_DIM and K <= MAX_DIM and N <= MAX_DIM,
-                     lambda: f"{op}: every dimension must be below 2^31, got M = {M}, K = {K}, N = {N}")
+    check_cuda_tensors(op, "A and B", a, b)
+    torch._check(a.shape[1] == b.shape[0],
+                 lambda: f"{op}: inner dimensions must agree, got A {tuple(a.shape)} and B {tuple(b.shape)}")
+    M, K, N = a.shape[0], a.shape[1], b.shape[1]
+    torch._check(M <= MAX_DIM and K <= MAX_DIM and N <= MAX_DIM,
+                 lambda: f"{op}: every dimension must be below 2^31, got M = {M}, K = {K}, N = {N}")
+    return M, K, N
+
+
+def _matmul_fake(op: str):
+    def fake(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        M, _, N = _matmul_checks(op, a, b, sixteen_bit=False)
         dim, per_block = grid_y_dimension(op)
         blocks = -(-(M if dim == "M" else N) // per_block)
         torch._check(M == 0 or N == 0 or blocks <= MAX_GRID_Y,
@@ -74,17 +87,7 @@ def tensor_core_tile(op: str) -> tuple[int, int]:
 
 def _tensor_core_fake(op: str):
     def fake(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-        torch._check(a.dim() == 2 and b.dim() == 2,
-                     lambda: f"{op}: A and B must be 2-D matrices, got {a.dim()}-D and {b.dim()}-D tensors")
-        torch._check(a.dtype in (torch.float16, torch.bfloat16) and a.dtype == b.dtype,
-                     lambda: f"{op}: A and B must both be float16 or both bfloat16, got "
-                             f"{a.dtype} and {b.dtype}")
-        check_cuda_tensors(op, "A and B", a, b)
-        torch._check(a.shape[1] == b.shape[0],
-                     lambda: f"{op}: inner dimensions must agree, got A {tuple(a.shape)} and B {tuple(b.shape)}")
-        M, K, N = a.shape[0], a.shape[1], b.shape[1]
-        torch._check(M <= MAX_DIM and K <= MAX_DIM and N <= MAX_DIM,
-                     lambda: f"{op}: every dimension must be below 2^31, got M = {M}, K = {K}, N = {N}")
+        M, _, N = _matmul_checks(op, a, b, sixteen_bit=True)
         bm, bn = tensor_core_tile(op)
         torch._check(M == 0 or N == 0 or -(-M // bm) * -(-N // bn) <= MAX_GRID_X,
                      lambda: f"{op}: output of {M} x {N} needs more than 2^31 - 1 blocks of "

@@ -29,8 +29,9 @@
 #include <string>
 #include <vector>
 
-#include "launchers.h"
 #include "cuda_check.h"
+#include "driver_common.h"
+#include "launchers.h"
 
 #ifdef CVT_WITH_CUBLAS
 #include <cublas_v2.h>
@@ -114,39 +115,6 @@ static bool check(const std::vector<float>& A, const std::vector<float>& B,
   return ok;
 }
 
-// Median time of `reps` launches (after two warm-up launches), each timed alone with CUDA
-// events, with L2 flushed before each so that every launch reads its inputs from DRAM.
-static double time_launches(cvt::MatmulLauncher launch, const float* dA, const float* dB,
-                            float* dC, int64_t M, int64_t N, int64_t K, int reps,
-                            cudaStream_t stream) {
-  int l2_bytes = 0;
-  {
-    CUDA_CHECK(cudaDeviceGetAttribute(&l2_bytes, cudaDevAttrL2CacheSize, 0));
-    const size_t flush_bytes = 4 * static_cast<size_t>(l2_bytes);  // evicts A, B and C from L2
-    void* flush;
-    CUDA_CHECK(cudaMalloc(&flush, flush_bytes));
-    cudaEvent_t start, stop;
-    CUDA_CHECK(cudaEventCreate(&start));
-    CUDA_CHECK(cudaEventCreate(&stop));
-    std::vector<float> times;
-    for (int r = -2; r < reps; ++r) {  // two warm-up launches
-      CUDA_CHECK(cudaMemsetAsync(flush, r & 0xFF, flush_bytes, stream));
-      CUDA_CHECK(cudaEventRecord(start, stream));
-      CUDA_CHECK(launch(dA, dB, dC, M, N, K, stream));
-      CUDA_CHECK(cudaEventRecord(stop, stream));
-      CUDA_CHECK(cudaEventSynchronize(stop));
-      float ms;
-      CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
-      if (r >= 0) times.push_back(ms);
-    }
-    std::sort(times.begin(), times.end());
-    CUDA_CHECK(cudaFree(flush));
-    CUDA_CHECK(cudaEventDestroy(start));
-    CUDA_CHECK(cudaEventDestroy(stop));
-    return times[times.size() / 2];
-  }
-}
-
 static bool run_one(const Version& v, int64_t M, int64_t N, int64_t K, const Options& opt) {
   std::mt19937 rng(opt.seed);
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
@@ -181,9 +149,12 @@ static bool run_one(const Version& v, int64_t M, int64_t N, int64_t K, const Opt
 
   double median_ms = 0.0, cublas_ms = 0.0;
   if (opt.reps > 0 && M * N > 0) {
-    median_ms = time_launches(v.launch, dA, dB, dC, M, N, K, opt.reps, stream);
+    median_ms = median_launch_ms([&] { return v.launch(dA, dB, dC, M, N, K, stream); },
+                                 opt.reps, stream);
 #ifdef CVT_WITH_CUBLAS
-    if (opt.cublas) cublas_ms = time_launches(launch_cublas, dA, dB, dC, M, N, K, opt.reps, stream);
+    if (opt.cublas)
+      cublas_ms = median_launch_ms([&] { return launch_cublas(dA, dB, dC, M, N, K, stream); },
+                                   opt.reps, stream);
 #endif
   }
   const double flops = 2.0 * M * N * K;
@@ -222,20 +193,7 @@ int main(int argc, char** argv) {
   const std::string which = argv[1];
   std::vector<int64_t> dims;  // M N K, M N K, ...
   int i = 2;
-  for (; i < argc && argv[i][0] != '-'; ++i) {
-    char* end;
-    const long long d = std::strtoll(argv[i], &end, 10);
-    if (*end != '\0' || d < 0) {
-      std::fprintf(stderr, "matmul_driver: M, N, K must be integers >= 0, got '%s'\n", argv[i]);
-      return 2;
-    }
-    dims.push_back(d);
-  }
-  if (dims.empty() || dims.size() % 3 != 0) {
-    std::fprintf(stderr, "matmul_driver: shapes come as M N K triples, got %zu numbers\n",
-                 dims.size());
-    return 2;
-  }
+  if (!read_shapes(argc, argv, i, "matmul_driver", dims)) return 2;
   Options opt;
   for (; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--reps") && i + 1 < argc) opt.reps = std::atoi(argv[++i]);

@@ -25,6 +25,7 @@ from bench import problems, profile, registry
 from bench.families.matmul import models
 from bench.families.matmul.models import MatmulShape
 from bindings import config
+from tests.support import emulated
 
 ROOT = Path(__file__).resolve().parents[2]
 RUNGS = {"v4": "v4_vectorized", "v5": "v5_warptiling", "v6": "v6_pipelined",
@@ -249,41 +250,13 @@ EMULATED_SHAPES = [(1, 1, 1, 0), (17, 13, 7, 0), (127, 129, 31, 0), (129, 131, 3
                    (200, 8, 12, 0), (130, 260, 300, 0), (129, 131, 321, 1)]
 
 
-def _gxx_with_barrier() -> str | None:
-    gxx = shutil.which("g++")
-    if gxx is None:
-        return None
-    probe = subprocess.run([gxx, "-std=c++20", "-x", "c++", "-fsyntax-only", "-"],
-                           input="#include <barrier>\n", capture_output=True, text=True)
-    return gxx if probe.returncode == 0 else None
-
-
 @pytest.mark.slow
 def test_every_ladder_kernel_on_the_cpu_emulator(tmp_path):
     """The kernels' own code (index arithmetic, masks, barriers, cp.async groups done as
     late as allowed) on emulated threads, checked element by element against float64, with
     AddressSanitizer watching every global and shared access (~1 minute)."""
-    gxx = _gxx_with_barrier()
-    if gxx is None:
-        pytest.skip("needs g++ with C++20 <barrier>")
-    sys.path.insert(0, str(EMULATOR))
-    try:
-        import emulate
-    finally:
-        sys.path.pop(0)
-    out = emulate.main(tmp_path / "kernels")
-    build = subprocess.run(
-        [gxx, "-std=c++20", "-O1", "-g", "-fsanitize=address,undefined", "-pthread",
-         f"-I{out}", f"-I{EMULATOR}", f"-I{ROOT / 'cuda'}",
-         '-DEMULATED_KERNELS="all_kernels.inc"',
-         str(EMULATOR / "runner.cpp"), "-o", str(tmp_path / "runner")],
-        capture_output=True, text=True)
-    assert build.returncode == 0, build.stderr[-4000:]
-    args = [str(x) for shape in EMULATED_SHAPES for x in shape]
-    run = subprocess.run([str(tmp_path / "runner"), *args], capture_output=True, text=True,
-                         timeout=600)
-    assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-4000:]
-    assert run.stdout.count(" ok") == len(config.MATMUL_OPS) * len(EMULATED_SHAPES), run.stdout
+    out = emulated.run(tmp_path, "runner.cpp", "all_kernels.inc", EMULATED_SHAPES)
+    assert out.count(" ok") == len(config.MATMUL_OPS) * len(EMULATED_SHAPES), out
 
 
 def test_emulator_rewrites_every_launch():

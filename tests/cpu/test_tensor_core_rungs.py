@@ -17,7 +17,6 @@ import math
 import re
 import shutil
 import subprocess
-import sys
 from math import ceil
 from pathlib import Path
 
@@ -26,6 +25,7 @@ import pytest
 from bench import problems, profile, registry
 from bench.families.matmul.models import TENSOR_CORE_VERSIONS, MatmulShape
 from bindings import config
+from tests.support import emulated
 
 ROOT = Path(__file__).resolve().parents[2]
 RUNGS = [k for k in registry.kernels() if k.backend == "cuda" and k.version in TENSOR_CORE_VERSIONS]
@@ -191,7 +191,6 @@ def test_driver_builds_with_the_rungs(tmp_path):
 
 # --------------------------------------------------------------------------- the emulator
 
-EMULATOR = ROOT / "tests" / "support" / "cuda_emulator"
 # (M, N, K, offset in elements): K and N multiples of 8 (the 16-byte path) with the block
 # tile cut in every dimension; an interior block whose last k tile is partial (the lean
 # fetch, then the masked one); odd N or K and an offset pointer (the scalar path); K = 0.
@@ -204,27 +203,6 @@ def test_every_rung_on_the_cpu_emulator(tmp_path):
     """The rungs' own code (swizzled offsets, fragment layouts, masks, the lean and masked
     fetch, cp.async groups done as late as allowed) on emulated warps, in fp16 and bf16,
     against float64, with AddressSanitizer watching every access (~30 s)."""
-    gxx = shutil.which("g++")
-    probe = gxx and subprocess.run([gxx, "-std=c++20", "-x", "c++", "-fsyntax-only", "-"],
-                                   input="#include <barrier>\n", capture_output=True, text=True)
-    if not gxx or probe.returncode != 0:
-        pytest.skip("needs g++ with C++20 <barrier>")
-    sys.path.insert(0, str(EMULATOR))
-    try:
-        import emulate
-    finally:
-        sys.path.pop(0)
-    out = emulate.main(tmp_path / "kernels")
-    build = subprocess.run(
-        [gxx, "-std=c++20", "-O1", "-g", "-fsanitize=address,undefined", "-pthread",
-         f"-I{out}", f"-I{EMULATOR}", f"-I{ROOT / 'cuda'}",
-         '-DEMULATED_KERNELS="tensor_core_kernels.inc"',
-         str(EMULATOR / "runner_tensor_cores.cpp"), "-o", str(tmp_path / "runner")],
-        capture_output=True, text=True)
-    assert build.returncode == 0, build.stderr[-4000:]
-    args = [str(x) for shape in EMULATED_SHAPES for x in shape]
-    run = subprocess.run([str(tmp_path / "runner"), *args], capture_output=True, text=True,
-                         timeout=600)
-    assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-4000:]
-    assert run.stdout.count(" ok") == 2 * len(config.TENSOR_CORE_OPS) * len(EMULATED_SHAPES), \
-        run.stdout
+    out = emulated.run(tmp_path, "runner_tensor_cores.cpp", "tensor_core_kernels.inc",
+                       EMULATED_SHAPES)
+    assert out.count(" ok") == 2 * len(config.TENSOR_CORE_OPS) * len(EMULATED_SHAPES), out
