@@ -74,6 +74,42 @@ SPIN_LIMIT = 1 << 20      # polls of the arrival counter before a program gives 
 
 
 @triton.jit
+def _publish_pair(pairs, seg, x):
+    """This program's (max, sum of exp(x - max)) of its segment, stored at pair `seg` of the
+    row's pairs (an all -inf segment: (-inf, 0))."""
+    m = tl.max(x, axis=0)
+    shift = tl.where(m == -float("inf"), 0.0, m)               # all -inf: exp(-inf) = 0
+    s = tl.sum(tl.exp(x - shift), axis=0)
+    mine = pairs + 2 * seg                    # i32 ok: 2 seg < 2 G < 2^17 (G <= resident)
+    tl.store(mine, m)
+    tl.store(mine + 1, s)
+
+
+@triton.jit
+def _wait_for_pairs(count_ptr, row, SEGMENTS: tl.constexpr, SPIN_LIMIT: tl.constexpr):
+    """Polls the row's arrival counter (acquire) until its G programs have published their
+    pairs, or SPIN_LIMIT polls have passed."""
+    seen = tl.atomic_add(count_ptr + row, 0, sem="acquire")
+    polls = 0
+    while (seen < SEGMENTS) & (polls < SPIN_LIMIT):
+        seen = tl.atomic_add(count_ptr + row, 0, sem="acquire")
+        polls += 1
+
+
+@triton.jit
+def _normalized(x, pairs, k, SEGMENTS: tl.constexpr):
+    """exp(x - row max) / row sum, the row's max and sum folded from its G pairs."""
+    # .cg: from L2, never a stale L1 line (the pairs of a neighbour row share lines)
+    theirs = pairs + 2 * k                    # i32 ok: 2 k < 2 G < 2^17 (G <= resident)
+    pm = tl.load(theirs, mask=k < SEGMENTS, other=-float("inf"), cache_modifier=".cg")
+    ps = tl.load(theirs + 1, mask=k < SEGMENTS, other=0.0, cache_modifier=".cg")
+    row_max = tl.max(pm, axis=0)
+    shift = tl.where(row_max == -float("inf"), 0.0, row_max)
+    row_sum = tl.sum(ps * tl.exp(pm - shift), axis=0)
+    return tl.exp(x - row_max) * (1.0 / row_sum)               # a row of -inf: exp(NaN) = NaN
+
+
+@triton.jit
 def softmax_row_split_kernel(
     x_ptr, y_ptr,                             # x, y: [rows, n], contiguous
     part_ptr, count_ptr,                      # pairs: [rows, G, 2] float32; arrivals: [rows] int32, zeroed
@@ -106,29 +142,13 @@ def softmax_row_split_kernel(
                     eviction_policy=LOAD_EVICT).to(tl.float32)
         pairs = part_ptr + row64 * (2 * SEGMENTS)
         if PHASE != 2:
-            m = tl.max(x, axis=0)
-            shift = tl.where(m == -float("inf"), 0.0, m)       # all -inf: exp(-inf) = 0
-            s = tl.sum(tl.exp(x - shift), axis=0)
-            mine = pairs + 2 * seg                # i32 ok: 2 seg < 2 G < 2^17 (G <= resident)
-            tl.store(mine, m)
-            tl.store(mine + 1, s)
+            _publish_pair(pairs, seg, x)
         if PHASE == 0:
             tl.debug_barrier()                # every store of the pair before the release
             tl.atomic_add(count_ptr + row, 1, sem="release")
-            seen = tl.atomic_add(count_ptr + row, 0, sem="acquire")
-            polls = 0
-            while (seen < SEGMENTS) & (polls < SPIN_LIMIT):
-                seen = tl.atomic_add(count_ptr + row, 0, sem="acquire")
-                polls += 1
+            _wait_for_pairs(count_ptr, row, SEGMENTS, SPIN_LIMIT)
         if PHASE != 1:
-            # .cg: from L2, never a stale L1 line (the pairs of a neighbour row share lines)
-            theirs = pairs + 2 * k                # i32 ok: 2 k < 2 G < 2^17 (G <= resident)
-            pm = tl.load(theirs, mask=k < SEGMENTS, other=-float("inf"), cache_modifier=".cg")
-            ps = tl.load(theirs + 1, mask=k < SEGMENTS, other=0.0, cache_modifier=".cg")
-            row_max = tl.max(pm, axis=0)
-            shift = tl.where(row_max == -float("inf"), 0.0, row_max)
-            row_sum = tl.sum(ps * tl.exp(pm - shift), axis=0)
-            y = tl.exp(x - row_max) * (1.0 / row_sum)          # a row of -inf: exp(NaN) = NaN
+            y = _normalized(x, pairs, k, SEGMENTS)
             tl.store(y_row + cols, y.to(y_ptr.dtype.element_ty), mask=mask, cache_modifier=".cs")
 
 
@@ -179,12 +199,7 @@ def softmax_row_split_pipelined_kernel(
             x_next = _segment_of_row(x_ptr, nxt, rows, n, cols, mask, VEC, LOAD_CACHE,
                                      LOAD_EVICT)
         pairs = part_ptr + row64 * (2 * SEGMENTS)
-        m = tl.max(x, axis=0)
-        shift = tl.where(m == -float("inf"), 0.0, m)           # all -inf: exp(-inf) = 0
-        s = tl.sum(tl.exp(x - shift), axis=0)
-        mine = pairs + 2 * seg                # i32 ok: 2 seg < 2 G < 2^17 (G <= resident)
-        tl.store(mine, m)
-        tl.store(mine + 1, s)
+        _publish_pair(pairs, seg, x)
         tl.debug_barrier()                    # every store of the pair before the release
         tl.atomic_add(count_ptr + row, 1, sem="release")
         if not PREFETCH_AT_TOP:
@@ -194,19 +209,8 @@ def softmax_row_split_pipelined_kernel(
             # cannot be held by it)
             x_next = _segment_of_row(x_ptr, nxt, rows, n, cols, mask, VEC, LOAD_CACHE,
                                      LOAD_EVICT)
-        seen = tl.atomic_add(count_ptr + row, 0, sem="acquire")
-        polls = 0
-        while (seen < SEGMENTS) & (polls < SPIN_LIMIT):
-            seen = tl.atomic_add(count_ptr + row, 0, sem="acquire")
-            polls += 1
-        # .cg: from L2, never a stale L1 line (the pairs of a neighbour row share lines)
-        theirs = pairs + 2 * k                # i32 ok: 2 k < 2 G < 2^17 (G <= resident)
-        pm = tl.load(theirs, mask=k < SEGMENTS, other=-float("inf"), cache_modifier=".cg")
-        ps = tl.load(theirs + 1, mask=k < SEGMENTS, other=0.0, cache_modifier=".cg")
-        row_max = tl.max(pm, axis=0)
-        shift = tl.where(row_max == -float("inf"), 0.0, row_max)
-        row_sum = tl.sum(ps * tl.exp(pm - shift), axis=0)
-        y = tl.exp(x - row_max) * (1.0 / row_sum)              # a row of -inf: exp(NaN) = NaN
+        _wait_for_pairs(count_ptr, row, SEGMENTS, SPIN_LIMIT)
+        y = _normalized(x, pairs, k, SEGMENTS)
         y_row = y_ptr + row64 * n
         if VEC > 1:
             y_row = tl.multiple_of(y_row, 16)

@@ -16,7 +16,6 @@ import re
 import shutil
 import subprocess
 import sys
-from math import ceil
 from pathlib import Path
 
 import pytest
@@ -26,6 +25,7 @@ from bench.families.matmul import models
 from bench.families.matmul.models import MatmulShape
 from bindings import config
 from tests.support import emulated
+from tests.support.tile_counts import count_tiles
 
 ROOT = Path(__file__).resolve().parents[2]
 RUNGS = {"v4": "v4_vectorized", "v5": "v5_warptiling", "v6": "v6_pipelined",
@@ -75,21 +75,9 @@ def test_builds_for_sm80_without_spills(op, tmp_path):
 
 def _count_by_elements(s: MatmulShape, BM: int, BN: int, BK: int, per_thread_k: int,
                        threads: int) -> tuple[int, int, int]:
-    """(global loads, shared loads, FMAs) counted tile by tile as the kernels issue them:
-    block (bm, bn) fetches, for every k tile, the elements of A rows bm*BM.. and B columns
-    bn*BN.. that lie inside the matrices (a masked element issues nothing)."""
-    M, N, K = s.M, s.N, s.K
-    loads = shared = fma = 0
-    for bm in range(ceil(M / BM)):
-        rows = min(BM, M - bm * BM)
-        for bn in range(ceil(N / BN)):
-            cols = min(BN, N - bn * BN)
-            for k0 in range(0, K, BK):
-                depth = min(BK, K - k0)
-                loads += rows * depth + depth * cols
-                shared += threads * per_thread_k * BK
-                fma += BM * BN * BK
-    return loads, shared, fma
+    """(global loads, shared loads, FMAs) counted tile by tile as the kernels issue them;
+    each thread reads per_thread_k shared elements per k."""
+    return count_tiles(s.M, s.N, s.K, BM, BN, BK, threads * per_thread_k * BK)
 
 
 def _tiles(version: str) -> tuple[int, int, int, int, int]:

@@ -17,7 +17,6 @@ import math
 import re
 import shutil
 import subprocess
-from math import ceil
 from pathlib import Path
 
 import pytest
@@ -26,6 +25,7 @@ from bench import problems, profile, registry
 from bench.families.matmul.models import TENSOR_CORE_VERSIONS, MatmulShape
 from bindings import config
 from tests.support import emulated
+from tests.support.tile_counts import count_tiles
 
 ROOT = Path(__file__).resolve().parents[2]
 RUNGS = [k for k in registry.kernels() if k.backend == "cuda" and k.version in TENSOR_CORE_VERSIONS]
@@ -74,24 +74,12 @@ def test_builds_without_spills(kernel, arch, tmp_path):
 # --------------------------------------------------------------------------- the model
 
 def _count_pieces(s: MatmulShape, p) -> tuple[int, int, int]:
-    """(global elements, shared elements, multiply-adds) counted as t1 issues them: every
-    block, every BK-deep k tile, the values of A and B inside the matrices (16-byte pieces
-    outside are zero stores); each warp's ldmatrix.x4 per 16 k: WM/16 of A and WN/16 of B,
-    256 values each; the padded tile's multiply-adds."""
-    M, N, K, BM, BN, BK = s.M, s.N, s.K, p["BM"], p["BN"], p["BK"]
-    warps = (BM // p["WM"]) * (BN // p["WN"])
-    loads = shared = fma = 0
-    for bm in range(ceil(M / BM)):
-        rows = min(BM, M - bm * BM)
-        for bn in range(ceil(N / BN)):
-            cols = min(BN, N - bn * BN)
-            for k0 in range(0, K, BK):
-                depth = min(BK, K - k0)
-                loads += rows * depth + depth * cols
-                for _ in range(BK // 16):
-                    shared += warps * (p["WM"] // 16 + p["WN"] // 16) * 256
-                fma += BM * BN * BK
-    return loads, shared, fma
+    """(global elements, shared elements, multiply-adds) counted as t1 issues them: the
+    values of A and B inside the matrices (16-byte pieces outside are zero stores); per 16 k
+    each warp's ldmatrix.x4: WM/16 of A and WN/16 of B, 256 values each."""
+    warps = (p["BM"] // p["WM"]) * (p["BN"] // p["WN"])
+    per_k_tile = p["BK"] // 16 * warps * (p["WM"] // 16 + p["WN"] // 16) * 256
+    return count_tiles(s.M, s.N, s.K, p["BM"], p["BN"], p["BK"], per_k_tile)
 
 
 @pytest.mark.parametrize("kernel", RUNGS, ids=IDS)
