@@ -37,7 +37,9 @@
 // cvt::matmul_t1_mma_sync and cuda/matmul_t1_mma_sync.cu; bindings/config.py parses the list
 // (TENSOR_CORE_OPS).
 #define CVT_TENSOR_CORE_OPS(X) \
-  X(t1_mma_sync)
+  X(t1_mma_sync)               \
+  X(t2_wgmma_tma)              \
+  X(t3_warp_specialized)
 
 // v1 naive and v1 coalesced: a square block of CVT_V1_BLOCK x CVT_V1_BLOCK threads.
 #ifndef CVT_V1_BLOCK
@@ -233,4 +235,34 @@
 #endif
 #ifndef CVT_T1_GROUP
 #define CVT_T1_GROUP 8
+#endif
+
+// t2 wgmma + TMA: a 128 x CVT_T2_BN block tile of 2 warpgroups (64 rows each, one
+// m64nBNk16 wgmma per 16 of k), k tiles of 64 in a ring of CVT_T2_STAGES TMA stages
+// (STAGES * (128 + BN) * 64 * 2 bytes of shared memory), v6's grouped block order.
+#ifndef CVT_T2_BN
+#define CVT_T2_BN 256
+#endif
+#ifndef CVT_T2_STAGES
+#define CVT_T2_STAGES 4
+#endif
+#ifndef CVT_T2_GROUP
+#define CVT_T2_GROUP 8
+#endif
+
+// t3 warp-specialized, persistent: a producer warpgroup (TMA) and 2 consumer warpgroups
+// (wgmma, 64 x CVT_T3_BN each) per block; clusters of CVT_T3_CLUSTER blocks along m share
+// each B tile by TMA multicast; a persistent grid walks the tiles in v6's grouped order
+// (CVT_T3_GROUP rows of clusters); the epilogue stores C through shared memory with TMA.
+#ifndef CVT_T3_BN
+#define CVT_T3_BN 256
+#endif
+#ifndef CVT_T3_STAGES
+#define CVT_T3_STAGES 4
+#endif
+#ifndef CVT_T3_CLUSTER
+#define CVT_T3_CLUSTER 2
+#endif
+#ifndef CVT_T3_GROUP
+#define CVT_T3_GROUP 8
 #endif

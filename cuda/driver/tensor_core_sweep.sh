@@ -20,7 +20,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 out=${1:-build/tensor_core_sweep}
 mkdir -p "$out"
-arch=${CVT_ARCH:-sm_90}
+arch=${CVT_ARCH:-sm_90a}   # t2 and t3: wgmma and TMA need the arch-specific target
 NVCC=(nvcc -O3 -std=c++17 "-arch=$arch" -Icuda)
 
 # rung | -D overrides (empty: the defaults of matmul_config.h)
@@ -34,6 +34,16 @@ candidates=(
   "t1_mma_sync|-DCVT_T1_BM=64 -DCVT_T1_WM=32"
   "t1_mma_sync|-DCVT_T1_BN=256 -DCVT_T1_BK=64 -DCVT_T1_STAGES=3"
   "t1_mma_sync|-DCVT_T1_BN=128 -DCVT_T1_WN=32"
+  "t2_wgmma_tma|"
+  "t2_wgmma_tma|-DCVT_T2_BN=128"
+  "t2_wgmma_tma|-DCVT_T2_BN=128 -DCVT_T2_STAGES=6"
+  "t2_wgmma_tma|-DCVT_T2_STAGES=3"
+  "t3_warp_specialized|"
+  "t3_warp_specialized|-DCVT_T3_CLUSTER=1"
+  "t3_warp_specialized|-DCVT_T3_STAGES=3"
+  "t3_warp_specialized|-DCVT_T3_GROUP=16"
+  "t3_warp_specialized|-DCVT_T3_BN=128 -DCVT_T3_STAGES=6"
+  "t3_warp_specialized|-DCVT_T3_CLUSTER=4 -DCVT_T3_BN=256"
 )
 
 cublas=(-DCVT_WITH_CUBLAS -lcublas)
@@ -46,7 +56,7 @@ for i in $chosen; do
   IFS="|" read -r rung defines <<< "${candidates[$i]}"
   # shellcheck disable=SC2086
   "${NVCC[@]}" -Xptxas=-v $defines "${cublas[@]}" cuda/driver/tensor_core_driver.cu \
-    "cuda/matmul_$rung.cu" -o "$out/driver_$i" > "$out/build_$i.log" 2>&1 &
+    cuda/matmul_t*.cu -o "$out/driver_$i" > "$out/build_$i.log" 2>&1 &
 done
 wait
 for i in $chosen; do
@@ -57,7 +67,8 @@ done
 for i in $chosen; do
   IFS="|" read -r rung defines <<< "${candidates[$i]}"
   for t in bf16 fp16; do
-    "$out/driver_$i" "$rung" "$t" 1 8 8 136 264 40 257 520 96 130 257 40 129 264 37 --reps 0 >> "$out/checks.log" \
+    "$out/driver_$i" "$rung" "$t" 1 8 8 136 264 40 257 520 96 130 257 40 129 264 37 100 264 40 \
+      520 1032 1000 2056 4104 520 64 64 4104 --reps 0 >> "$out/checks.log" \
       && "$out/driver_$i" "$rung" "$t" 136 264 40 --reps 0 --misalign >> "$out/checks.log" \
       || { echo "candidate $i ($defines) is WRONG:"; tail -5 "$out/checks.log"; exit 1; }
   done
