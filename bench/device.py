@@ -46,6 +46,12 @@ def can_run(kernel, device: str, precision: str | None = None,
             what = getattr(kernel, "needs", "") or "a newer GPU"
             return False, (f"needs {sm_name(need)} or newer ({what}); this GPU is "
                            f"{sm_name(have)}")
+        newest = getattr(kernel, "max_capability", None)
+        if have is not None and newest is not None and tuple(have) > tuple(newest):
+            what = getattr(kernel, "needs", "") or "an older GPU"
+            return False, (f"runs on {sm_name(need)}"
+                           + ("" if tuple(newest) == need else f" to {sm_name(newest)}")
+                           + f" only ({what}); this GPU is {sm_name(have)}")
         return True, ""
     if not kernel.runs_on_cpu:
         return False, "needs a GPU"

@@ -80,8 +80,9 @@ def _doc(kernel) -> str:
     if kernel.twin:
         lines.append(f"twin: {_python_name(kernel.twin)}")
     if kernel.min_capability > _registry().ARCH_FLOOR:
+        only = " only" if getattr(kernel, "max_capability", None) == kernel.min_capability else ""
         lines.append(f"needs compute capability {kernel.min_capability[0]}."
-                     f"{kernel.min_capability[1]} ({kernel.needs})")
+                     f"{kernel.min_capability[1]}{only} ({kernel.needs})")
     if not kernel.runs_on_cpu:
         lines.append("needs a GPU")
     return "\n".join(lines)

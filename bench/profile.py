@@ -66,6 +66,9 @@ METRICS = (
     ("l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum", "l1_requests"),
     ("l1tex__t_bytes_pipe_lsu_mem_global_op_ldgsts.sum", "l1_ldgsts_bytes"),
     ("lts__t_sectors_srcunit_tex_op_read.sum", "l2_read_sectors"),
+    # bytes L2 sent to the SMs' L1TEX, TMA copies included (a TMA multicast is counted in
+    # every block it reaches): the loads of a kernel that loads through TMA only
+    ("l1tex__m_xbar2l1tex_read_bytes.sum", "xbar2l1tex_read_bytes"),
     ("lts__t_bytes.sum", "l2_all_bytes"),
     ("dram__bytes_read.sum", "dram_read_bytes"),
     ("dram__bytes_write.sum", "dram_write_bytes"),
@@ -103,12 +106,14 @@ VERIFIED = {
     "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",
     "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum",
     "sm__sass_thread_inst_executed_op_ffma_pred_on.sum", "gpu__time_duration.sum",
+    "l1tex__m_xbar2l1tex_read_bytes.sum", "sm__inst_executed_pipe_tensor_op_hmma.sum",
+    "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active",
     # `ncu --query-metrics` does not list the launch__ properties, yet ncu collects them
     "launch__registers_per_thread", "launch__shared_mem_per_block_static",
     "launch__shared_mem_per_block_dynamic", "launch__block_size",
 }
 SECTOR = 32          # bytes per L1/L2 sector
-MMA_M16N8K16 = 16 * 8 * 16   # multiply-adds of one mma.sync.m16n8k16 (the t rungs' HMMA)
+MMA_M16N8K16 = 16 * 8 * 16   # multiply-adds of one mma.sync.m16n8k16 (t1's HMMA)
 
 
 # ---------------------------------------------------------------------------------------
@@ -345,11 +350,13 @@ def _nz(x: float) -> float:
 
 
 def levels(counters: dict, elem_bytes: int, load_width: int = 1,
-           copy_width: float = 0.0) -> dict:
+           copy_width: float = 0.0, tma: bool = False, mma_macs: int = MMA_M16N8K16) -> dict:
     """The traffic levels (elements and bytes) from summed counters. load_width: elements
     one of the kernel's load instructions moves (its model's; 4 for float4 loads);
     copy_width: elements one of its cp.async copies moves on average (its model's; 0 when
-    the model does not know its copies, which are then counted by their bytes)."""
+    the model does not know its copies, which are then counted by their bytes); tma: the
+    kernel loads only through TMA (its model's), so its loads are the bytes L2 sends to the
+    SMs; mma_macs: multiply-adds of one counted tensor-pipe instruction (its model's)."""
     c = counters
     ld_thread = _get(c, "ld_thread_inst")
     note = []
@@ -377,6 +384,12 @@ def levels(counters: dict, elem_bytes: int, load_width: int = 1,
     data_bytes = _get(c, "ld_data_bytes")
     issued_bytes = (data_bytes + copied_elements * elem_bytes) if not math.isnan(data_bytes) \
         else issued_elements * elem_bytes
+    if tma:
+        # TMA: no load instruction moves the tiles (one thread issues a copy per box), so
+        # the loads are what L2 sent to the SMs
+        issued_bytes = _get(c, "xbar2l1tex_read_bytes")
+        issued_elements = issued_bytes / elem_bytes
+        note.append("TMA: issued = bytes L2 sent to the SMs (l1tex__m_xbar2l1tex_read_bytes)")
     l1 = _get(c, "l1_bytes")
     if math.isnan(l1):
         l1 = _get(c, "l1_sectors") * SECTOR
@@ -397,7 +410,7 @@ def levels(counters: dict, elem_bytes: int, load_width: int = 1,
         shared_wavefronts=_get(c, "shared_wavefronts"),
         shared_bank_conflicts=_get(c, "shared_bank_conflicts"),
         ffma=_get(c, "ffma"),
-        mma_fma=_get(c, "hmma_warp_inst") * MMA_M16N8K16,
+        mma_fma=_get(c, "hmma_warp_inst") * mma_macs,
         tensor_active_pct=_get(c, "tensor_active_pct"),
         ncu_time_ms=_get(c, "ncu_time_ns") / 1e6,
         level_note="; ".join(note),
@@ -529,7 +542,8 @@ def run(kernels, shapes_text: str | None, precisions: list[str] | None, out_dir,
                 row[short] = counters.get(full)
             model = problem.traffic(k, shape, p)
             lv = levels(counters, elem, getattr(model, "load_width", 1),
-                        getattr(model, "copy_width", 0.0))
+                        getattr(model, "copy_width", 0.0), getattr(model, "tma", False),
+                        getattr(model, "mma_macs", MMA_M16N8K16))
             row.update(lv)
             row.update(compare(k, problem, lv, model))
             row.update(status="ok", note=row.pop("level_note"))

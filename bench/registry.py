@@ -62,6 +62,8 @@ class Kernel:
                 (8, 0) (Ampere) for most, (9, 0) for the kernels that need Hopper
     needs       what a min_capability above the floor is for ("Hopper: TMA descriptors"),
                 said when the kernel is skipped on an older GPU
+    max_capability  the newest GPU it runs on, or None for any newer one: (9, 0) for code
+                built for sm_90a (wgmma), which no later GPU runs
     """
 
     name: str
@@ -81,6 +83,7 @@ class Kernel:
     departure: str = ""  # why its measured traffic leaves the model (found in its SASS)
     min_capability: tuple[int, int] = ARCH_FLOOR
     needs: str = ""
+    max_capability: tuple[int, int] | None = None
 
     def runner(self, precision: str) -> Callable:
         if precision not in self.precisions:

@@ -103,9 +103,11 @@ def cuda_home() -> str | None:
 
 # Without a visible GPU (a build box, a container build), the extension is built for the
 # architectures the suite supports from its floor up: Ampere (A100 8.0; RTX 30xx, A10 8.6),
-# Ada (L4, RTX 40xx 8.9) and Hopper (H100, H200 9.0), plus PTX of the newest, which the
-# driver compiles for anything newer. The kernels need nothing past sm_80.
-DEFAULT_ARCH_LIST = "8.0;8.6;8.9;9.0+PTX"
+# Ada (L4, RTX 40xx 8.9) and Hopper (H100, H200 9.0), plus PTX of 9.0, which the driver
+# compiles for anything newer. Hopper gets two images: 9.0a, with the instructions of the
+# tensor-core rungs t2 and t3 (wgmma, TMA), which the driver picks on a 9.0 GPU (measured
+# on the H100), and plain 9.0 for the PTX. Every other kernel needs nothing past sm_80.
+DEFAULT_ARCH_LIST = "8.0;8.6;8.9;9.0a;9.0+PTX"
 ARCH_FLOOR = (8, 0)
 ARCH_FILE = "_C.arch"        # beside bindings/_C*.so: the list it was built for
 
@@ -120,7 +122,10 @@ def local_arch_list() -> str | None:
         caps = {torch.cuda.get_device_capability(i) for i in range(torch.cuda.device_count())}
     except Exception:       # a CPU-only torch, or no driver
         return None
-    return ";".join(f"{major}.{minor}" for major, minor in sorted(caps))
+    # 9.0 -> 9.0a: the arch-specific image, which has t2's and t3's instructions and runs on
+    # 9.0 only, the GPU it is built for here
+    return ";".join(f"{major}.{minor}" + ("a" if (major, minor) == (9, 0) else "")
+                    for major, minor in sorted(caps))
 
 
 def arch_list() -> tuple[str, str]:

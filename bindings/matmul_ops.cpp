@@ -75,7 +75,7 @@ at::Tensor run_matmul(const char* op, cvt::MatmulLauncher launch, const at::Tens
 // The tensor-core rungs: the same three steps, with 16-bit values and the element type
 // passed to the launcher.
 at::Tensor run_tensor_core_matmul(const char* op, cvt::TensorCoreMatmulLauncher launch,
-                                  const at::Tensor& a, const at::Tensor& b) {
+                                  const char* needs, const at::Tensor& a, const at::Tensor& b) {
   check_matmul_inputs(op, a, b, Accepts::kHalfOrBFloat16);
   const c10::cuda::CUDAGuard guard(a.device());
   const at::Tensor A = a.contiguous(), B = b.contiguous();
@@ -91,8 +91,8 @@ at::Tensor run_tensor_core_matmul(const char* op, cvt::TensorCoreMatmulLauncher 
     int major = 0, minor = 0;
     C10_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, A.get_device()));
     C10_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, A.get_device()));
-    TORCH_CHECK(false, op, ": needs a GPU of compute capability 8.0 or later (mma.sync on ",
-                "fp16 and bf16), this one is ", major, ".", minor);
+    TORCH_CHECK(false, op, ": needs ", needs, "; this GPU is compute capability ", major, ".",
+                minor, (major == 9 && minor == 0 ? " (so this build lacks sm_90a)" : ""));
   }
   TORCH_CHECK(err != cudaErrorInvalidConfiguration, op, ": output of ", M, " x ", N,
               " needs more than 2^31 - 1 blocks of this kernel's tile");
@@ -113,7 +113,8 @@ CVT_MATMUL_OPS(CVT_MATMUL_OP)
 // ... and one per rung of CVT_TENSOR_CORE_OPS.
 #define CVT_TENSOR_CORE_OP(VERSION)                                                          \
   at::Tensor matmul_##VERSION(const at::Tensor& a, const at::Tensor& b) {                   \
-    return run_tensor_core_matmul("matmul_" #VERSION, cvt::launch_matmul_##VERSION, a, b);   \
+    return run_tensor_core_matmul("matmul_" #VERSION, cvt::launch_matmul_##VERSION,         \
+                                  cvt::needs_##VERSION, a, b);                               \
   }
 CVT_TENSOR_CORE_OPS(CVT_TENSOR_CORE_OP)
 #undef CVT_TENSOR_CORE_OP

@@ -35,7 +35,8 @@ CVT_MATMUL_OPS(CVT_DECLARE_MATMUL_LAUNCHER)
 // The tensor-core rungs (CVT_TENSOR_CORE_OPS): the same contract with 16-bit values.
 // C[M, N] = A[M, K] @ B[K, N], all three of `type` (fp16 or bf16), row-major, contiguous;
 // products accumulated in float32, C rounded to nearest. cudaErrorNotSupported on a GPU
-// without the rung's instructions (sm_80 for mma.sync).
+// without the rung's instructions, or a build without them: what each rung needs is
+// needs_<version> below, which the op's error message quotes.
 enum class TensorCoreType { kFloat16, kBFloat16 };
 using TensorCoreMatmulLauncher = cudaError_t (*)(const void* A, const void* B, void* C,
                                                  int64_t M, int64_t N, int64_t K,
@@ -46,5 +47,13 @@ using TensorCoreMatmulLauncher = cudaError_t (*)(const void* A, const void* B, v
                                       cudaStream_t stream);
 CVT_TENSOR_CORE_OPS(CVT_DECLARE_TENSOR_CORE_LAUNCHER)
 #undef CVT_DECLARE_TENSOR_CORE_LAUNCHER
+
+// What each rung needs, one per version of CVT_TENSOR_CORE_OPS.
+constexpr const char* needs_t1_mma_sync =
+    "a GPU of compute capability 8.0 or later (mma.sync on fp16 and bf16)";
+constexpr const char* needs_t2_wgmma_tma =
+    "a Hopper GPU (compute capability 9.0) and a build for sm_90a (TORCH_CUDA_ARCH_LIST "
+    "with 9.0a: wgmma and TMA exist only there)";
+constexpr const char* needs_t3_warp_specialized = needs_t2_wgmma_tma;
 
 }  // namespace cvt

@@ -240,6 +240,10 @@
 // t2 wgmma + TMA: a 128 x CVT_T2_BN block tile of 2 warpgroups (64 rows each, one
 // m64nBNk16 wgmma per 16 of k), k tiles of 64 in a ring of CVT_T2_STAGES TMA stages
 // (STAGES * (128 + BN) * 64 * 2 bytes of shared memory), v6's grouped block order.
+// BM and BK are not choices: two warpgroups of 64 rows (wgmma's m64), and k tiles of one
+// 128-byte swizzle row; they are here for the models.
+#define CVT_T2_BM 128
+#define CVT_T2_BK 64
 #ifndef CVT_T2_BN
 #define CVT_T2_BN 256
 #endif
@@ -254,6 +258,9 @@
 // (wgmma, 64 x CVT_T3_BN each) per block; clusters of CVT_T3_CLUSTER blocks along m share
 // each B tile by TMA multicast; a persistent grid walks the tiles in v6's grouped order
 // (CVT_T3_GROUP rows of clusters); the epilogue stores C through shared memory with TMA.
+// BM and BK: two consumer warpgroups of 64 rows, k tiles of 64, as t2 (fixed).
+#define CVT_T3_BM 128
+#define CVT_T3_BK 64
 #ifndef CVT_T3_BN
 #define CVT_T3_BN 256
 #endif

@@ -142,8 +142,10 @@ matmul_t2_wgmma_tma_kernel(const __grid_constant__ CUtensorMap a_map,
 template <class T>
 static cudaError_t launch_t2(const void* A, const void* B, void* C, int64_t M, int64_t N,
                              int64_t K, cudaStream_t stream) {
-  constexpr int BM = 128, BK = 64, BN = CVT_T2_BN, STAGES = CVT_T2_STAGES;
+  constexpr int BM = CVT_T2_BM, BK = CVT_T2_BK, BN = CVT_T2_BN, STAGES = CVT_T2_STAGES;
   static_assert(BN == 128 || BN == 256, "CVT_T2_BN: the wgmma shapes of cuda/hopper.cuh");
+  static_assert(BK == 64, "CVT_T2_BK: one 128-byte swizzle row of k per tile");
+  static_assert(BM == 128, "CVT_T2_BM: the kernel is written for two warpgroups of 64 rows");
   constexpr bool bf16 = std::is_same_v<T, __nv_bfloat16>;
   CUtensorMap a_map, b_map;
   if (!tensor_map_16bit(&a_map, A, M, K, BM, bf16) || !tensor_map_16bit(&b_map, B, K, N, BK, bf16))

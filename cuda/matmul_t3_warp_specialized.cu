@@ -199,9 +199,11 @@ matmul_t3_warp_specialized_kernel(const __grid_constant__ CUtensorMap a_map,
 template <class T>
 static cudaError_t launch_t3(const void* A, const void* B, void* C, int64_t M, int64_t N,
                              int64_t K, cudaStream_t stream) {
-  constexpr int BM = 128, BK = 64, BN = CVT_T3_BN, STAGES = CVT_T3_STAGES;
+  constexpr int BM = CVT_T3_BM, BK = CVT_T3_BK, BN = CVT_T3_BN, STAGES = CVT_T3_STAGES;
   constexpr int CLUSTER = CVT_T3_CLUSTER;
   static_assert(BN == 128 || BN == 256, "CVT_T3_BN: the wgmma shapes of cuda/hopper.cuh");
+  static_assert(BK == 64, "CVT_T3_BK: one 128-byte swizzle row of k per tile");
+  static_assert(BM == 128, "CVT_T3_BM: the kernel is written for two consumer warpgroups of 64 rows");
   static_assert(CLUSTER == 1 || CLUSTER == 2 || CLUSTER == 4, "CVT_T3_CLUSTER");
   constexpr bool bf16 = std::is_same_v<T, __nv_bfloat16>;
   CUtensorMap a_map, b_map, c_map;

@@ -43,6 +43,14 @@ _NO_TWIN = ("Triton's tl.dot chooses vector widths, warp layout and pipelining i
             "triton_autotuned is the Triton matmul to compare with")
 
 
+# t2 and t3 run t1's kernel off their TMA path; their models then need t1's tiles.
+_T1_FALLBACK = {f"T1_{n}": f"T1_{n}" for n in ("BM", "BN", "BK", "WM", "WN")}
+_SM90A = ("Hopper, built for sm_90a: wgmma, TMA and mbarrier transaction counts exist "
+          "only on compute capability 9.0")
+_TMA_TWIN = ("Triton writes no block barrier or descriptor; triton_persistent (TMA, wgmma, "
+             "one program per SM) is the Triton matmul of the same instructions")
+
+
 def records() -> list[Kernel]:
     return [
         _record("cuda_v1_naive", "v1", "matmul_v1_naive",
@@ -106,5 +114,29 @@ def records() -> list[Kernel]:
                       "triton_autotuned at the same precision is the Triton matmul to compare with",
             min_capability=(8, 0),
             needs="sm_80+: mma.sync on fp16 and bf16, ldmatrix, cp.async",
+        ),
+        Kernel(
+            name="cuda_t2_wgmma_tma", op="matmul", backend="cuda", version="t2",
+            summary="warpgroup wgmma reading shared memory that TMA filled, mbarrier phases "
+                    "(unaligned, K or N not multiples of 8: t1's)",
+            source="cuda/matmul_t2_wgmma_tma.cu", precisions=("fp16", "bf16"),
+            loader=_op("matmul_t2_wgmma_tma"),
+            params=_params(BM="T2_BM", BN="T2_BN", BK="T2_BK", STAGES="T2_STAGES", GROUP="T2_GROUP",
+                           **_T1_FALLBACK),
+            model=models.matmul_t2, formula="global N³/BN + N³/BM (TMA)",
+            twin_note=_TMA_TWIN, min_capability=(9, 0), max_capability=(9, 0),
+            needs=_SM90A,
+        ),
+        Kernel(
+            name="cuda_t3_warp_specialized", op="matmul", backend="cuda", version="t3",
+            summary="TMA producer and wgmma consumer warpgroups, persistent clusters sharing B "
+                    "by multicast, TMA store (else t1's)",
+            source="cuda/matmul_t3_warp_specialized.cu", precisions=("fp16", "bf16"),
+            loader=_op("matmul_t3_warp_specialized"),
+            params=_params(BM="T3_BM", BN="T3_BN", BK="T3_BK", STAGES="T3_STAGES", CLUSTER="T3_CLUSTER",
+                           GROUP="T3_GROUP", **_T1_FALLBACK),
+            model=models.matmul_t3, formula="global N³/BN + N³/BM (TMA; L2 reads N³/BN + N³/(CLUSTER·BM))",
+            twin_note=_TMA_TWIN,
+            min_capability=(9, 0), max_capability=(9, 0), needs=_SM90A,
         ),
     ]

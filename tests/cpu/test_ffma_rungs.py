@@ -253,7 +253,9 @@ def test_emulator_rewrites_every_launch():
         import emulate
     finally:
         sys.path.pop(0)
-    for cu in sorted((ROOT / "cuda").glob("matmul_*.cu")):
+    emulated = [*sorted((ROOT / "cuda").glob("matmul_v*.cu")),
+                *(ROOT / "cuda" / f"matmul_{rung}.cu" for rung in emulate.EMULATED_TENSOR_CORE_RUNGS)]
+    for cu in emulated:
         text = emulate.rewrite(cu.read_text())
         assert "<<<" not in text and "cvt_emu::launch(" in text, cu.name
     assert emulate.split_top_level("dim3(a, b), t, 0, s") == ["dim3(a, b)", "t", "0", "s"]

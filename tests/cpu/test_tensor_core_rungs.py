@@ -1,15 +1,18 @@
-"""The tensor-core rungs: cuda/matmul_t1_mma_sync.cu ...
+"""The tensor-core rungs: cuda/matmul_t1_mma_sync.cu, cuda/matmul_t2_wgmma_tma.cu ...
 
-CPU tier: each file opens with the ladder's header; each builds for sm_80 and sm_90 with
-every instantiation (fp16 and bf16, the 16-byte and the scalar path) without a spill; its
-traffic model equals a piece-by-piece count of what the kernel copies and ldmatrix-loads,
-and the lecture-style formulas at tile multiples; the profile's counter target checks
-mma.sync instructions x 2048 against the model's multiply-adds; the fake kernels check what
-the op checks; the tile sweep names only parameters that exist; and every rung runs on the
-CPU emulator (tests/support/cuda_emulator/: warp-wide ldmatrix and mma.sync emulated lane
-by lane) at odd shapes on both paths, checked element by element. (GPU tier:
-tests/gpu/test_tensor_core_rungs.py, and every CUDA matmul test in
-tests/gpu/test_matmul_cuda.py at fp16 and bf16.)
+CPU tier: each file opens with the ladder's header; t1 builds for sm_80 and sm_90 with every
+instantiation (fp16 and bf16, the 16-byte and the scalar path) without a spill, the Hopper
+rungs (t2, t3) for sm_90a with the instructions they are about (HGMMA, UTMALDG, ...) in
+their SASS and without a spill; each traffic model equals a piece-by-piece count of what
+the kernel copies (t1: cp.async pieces and ldmatrix loads; t2, t3: TMA boxes, t1's counts
+off the TMA path) and the lecture-style formulas at tile multiples; the profile's counter
+target checks tensor-pipe instructions x their multiply-adds against the model's (2048 per
+mma.sync, 64 BN 16 / 4 per warp of a wgmma) and the TMA rungs' loads by the bytes L2 sent;
+the fake kernels check what the op checks; the tile sweep names only parameters that exist;
+and t1 runs on the CPU emulator (tests/support/cuda_emulator/: warp-wide ldmatrix and
+mma.sync emulated lane by lane) at odd shapes on both paths, checked element by element
+(TMA and wgmma have no emulator). (GPU tier: tests/gpu/test_tensor_core_rungs.py, and every
+CUDA matmul test in tests/gpu/test_matmul_cuda.py at fp16 and bf16.)
 """
 from __future__ import annotations
 
@@ -22,14 +25,16 @@ from pathlib import Path
 import pytest
 
 from bench import problems, profile, registry
-from bench.families.matmul.models import TENSOR_CORE_VERSIONS, MatmulShape
+from bench.families.matmul.models import TENSOR_CORE_VERSIONS, MatmulShape, tma_path
 from bindings import config
 from tests.support import emulated
+from tests.support.cuda_emulator.emulate import EMULATED_TENSOR_CORE_RUNGS
 from tests.support.tile_counts import count_tiles
 
 ROOT = Path(__file__).resolve().parents[2]
 RUNGS = [k for k in registry.kernels() if k.backend == "cuda" and k.version in TENSOR_CORE_VERSIONS]
 IDS = [k.name for k in RUNGS]
+HOPPER = [k for k in RUNGS if k.min_capability == (9, 0)]      # t2 on: sm_90a only
 NVCC = shutil.which("nvcc")
 needs_nvcc = pytest.mark.skipif(NVCC is None, reason="nvcc not on PATH")
 
@@ -47,13 +52,17 @@ def test_rung_opens_with_the_ladder_header(kernel):
     text = (ROOT / kernel.source).read_text()
     for field in ("idea", "change", "banks", "traffic", "precond.", "params", "run"):
         assert re.search(rf"^//   {re.escape(field)}\s", text, re.M), f"{kernel.name}: no '{field}'"
-    assert "vector_path_ok_16bit(A, B, C, N, K)" in text, "the launcher picks the path"
+    assert re.search(r"path_ok\w*\(A, B, C, N, K\)", text), "the launcher picks the path"
     assert "cudaErrorNotSupported" in text, "the launcher refuses GPUs without the instructions"
+    if kernel in HOPPER:   # off the TMA path the rung runs t1's kernel, and says so
+        assert "launch_matmul_t1_mma_sync(A, B, C, M, N, K, type, stream)" in text
+        assert "t1's" in kernel.summary and kernel.max_capability == (9, 0)
 
 
 @needs_nvcc
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
-@pytest.mark.parametrize("kernel", RUNGS, ids=IDS)
+@pytest.mark.parametrize("kernel", [k for k in RUNGS if k not in HOPPER],
+                         ids=[k.name for k in RUNGS if k not in HOPPER])
 def test_builds_without_spills(kernel, arch, tmp_path):
     """fp16 and bf16, each on the 16-byte and the scalar path: four kernels, no spill, no
     stack frame."""
@@ -71,6 +80,48 @@ def test_builds_without_spills(kernel, arch, tmp_path):
     assert set(re.findall(r"(\d+) bytes stack frame", out.stderr)) == {"0"}, out.stderr
 
 
+# The SASS each Hopper rung is about: warpgroup MMAs from shared memory, TMA copies,
+# mbarrier waits; t3 adds multicast, TMA stores and register reallocation.
+HOPPER_SASS = {
+    "t2": ("HGMMA.64x256x16.F32.BF16", "HGMMA.64x256x16.F32 ", "UTMALDG.2D", "SYNCS.PHASECHK"),
+    "t3": ("HGMMA.64x256x16.F32.BF16", "UTMALDG.2D.MULTICAST", "UTMASTG", "USETMAXREG",
+           "SYNCS.PHASECHK"),
+}
+
+
+@needs_nvcc
+@pytest.mark.parametrize("kernel", HOPPER, ids=[k.name for k in HOPPER])
+def test_hopper_rungs_build_for_sm90a_with_their_instructions(kernel, tmp_path):
+    """fp16 and bf16 for sm_90a: no spill, no stack frame, and the instructions the rung is
+    about in its SASS; for sm_90 (no 'a') the same file builds, without them (the launcher
+    then says what it needs)."""
+    from triton import knobs
+
+    obj = tmp_path / "k.o"
+    out = subprocess.run([NVCC, "-arch=sm_90a", "-O3", "-std=c++17", "-Xptxas=-v", "-c",
+                          str(ROOT / kernel.source), "-o", str(obj)],
+                         capture_output=True, text=True, cwd=ROOT / "cuda")
+    assert out.returncode == 0, out.stderr
+    entries = re.findall(r"Compiling entry function '(\w+)'", out.stderr)
+    assert len(entries) == 2 and sum("6__half" in e for e in entries) == 1, entries
+    for stores, loads in re.findall(r"(\d+) bytes spill stores, (\d+) bytes spill loads",
+                                    out.stderr):
+        assert (stores, loads) == ("0", "0"), out.stderr
+    assert set(re.findall(r"(\d+) bytes stack frame", out.stderr)) == {"0"}, out.stderr
+    assert "C7515" not in out.stderr, "ptxas serialised the wgmma"
+    sass = subprocess.run([knobs.nvidia.cuobjdump.path, "-sass", str(obj)],
+                          capture_output=True, text=True, check=True).stdout
+    for instruction in HOPPER_SASS[kernel.version]:
+        assert instruction in sass, instruction
+    plain = subprocess.run([NVCC, "-arch=sm_90", "-O3", "-std=c++17", "-c",
+                            str(ROOT / kernel.source), "-o", str(tmp_path / "plain.o")],
+                           capture_output=True, text=True, cwd=ROOT / "cuda")
+    assert plain.returncode == 0, plain.stderr
+    sass = subprocess.run([knobs.nvidia.cuobjdump.path, "-sass", str(tmp_path / "plain.o")],
+                          capture_output=True, text=True, check=True).stdout
+    assert "HGMMA" not in sass and "UTMALDG" not in sass
+
+
 # --------------------------------------------------------------------------- the model
 
 def _count_pieces(s: MatmulShape, p) -> tuple[int, int, int]:
@@ -82,27 +133,63 @@ def _count_pieces(s: MatmulShape, p) -> tuple[int, int, int]:
     return count_tiles(s.M, s.N, s.K, p["BM"], p["BN"], p["BK"], per_k_tile)
 
 
+def _count_boxes(s: MatmulShape, p) -> tuple[int, int, int]:
+    """(elements the blocks receive, shared loads, multiply-adds) counted box by box as t2
+    and t3 copy them: per block tile (BM rows of `rows_per_tile`, BN columns) and 64-deep k
+    tile, A's BM x 64 box and BN/64 boxes of B of 64 x 64, each delivering the values that
+    lie inside the matrix (TMA fills the rest with zeros without reading it); t3's clusters
+    cover C*BM rows, every block computing. No thread loads shared memory."""
+    cluster = p.get("CLUSTER", 1)
+    loads = fma = 0
+    for cm in range(-(-s.M // (cluster * p["BM"]))):
+        for r in range(cluster):
+            m0 = (cm * cluster + r) * p["BM"]
+            rows = max(0, min(p["BM"], s.M - m0))
+            for n0 in range(0, s.N, p["BN"]):
+                for k0 in range(0, s.K, 64):
+                    depth = min(64, s.K - k0)
+                    loads += rows * depth
+                    for b0 in range(n0, n0 + p["BN"], 64):
+                        loads += depth * max(0, min(64, s.N - b0))
+                    fma += p["BM"] * p["BN"] * 64
+    return loads, 0, fma
+
+
 @pytest.mark.parametrize("kernel", RUNGS, ids=IDS)
 @pytest.mark.parametrize("shape", [(1, 1, 1), (17, 13, 7), (127, 129, 31), (136, 264, 40),
-                                   (1, 300, 8), (300, 1, 9), (5, 7, 0), (257, 520, 96)])
+                                   (1, 300, 8), (300, 1, 9), (5, 7, 0), (257, 520, 96),
+                                   (100, 264, 40), (1, 8, 8)])
 def test_model_equals_a_piece_count(kernel, shape):
     s = MatmulShape(*shape)
     t = kernel.traffic(s, "bf16")
-    assert (t.global_loads, t.shared_loads, t.fma) == _count_pieces(s, kernel.params("bf16"))
+    p = kernel.params("bf16")
+    if kernel in HOPPER and tma_path(s):
+        assert (t.global_loads, t.shared_loads, t.fma) == _count_boxes(s, p)
+        assert t.tma and t.copy_width == 0.0 and t.mma_macs == 64 * p["BN"] * 16 // 4
+    else:   # t1, and t2 and t3 off their TMA path: t1's kernel with t1's tiles
+        t1 = {k.removeprefix("T1_"): v for k, v in p.items() if k.startswith("T1_")} or p
+        assert (t.global_loads, t.shared_loads, t.fma) == _count_pieces(s, t1)
+        # 16-byte path: a cp.async moves 8 values; scalar path: plain 2-byte loads
+        assert t.copy_width == (8.0 if s.K % 8 == 0 and s.N % 8 == 0 else 0.0)
+        assert not t.tma and t.mma_macs == 2048
     assert t.global_stores == s.M * s.N and t.elem_bytes == 2
-    # 16-byte path: a cp.async moves 8 values; scalar path: plain 2-byte loads
-    assert t.copy_width == (8.0 if s.K % 8 == 0 and s.N % 8 == 0 else 0.0)
 
 
 @pytest.mark.parametrize("kernel", RUNGS, ids=IDS)
 @pytest.mark.parametrize("n", [256, 1024, 4096])
 def test_lecture_style_formulas_at_tile_multiples(kernel, n):
-    """global N^3/BN + N^3/BM; shared (ldmatrix) N^3/WN + N^3/WM; multiply-adds N^3."""
+    """global N^3/BN + N^3/BM; shared (ldmatrix) N^3/WN + N^3/WM for t1, none by threads for
+    t2 and t3; multiply-adds N^3; t3's L2 reads N^3/BN + N^3/(CLUSTER BM)."""
+    from bench.families.matmul.models import t3_l2_reads
+
     p = kernel.params("fp16")
-    t = kernel.traffic(MatmulShape(n, n, n), "fp16")
+    s = MatmulShape(n, n, n)
+    t = kernel.traffic(s, "fp16")
     assert t.global_loads == n**3 // p["BN"] + n**3 // p["BM"]
-    assert t.shared_loads == n**3 // p["WN"] + n**3 // p["WM"]
+    assert t.shared_loads == (0 if kernel in HOPPER else n**3 // p["WN"] + n**3 // p["WM"])
     assert t.fma == n**3
+    if kernel.version == "t3":
+        assert t3_l2_reads(s, p) == n**3 // p["BN"] + n**3 // (p["CLUSTER"] * p["BM"])
 
 
 def test_counter_target_counts_mma_instructions():
@@ -122,6 +209,32 @@ def test_counter_target_counts_mma_instructions():
     lv["mma_fma"] /= 2      # half the mma instructions: the target must fail
     assert problems.get("matmul").profile_target(kernel, lv, model) == "FAIL"
     assert math.isnan(profile.levels({}, 2)["mma_fma"])   # no counter: not a pass
+
+
+@pytest.mark.parametrize("kernel", HOPPER, ids=[k.name for k in HOPPER])
+def test_counter_target_of_the_tma_rungs(kernel):
+    """What Nsight Compute counted on the H100 at 4096^3 bf16, for t2 and t3 alike:
+    1,048,576 tensor-pipe warp instructions (262,144 wgmma m64n256k16, four warps each:
+    65,536 multiply-adds per count) and 1.61 GB sent from L2 to the SMs
+    (l1tex__m_xbar2l1tex_read_bytes; t3's multicast reaches both blocks of a cluster), no
+    thread load. The loads are the bytes; half the instructions or a third more bytes
+    fail."""
+    model = kernel.traffic(MatmulShape(4096, 4096, 4096), "bf16")
+    assert model.global_load_bytes == 1_610_612_736
+    short = dict(ld_thread_inst=0.0, ld_warp_inst=0.0, ldgsts_warp_inst=0.0, ldgsts_bytes=0.0,
+                 xbar2l1tex_read_bytes=1.61e9, hmma_warp_inst=1048576.0, ffma=0.0)
+    counters = {full: short[name] for full, name in profile.METRICS if name in short}
+    lv = profile.levels(counters, 2, model.load_width, model.copy_width, model.tma,
+                        model.mma_macs)
+    assert lv["mma_fma"] == model.fma == 4096**3
+    out = profile.compare(kernel, problems.get("matmul"), lv, model)
+    assert out["target"] == "PASS" and out["ratio_mma"] == 1.0
+    assert abs(out["ratio_issued"] - 1) < 0.001
+    lv["mma_fma"] /= 2
+    assert problems.get("matmul").profile_target(kernel, lv, model) == "FAIL"
+    lv["mma_fma"] *= 2
+    lv["issued_elements"] *= 4 / 3
+    assert problems.get("matmul").profile_target(kernel, lv, model) == "FAIL"
 
 
 # --------------------------------------------------------------------------- the fakes
@@ -193,4 +306,6 @@ def test_every_rung_on_the_cpu_emulator(tmp_path):
     against float64, with AddressSanitizer watching every access (~30 s)."""
     out = emulated.run(tmp_path, "runner_tensor_cores.cpp", "tensor_core_kernels.inc",
                        EMULATED_SHAPES)
-    assert out.count(" ok") == 2 * len(config.TENSOR_CORE_OPS) * len(EMULATED_SHAPES), out
+    assert out.count(" ok") == 2 * len(EMULATED_TENSOR_CORE_RUNGS) * len(EMULATED_SHAPES), out
+    assert set(EMULATED_TENSOR_CORE_RUNGS) <= {op.removeprefix("matmul_")
+                                               for op in config.TENSOR_CORE_OPS}

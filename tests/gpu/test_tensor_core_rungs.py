@@ -1,11 +1,13 @@
 """GPU tier: the tensor-core rungs (cuda/matmul_t1_mma_sync.cu ...), past what
 tests/gpu/test_matmul_cuda.py asks of every CUDA matmul.
 
-Both of a rung's paths at the edges of its own tiles: the 16-byte path (K and N multiples of
-8, 16-byte aligned pointers) with the block tile cut in M, N and K, and the scalar path from
-an odd K, an odd N, or a pointer one element off 16 bytes. Then NaN and inf, bit-for-bit
-repeatability, a long K, offsets past 2^31 elements on the 16-byte path, and
-compute-sanitizer on the rung alone (racecheck and synccheck included).
+Both of a rung's paths at the edges of its own tiles: the 16-byte path (t2, t3: the TMA
+path; K and N multiples of 8, 16-byte aligned pointers) with the block tile cut in M, N and
+K, and the scalar path from an odd K, an odd N, or a pointer one element off 16 bytes (t2
+and t3 run t1's kernel there: the same bits as t1). Then NaN and inf, bit-for-bit
+repeatability, a long K, t3's persistent grid over many tiles per cluster and a cluster
+half below M, offsets past 2^31 elements on the 16-byte path, and compute-sanitizer on the
+rungs alone (racecheck and synccheck included).
 """
 from __future__ import annotations
 
@@ -59,6 +61,42 @@ def test_the_scalar_path(kernel, precision, shape):
     assert result.status == "ok", result
 
 
+HOPPER_CASES = [(k, p) for k, p in CASES if k.min_capability == (9, 0)]
+
+
+@pytest.mark.parametrize("kernel,precision", HOPPER_CASES,
+                         ids=[f"{k.name}-{p}" for k, p in HOPPER_CASES])
+def test_off_the_tma_path_the_hopper_rungs_run_t1(kernel, precision):
+    """Odd N, odd K, a pointer off 16 bytes: the op's result is t1's, bit for bit (the
+    launcher runs t1's kernel, as the header and the registry say)."""
+    import torch
+
+    t1 = registry.get("cuda_t1_mma_sync").runner(precision)
+    dtype = prec.torch_dtype(precision)
+    g = torch.Generator().manual_seed(3)
+    for M, N, K in ((130, 257, 40), (129, 264, 37)):
+        a = torch.randn(M, K, generator=g).to(dtype).cuda()
+        b = torch.randn(K, N, generator=g).to(dtype).cuda()
+        assert torch.equal(kernel.runner(precision)(a, b), t1(a, b))
+    store = torch.randn(200 * 96 + 1, generator=g).to(dtype).cuda()
+    a, b = store[1:].view(200, 96), torch.randn(96, 264, generator=g).to(dtype).cuda()
+    assert torch.equal(kernel.runner(precision)(a, b), t1(a, b))
+
+
+@pytest.mark.parametrize("kernel,precision", HOPPER_CASES,
+                         ids=[f"{k.name}-{p}" for k, p in HOPPER_CASES])
+@pytest.mark.parametrize("shape", [MatmulShape(2056, 4104, 520), MatmulShape(100, 264, 40),
+                                   MatmulShape(4104, 136, 8), MatmulShape(8, 8, 4104),
+                                   MatmulShape(5, 8, 0)], ids=str)
+def test_the_tma_path_over_many_tiles(kernel, precision, shape):
+    """More tiles than clusters fit at once (t3 walks several per cluster, the ring's
+    phases wrap across tiles), a cluster whose second block lies wholly below M (its TMA
+    boxes are all zero fill and its store writes nothing), one k tile of 8, a long thin K,
+    and K = 0 (zeros)."""
+    result = _check(kernel, precision, shape)
+    assert result.status == "ok", result
+
+
 @pytest.mark.parametrize("kernel,precision", CASES, ids=CASE_IDS)
 def test_pointers_off_16_bytes_take_the_scalar_path(kernel, precision):
     """A and B one element past a 16-byte boundary (contiguous, so the op passes them as
@@ -108,7 +146,7 @@ def test_long_k(kernel, precision):
 @pytest.mark.parametrize("kernel", RUNGS, ids=[k.name for k in RUNGS])
 def test_offsets_past_2_to_the_31_on_the_16_byte_path(kernel):
     """M * K > 2^31 with K and N multiples of 8: the cp.async addresses of the last rows
-    need 64-bit offsets."""
+    need 64-bit offsets (t2, t3: TMA's coordinates are rows and columns, its sizes 64-bit)."""
     import torch
 
     precision = kernel.precisions[-1]

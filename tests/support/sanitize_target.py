@@ -12,8 +12,10 @@ import sys
 
 # Odd shapes per op: tile edges, a masked tail, columns as well as rows.
 SHAPES = {
-    # the last: tiles cut in M, N and K on the 16-byte paths (K and N multiples of 8)
-    "matmul": "127x129x31,1x65x17,136x264x40",
+    # the last two: tiles cut in M, N and K on the 16-byte and TMA paths (K and N multiples
+    # of 8; the last is 3 x 3 tiles of 128 x 256, for t3 two rows of clusters, the second
+    # with a block half below M)
+    "matmul": "127x129x31,1x65x17,136x264x40,264x520x136",
     "vector_add": "1000,4097",
     "copy": "1000,4097",
     "relu_dropout": "1000,4097",

@@ -19,7 +19,15 @@ from bindings.precision import element_bytes
 # v1-v3, then the FFMA rungs past it (cuda/matmul_v4_vectorized.cu ...).
 LADDER_VERSIONS = ("v1", "v1c", "v1.5", "v2", "v3", "v4", "v5", "v6", "v7", "v8")
 # The tensor-core rungs in order (the @tensor_cores group): cuda/matmul_t1_mma_sync.cu ...
-TENSOR_CORE_VERSIONS = ("t1",)
+TENSOR_CORE_VERSIONS = ("t1", "t2", "t3")
+# Multiply-adds of one warp-level tensor-pipe instruction, as Nsight Compute counts them
+# (sm__inst_executed_pipe_tensor_op_hmma): mma.sync.m16n8k16 is one warp's 16 x 8 x 16; a
+# warpgroup's wgmma m64nNk16 is issued by its four warps, each counted once: 64 N 16 / 4.
+MMA_M16N8K16 = 16 * 8 * 16
+
+
+def wgmma_macs_per_warp(n: int) -> int:
+    return 64 * n * 16 // 4
 
 
 @dataclass(frozen=True)
@@ -59,6 +67,11 @@ class Traffic:
                    16-byte piece of B). The profile counts the copies as warp instructions x
                    32 lanes x copy_width. 0 for every other kernel (the profile then adds
                    async copies, e.g. Triton's pipelined loads, by their bytes)
+    tma            True for a kernel whose threads load nothing from global memory: TMA
+                   copies whole boxes into shared memory, so the profile counts its loads by
+                   the bytes L2 sends to the SMs (global_loads elements x elem_bytes)
+    mma_macs       multiply-adds of one counted tensor-pipe warp instruction (a tensor-core
+                   rung's fma / its instructions; MMA_M16N8K16 for mma.sync)
     """
 
     global_loads: int
@@ -71,6 +84,8 @@ class Traffic:
     useful_flops: int
     load_width: int = 1
     copy_width: float = 0.0
+    tma: bool = False
+    mma_macs: int = MMA_M16N8K16
 
     @property
     def global_load_bytes(self) -> int:
@@ -99,7 +114,8 @@ class Traffic:
 
 
 def matmul_traffic(s: MatmulShape, p, loads: int, shared: int, fma: int,
-                   load_width: int = 1, copy_width: float = 0.0) -> Traffic:
+                   load_width: int = 1, copy_width: float = 0.0, tma: bool = False,
+                   mma_macs: int = MMA_M16N8K16) -> Traffic:
     """A matmul's Traffic from its load, shared and FMA counts; stores, compulsory bytes and
     useful flops follow from the shape, bytes from the precision in p."""
     M, N, K = s.M, s.N, s.K
@@ -115,6 +131,8 @@ def matmul_traffic(s: MatmulShape, p, loads: int, shared: int, fma: int,
         useful_flops=2 * M * N * K,
         load_width=load_width,
         copy_width=copy_width,
+        tma=tma,
+        mma_macs=mma_macs,
     )
 
 
@@ -229,6 +247,58 @@ def matmul_t1(s: MatmulShape, p) -> Traffic:
                           fma=blocks * BM * BN * k_padded, copy_width=8.0 if vec else 0.0)
 
 
+def tma_path(s: MatmulShape) -> bool:
+    """Whether t2 and t3 run their own TMA kernel at this shape (K and N multiples of 8,
+    K >= 1; torch's allocations are 16-byte aligned) rather than t1's (cuda/matmul_t2*.cu)."""
+    return s.K >= 1 and s.K % 8 == 0 and s.N % 8 == 0
+
+
+def _t1_fallback(s: MatmulShape, p) -> Traffic:
+    """t1's counts with t1's tiles, which t2 and t3 pass their record's T1_* parameters in."""
+    return matmul_t1(s, {**{k: p[f"T1_{k}"] for k in ("BM", "BN", "BK", "WM", "WN")},
+                         "precision": p["precision"]})
+
+
+def matmul_t2(s: MatmulShape, p) -> Traffic:
+    """t2 wgmma + TMA: TMA copies boxes of BM x 64 of A and 64 x 64 of B; values outside the
+    matrices are zero-filled, not read, so L2 sends every A value once per column of block
+    tiles and every B value once per row of them. The threads load nothing from global or
+    shared memory (the tensor core reads the tiles through descriptors): shared loads 0.
+    Multiply-adds are the padded block tile's, k padded to a multiple of BK (64). Off the TMA path
+    (tma_path), t1's kernel and model."""
+    if not tma_path(s):
+        return _t1_fallback(s, p)
+    M, N, K, BM, BN = s.M, s.N, s.K, p["BM"], p["BN"]
+    blocks = ceil(M / BM) * ceil(N / BN)
+    return matmul_traffic(s, p, loads=M * K * ceil(N / BN) + N * K * ceil(M / BM), shared=0,
+                          fma=blocks * BM * BN * p["BK"] * ceil(K / p["BK"]), tma=True,
+                          mma_macs=wgmma_macs_per_warp(BN))
+
+
+def matmul_t3(s: MatmulShape, p) -> Traffic:
+    """t3 warp-specialized: what reaches the blocks is t2's count (every block gets its A
+    and the whole B of its column, the profile's bytes L2 sent to the SMs; a block wholly
+    below M still receives its cluster's B), but a cluster's B is READ from L2 once and
+    multicast: L2 reads are M*K*ceil(N/BN) +
+    N*K*ceil(M/(CLUSTER BM)) (lts__t_sectors_srcunit_tex_op_read; see t3_l2_reads). Every
+    block of a cluster computes its tile, also one wholly below M (its A is zeros): the
+    multiply-adds cover ceil(M / (CLUSTER BM)) clusters of CLUSTER tiles. Off the TMA
+    path, t1's."""
+    if not tma_path(s):
+        return _t1_fallback(s, p)
+    M, N, K, BM, BN, C = s.M, s.N, s.K, p["BM"], p["BN"], p["CLUSTER"]
+    blocks = ceil(M / (C * BM)) * C * ceil(N / BN)
+    return matmul_traffic(s, p, loads=M * K * ceil(N / BN) + N * K * C * ceil(M / (C * BM)),
+                          shared=0, fma=blocks * BM * BN * p["BK"] * ceil(K / p["BK"]), tma=True,
+                          mma_macs=wgmma_macs_per_warp(BN))
+
+
+def t3_l2_reads(s: MatmulShape, p) -> int:
+    """Elements t3 reads from L2 on its TMA path: B once per cluster (multicast)."""
+    M, N, K, BN, C = s.M, s.N, s.K, p["BN"], p["CLUSTER"] * p["BM"]
+    return M * K * ceil(N / BN) + N * K * ceil(M / C)
+
+
 def lecture_formula(version: str, n: int, p) -> int:
     """The lecture's global-load count for an N x N x N product (square, tile multiples)."""
     if version in ("v1", "v1c"):
@@ -239,6 +309,6 @@ def lecture_formula(version: str, n: int, p) -> int:
         return 2 * n**3 // p["V"]
     if version in ("v3", "v4"):
         return 2 * n**3 // p["L"]
-    if version in ("v5", "v6", "v7", "v8", "t1"):  # the lecture's 2N^3/L, rectangular tile
+    if version in ("v5", "v6", "v7", "v8", "t1", "t2", "t3"):  # 2N^3/L, rectangular tile
         return n**3 // p["BN"] + n**3 // p["BM"]
     raise KeyError(version)

@@ -30,6 +30,12 @@ def split_top_level(text: str) -> list[str]:
     return parts + [cur.strip()]
 
 
+# The tensor-core rungs this emulator runs: t1 (ldmatrix and mma.sync are emulated lane by
+# lane in mma.cuh). The Hopper rungs (t2 on: TMA, wgmma, mbarrier transaction counts,
+# clusters) have no emulation; the GPU tier checks them (tests/gpu/test_tensor_core_rungs.py).
+EMULATED_TENSOR_CORE_RUNGS = ("t1_mma_sync",)
+
+
 def rewrite(source: str) -> str:
     def launch(m: re.Match) -> str:
         config = split_top_level(m.group(2))
@@ -49,13 +55,17 @@ def main(out_dir: str) -> Path:
     # "cluster.cuh" find the emulated ones first
     for header in ("cp_async.cuh", "cluster.cuh", "mma.cuh"):
         (out / header).write_text((here / header).read_text())
-    # the FFMA ladder (CVT_MATMUL_OPS) and the tensor-core rungs (CVT_TENSOR_CORE_OPS),
-    # whose warp-wide ldmatrix and mma.sync are mma.cuh's here
-    ladder, tensor_cores = sorted(CUDA.glob("matmul_v*.cu")), sorted(CUDA.glob("matmul_t*.cu"))
+    # the FFMA ladder (CVT_MATMUL_OPS) and the tensor-core rungs the emulator can run
+    # (EMULATED_TENSOR_CORE_RUNGS), whose warp-wide ldmatrix and mma.sync are mma.cuh's here
+    ladder = sorted(CUDA.glob("matmul_v*.cu"))
+    tensor_cores = [CUDA / f"matmul_{rung}.cu" for rung in EMULATED_TENSOR_CORE_RUNGS]
     for cu in ladder + tensor_cores:
         (out / cu.name).write_text(rewrite(cu.read_text()))
     for name, files in (("all_kernels.inc", ladder), ("tensor_core_kernels.inc", tensor_cores)):
         (out / name).write_text("".join(f'#include "{cu.name}"\n' for cu in files))
+    # the runner's table of rungs (runner_tensor_cores.cpp)
+    (out / "emulated_rungs.inc").write_text(
+        "".join(f"X({rung})\n" for rung in EMULATED_TENSOR_CORE_RUNGS))
     return out
 
 

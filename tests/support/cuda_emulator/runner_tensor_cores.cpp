@@ -1,4 +1,5 @@
-// Runs every rung of CVT_TENSOR_CORE_OPS on the emulator, in fp16 and bf16, at the shapes
+// Runs the rungs emulate.py can emulate (EMULATED_TENSOR_CORE_RUNGS: t1; the Hopper rungs
+// have no emulation) on the emulator, in fp16 and bf16, at the shapes
 // given on the command line (M N K OFFSET quadruples; OFFSET elements shift A, B and C off
 // their 16-byte-aligned allocations, which sends the launcher to its scalar path) and
 // compares every element with a float64 reference of the same 16-bit inputs:
@@ -18,9 +19,9 @@ struct Version {
   cvt::TensorCoreMatmulLauncher launch;
 };
 static const Version kVersions[] = {
-#define CVT_VERSION(VERSION) {#VERSION, cvt::launch_matmul_##VERSION},
-    CVT_TENSOR_CORE_OPS(CVT_VERSION)
-#undef CVT_VERSION
+#define X(VERSION) {#VERSION, cvt::launch_matmul_##VERSION},
+#include "emulated_rungs.inc"  // X(t1_mma_sync) ..., written by emulate.py
+#undef X
 };
 
 static unsigned short to_bits(float x, bool bf16) {
