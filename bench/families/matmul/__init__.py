@@ -103,6 +103,7 @@ class MatmulFamily(Family):
         if "profile" in results:
             out.append(report.section_profile(results["profile"]))
             out.append(report.section_twins(results["profile"], results.get("time")))
+            out.append(report.section_tensor_cores(results["profile"], results.get("time")))
         return out
 
     def summary_lines(self, results):

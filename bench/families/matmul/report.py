@@ -368,6 +368,82 @@ def section_twins(profile_payload: dict, time_payload: dict | None = None) -> st
                         "median ms", "TFLOP/s", "% cuBLAS"], table))
 
 
+def code_lines(path) -> int:
+    """Lines of code in a kernel's source file: neither blank, nor comment (// or #), nor
+    inside a /* */ comment or a Python docstring. What a reader of the kernel reads, without
+    the building blocks it includes (cuda/mma.cuh, cuda/hopper.cuh)."""
+    from pathlib import Path
+
+    lines, skip = 0, None
+    for raw in Path(path).read_text().splitlines():
+        line = raw.strip()
+        if skip:
+            if skip in line:
+                skip = None
+            continue
+        if not line or line.startswith(("//", "#")):
+            continue
+        for opener in ('"""', "/*"):
+            closer = '"""' if opener == '"""' else "*/"
+            if line.startswith(opener):
+                rest = line[len(opener):]
+                if closer not in rest:
+                    skip = closer
+                break
+        else:
+            lines += 1
+    return lines
+
+
+def _stages(params: dict) -> int | None:
+    return params.get("STAGES", params.get("num_stages"))
+
+
+def section_tensor_cores(profile_payload: dict, time_payload: dict | None = None) -> str:
+    """Every tensor-core kernel profiled at fp16 or bf16, the CUDA rungs first, then the
+    Triton matmuls at the same precision and shape: the slide "same idea, two languages"."""
+    from bench import registry
+    from bench.families.matmul.models import TENSOR_CORE_VERSIONS
+
+    trows = (time_payload or {}).get("rows", [])
+    ms = {(r["kernel"], r["shape"], r["precision"]): r for r in _matmul(trows)
+          if r.get("status") == "ok"}
+    ok = [r for r in _matmul(profile_payload.get("rows", [])) if r.get("status") == "ok"
+          and r["precision"] in ("fp16", "bf16")]
+    names = registry.by_name()
+    cuda = [r for r in ok if r["backend"] == "cuda" and r.get("version") in TENSOR_CORE_VERSIONS]
+    if not cuda:
+        return ""
+    table = []
+    for precision in ("bf16", "fp16"):
+        for shape in dict.fromkeys(r["shape"] for r in cuda if r["precision"] == precision):
+            here = [r for r in ok if r["precision"] == precision and r["shape"] == shape
+                    and (r in cuda or r["backend"] == "triton")]
+            for r in sorted(here, key=lambda r: (r["backend"] != "cuda", r["kernel"])):
+                k = names.get(r["kernel"])
+                timed = ms.get((r["kernel"], shape, precision))
+                table.append([r["kernel"], precision, shape,
+                              count(code_lines(k.source)) if k else "-",
+                              count(_stages(k.tile_params(precision))) if k else "-",
+                              count(r.get("registers")), binary_bytes(_smem(r)),
+                              count(r.get("block_threads")), count(r.get("warp_inst")),
+                              f(r.get("tensor_active_pct"), 1),
+                              f(timed["tflops"], 1) if timed else "-",
+                              f(timed.get("pct_reference"), 1) if timed else "-"])
+    return ("## Tensor cores: the same idea in two languages\n\n"
+            "Every CUDA tensor-core rung beside the Triton matmuls at the same precision and "
+            "shape. **lines**: lines of code of the kernel's file (no comments, no blank "
+            "lines; the CUDA rungs' building blocks in cuda/mma.cuh and cuda/hopper.cuh not "
+            "counted), **stages** of its shared-memory ring, **registers** per thread, "
+            "**shared memory** per block and **threads** per block as launched, **warp "
+            "instructions** issued over the launch, and how busy the tensor pipe was (% of "
+            "its peak while the SMs were active); counters from Nsight Compute, TFLOP/s and "
+            "% of cuBLAS from the timing of the same shape in this run.\n\n"
+            + md_table(["kernel", "precision", "shape", "lines", "stages", "registers",
+                        "shared memory", "threads", "warp instructions", "tensor pipe busy %",
+                        "TFLOP/s", "% cuBLAS"], table))
+
+
 def readme_table() -> str:
     """The README's ladder table, from the registry (CUDA ladder rows and their twins)."""
     from bench import registry
