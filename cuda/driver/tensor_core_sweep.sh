@@ -82,8 +82,14 @@ timing=()
     "TF 4096" "x cuBLAS" "TF 8192" "x cuBLAS"
   for i in $chosen; do
     IFS="|" read -r rung defines <<< "${candidates[$i]}"
-    regs=$(grep -oE "Used [0-9]+ registers" "$out/build_$i.log" | tail -1 | grep -oE "[0-9]+")
-    spills=$(grep -oE "[0-9]+ bytes spill stores" "$out/build_$i.log" | sort -n | tail -1 | grep -oE "^[0-9]+")
+    # ptxas's report of this candidate's own kernels (the build holds every rung): the most
+    # registers and spill bytes among the entry functions named matmul_<rung>_kernel
+    regs=$(awk -v k="matmul_${rung}_kernel" '/Compiling entry function/ {mine = index($0, k) > 0}
+      mine && match($0, /Used [0-9]+ registers/) {print substr($0, RSTART + 5, RLENGTH - 15)}' \
+      "$out/build_$i.log" | sort -n | tail -1)
+    spills=$(awk -v k="matmul_${rung}_kernel" '/Compiling entry function/ {mine = index($0, k) > 0}
+      mine && match($0, /[0-9]+ bytes spill stores/) {print substr($0, RSTART, RLENGTH - 19)}' \
+      "$out/build_$i.log" | sort -n | tail -1)
     row=()
     for n in 4096 8192; do
       line=$("$out/driver_$i" "$rung" bf16 "$n" "$n" "$n" --reps 15 "${timing[@]}" | tee -a "$out/timing.log")
