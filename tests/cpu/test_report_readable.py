@@ -420,3 +420,39 @@ def test_twins_sit_side_by_side_with_registers_shared_memory_and_instructions():
     assert "the fastest fp32 kernel of each" in text
     # FFMA share: 2^30 thread FFMAs = 2^25 warp FFMAs out of 5e7 warp instructions
     assert f"{2 ** 25 / 5e7:.3f}" in text
+
+
+def test_tensor_core_rungs_beside_triton_with_lines_and_stages(tmp_path):
+    """The slide "same idea, two languages": every CUDA tensor-core rung profiled, then the
+    Triton matmuls at the same precision and shape, with lines of code (comments and blank
+    lines not counted) and stages from the kernel's tiles."""
+    from bench.families.matmul import report as mr
+
+    src = tmp_path / "k.cu"
+    src.write_text("// header\n#include <x>\n\n/* a\n   block */\nint a;\n  // c\nint b; /* x */\n")
+    assert mr.code_lines(src) == 2
+    py = tmp_path / "k.py"
+    py.write_text('"""doc\nstring"""\nimport x\n# c\n\ndef f():\n    """one line"""\n    return 1\n')
+    assert mr.code_lines(py) == 3
+
+    def prof(kernel, backend, version, busy):
+        return dict(kernel=kernel, backend=backend, version=version, op="matmul",
+                    shape="4096x4096x4096", precision="bf16", status="ok", registers=168,
+                    smem_dynamic_bytes=230464, block_threads=384, warp_inst=3e7,
+                    tensor_active_pct=busy)
+
+    profile = {"rows": [prof("triton_persistent", "triton", "persistent", 92.1),
+                        prof("cuda_t3_warp_specialized", "cuda", "t3", 94.0),
+                        prof("cuda_v7_lean_fetch", "cuda", "v7", 0.0)]}
+    time = {"rows": [dict(kernel=k, op="matmul", shape="4096x4096x4096", precision="bf16",
+                          status="ok", tflops=t, pct_reference=p)
+                     for k, t, p in (("cuda_t3_warp_specialized", 787.9, 98.9),
+                                     ("triton_persistent", 725.6, 99.0))]}
+    text = mr.section_tensor_cores(profile, time)
+    rows = [line for line in text.splitlines() if line.startswith("| cuda_t3") or
+            line.startswith("| triton_persistent")]
+    assert rows[0].startswith("| cuda_t3_warp_specialized | bf16 | 4096x4096x4096 | ")
+    assert "| 4 | 168 |" in rows[0] and "| 94.0 | 787.9 | 98.9 |" in rows[0]   # 4 stages
+    assert "| 3 | 168 |" in rows[1]                           # triton_persistent: num_stages 3
+    assert "cuda_v7" not in text                              # FFMA rungs are not in it
+    assert mr.section_tensor_cores({"rows": profile["rows"][:1]}, time) == ""
