@@ -222,10 +222,20 @@ def _staged_row_major(x: torch.Tensor) -> torch.Tensor:
     return view
 
 
+_scratch: dict = {}
+
+
 def _allocator(size: int, alignment: int, stream):
     """Global scratch for the descriptors that tl.make_tensor_descriptor builds on the
-    device (128 bytes each per program); Triton asks for it at every launch."""
-    return torch.empty(size, dtype=torch.int8, device="cuda")
+    device (128 bytes each per program); Triton asks for it at every launch. Zero-filled
+    once and kept per (device, stream, size): building a descriptor reads its slot before
+    every byte of it is written (compute-sanitizer's initcheck flagged fresh torch.empty
+    memory at 264x520x136), and launches on one stream run one after the other, so one
+    buffer per stream serves them all without a memset per launch."""
+    key = (torch.cuda.current_device(), stream, size)
+    if key not in _scratch:
+        _scratch[key] = torch.zeros(size, dtype=torch.int8, device="cuda")
+    return _scratch[key]
 
 
 def num_programs(device) -> int:
