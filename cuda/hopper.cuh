@@ -349,6 +349,14 @@ inline bool tensor_map_16bit(CUtensorMap* map, const void* base, int64_t rows, i
                 CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;  // NONE: zeros
 }
 
+// The inputs a TMA rung takes (t2, t3; otherwise they run t1's kernel): A, B and C 16-byte
+// aligned and every row stride, K or N values of 2 bytes, a multiple of 16 bytes; K >= 1
+// (a tensor map has no empty dimension).
+inline bool tma_path_ok(const void* A, const void* B, const void* C, int64_t N, int64_t K) {
+  const auto aligned = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };
+  return aligned(A) && aligned(B) && aligned(C) && K % 8 == 0 && N % 8 == 0 && K >= 1;
+}
+
 // 1 in the sm_90a image of the translation unit that includes this header, 0 in any other.
 #ifdef CVT_HOPPER_DEVICE
 static __device__ int hopper_body = 1;
