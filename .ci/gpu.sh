@@ -12,9 +12,13 @@
 #     user      a new user's walk (.ci/user_walk.sh): pip install . into a fresh environment,
 #               then the README's and docs' commands outside the checkout (user-now: the
 #               same with pip install --no-build-isolation .)
-#     report    make report into $OUT/set, then the counters of the ladder, the tensor-core
-#               rungs and triton_autotuned at 4096^3 added and the figures redrawn (the
-#               committed results/<gpu>/ sets are made so)
+#     report    make report into $OUT/set (about 8 minutes on the H100 with every kernel)
+#     report-4096  the counters of the ladder, the tensor-core rungs, triton_autotuned and
+#               triton_persistent at 4096^3 (fp32, fp16, bf16) added to SET (default: the
+#               $OUT/set of a `report` stage before it) and the figures redrawn. The
+#               committed results/<gpu>/ sets are made by `report report-4096`; where one
+#               call cannot hold both, run `report`, put its set into the tree (untracked
+#               files travel), then `SET=that/folder ... report-4096`.
 #     results   check and time only, into $OUT/set (a second GPU's set for `bench compare`)
 #
 # The GPU copy of the tree has no .git: pass the commit as CVT_GIT_SHA=... to label results.
@@ -78,14 +82,19 @@ for stage in "$@"; do
     ;;
   report)
     build
-    timeout "${REPORT_LIMIT:-420}" python3 -m bench report --out "$OUT/set" --force \
+    timeout "${REPORT_LIMIT:-540}" python3 -m bench report --out "$OUT/set" --force \
       > "$OUT/report.log" 2>&1; echo "report rc=$?"; grep -A12 "^## Summary" "$OUT/set/report.md"
-    timeout ${P4096_LIMIT:-150} python3 -m bench profile --append \
-      --kernels @ladder,@tensor_cores,triton_autotuned \
-      --shapes 4096x4096x4096 --out "$OUT/set" > "$OUT/profile4096.log" 2>&1
+    ;;
+  report-4096)  # SET=a set made by `report` (in an earlier call when one call cannot hold both)
+    build
+    set_dir=${SET:-$OUT/set}
+    timeout "${P4096_LIMIT:-150}" python3 -m bench profile --append \
+      --kernels @ladder,@tensor_cores,triton_autotuned,triton_persistent --precisions fp32,fp16,bf16 \
+      --shapes 4096x4096x4096 --out "$set_dir" > "$OUT/profile4096.log" 2>&1
     echo "profile 4096 rc=$?"; tail -3 "$OUT/profile4096.log"
-    timeout 60 python3 -m bench report --out "$OUT/set" --replot > /dev/null 2>&1
+    timeout 60 python3 -m bench report --out "$set_dir" --replot > /dev/null 2>&1
     echo "replot rc=$?"
+    [ "$set_dir" = "$OUT/set" ] || cp -r "$set_dir" "$OUT/set"
     ;;
   tensor)  # the drivers and their builds stay out of $OUT: the tables and logs come back
     timeout 400 bash cuda/driver/tensor_core_sweep.sh /tmp/tensor_core_sweep \
