@@ -173,6 +173,23 @@ def test_hopper_only_kernels_say_so_and_the_rest_run_from_the_floor():
     assert not device.can_run(registry.get("triton_persistent"), "cuda", capability=(8, 9))[0]
 
 
+def test_sm90a_kernels_are_skipped_on_newer_gpus_too():
+    """wgmma and TMA exist on compute capability 9.0 only: t2 and t3 say so on a Blackwell
+    (10.0) or an RTX 50xx (12.0), where every kernel without a newest capability runs."""
+    from bench import device, registry
+
+    only_hopper = [k for k in registry.kernels() if k.max_capability is not None]
+    assert {k.name for k in only_hopper} >= {"cuda_t2_wgmma_tma", "cuda_t3_warp_specialized"}
+    for capability in ((10, 0), (12, 0)):
+        for k in registry.kernels():
+            runs, why = device.can_run(k, "cuda", capability=capability)
+            if k in only_hopper:
+                assert not runs and "runs on sm_90 only" in why and k.needs in why, (k.name, why)
+                assert f"this GPU is sm_{capability[0]}{capability[1]}" in why
+            else:
+                assert runs, k.name
+
+
 def test_the_time_plan_skips_what_this_gpu_cannot_run(monkeypatch):
     from bench import device, perf, registry
 
