@@ -29,7 +29,8 @@
 #include <type_traits>
 
 #include "common.cuh"
-#include "mma.cuh"  // smem_address, pack_pair
+#include "launchers.h"  // TensorCoreType, t1's launcher (the TMA rungs' other path)
+#include "mma.cuh"      // smem_address, pack_pair
 
 // Device code with Hopper's arch-specific instructions: compiled for sm_90a (nvcc
 // -arch=sm_90a, TORCH_CUDA_ARCH_LIST=9.0a). Every other target compiles the same kernels
@@ -388,6 +389,21 @@ static bool hopper_body_built() {
     known[device] = hopper && body == 1 ? 1 : 2;
   }
   return known[device] == 1;
+}
+
+// What a TMA rung's launcher does around its kernel (t2, t3): refuse a build or GPU without
+// the sm_90a body, nothing for an empty C, zeros for K = 0, t1's kernel for inputs TMA
+// cannot describe (see tma_path_ok), else the rung's kernel for the element type.
+using TmaRungLaunch = cudaError_t (*)(const void* A, const void* B, void* C, int64_t M,
+                                      int64_t N, int64_t K, cudaStream_t stream);
+static cudaError_t launch_tma_rung(TmaRungLaunch bf16, TmaRungLaunch fp16, const void* A,
+                                   const void* B, void* C, int64_t M, int64_t N, int64_t K,
+                                   TensorCoreType type, cudaStream_t stream) {
+  if (!hopper_body_built()) return cudaErrorNotSupported;
+  if (M == 0 || N == 0) return cudaSuccess;
+  if (K == 0) return cudaMemsetAsync(C, 0, M * N * 2, stream);  // zeros in fp16 and bf16
+  if (!tma_path_ok(A, B, C, N, K)) return launch_matmul_t1_mma_sync(A, B, C, M, N, K, type, stream);
+  return (type == TensorCoreType::kBFloat16 ? bf16 : fp16)(A, B, C, M, N, K, stream);
 }
 
 }  // namespace cvt

@@ -252,13 +252,8 @@ static cudaError_t launch_t3(const void* A, const void* B, void* C, int64_t M, i
 cudaError_t launch_matmul_t3_warp_specialized(const void* A, const void* B, void* C, int64_t M,
                                               int64_t N, int64_t K, TensorCoreType type,
                                               cudaStream_t stream) {
-  if (!hopper_body_built()) return cudaErrorNotSupported;
-  if (M == 0 || N == 0) return cudaSuccess;
-  if (K == 0) return cudaMemsetAsync(C, 0, M * N * 2, stream);  // zeros in fp16 and bf16
-  if (!tma_path_ok(A, B, C, N, K))
-    return launch_matmul_t1_mma_sync(A, B, C, M, N, K, type, stream);  // see "precond."
-  return type == TensorCoreType::kBFloat16 ? launch_t3<__nv_bfloat16>(A, B, C, M, N, K, stream)
-                                            : launch_t3<__half>(A, B, C, M, N, K, stream);
+  return launch_tma_rung(launch_t3<__nv_bfloat16>, launch_t3<__half>, A, B, C, M, N, K, type,
+                         stream);  // see "precond."
 }
 
 }  // namespace cvt

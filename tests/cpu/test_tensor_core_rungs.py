@@ -52,10 +52,13 @@ def test_rung_opens_with_the_ladder_header(kernel):
     text = (ROOT / kernel.source).read_text()
     for field in ("idea", "change", "banks", "traffic", "precond.", "params", "run"):
         assert re.search(rf"^//   {re.escape(field)}\s", text, re.M), f"{kernel.name}: no '{field}'"
-    assert re.search(r"path_ok\w*\(A, B, C, N, K\)", text), "the launcher picks the path"
-    assert "cudaErrorNotSupported" in text, "the launcher refuses GPUs without the instructions"
+    picks = text + ((ROOT / "cuda" / "hopper.cuh").read_text() if kernel in HOPPER else "")
+    assert re.search(r"path_ok\w*\(A, B, C, N, K\)", picks), "the launcher picks the path"
+    assert "cudaErrorNotSupported" in picks, "the launcher refuses GPUs without the instructions"
     if kernel in HOPPER:   # off the TMA path the rung runs t1's kernel, and says so
-        assert "launch_matmul_t1_mma_sync(A, B, C, M, N, K, type, stream)" in text
+        assert "launch_tma_rung(" in text
+        assert "launch_matmul_t1_mma_sync(A, B, C, M, N, K, type, stream)" in (
+            ROOT / "cuda" / "hopper.cuh").read_text()
         assert "t1's" in kernel.summary and kernel.max_capability == (9, 0)
 
 
