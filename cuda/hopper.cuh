@@ -260,6 +260,23 @@ __device__ __forceinline__ void wgmma_m64nNk16(float (&d)[N / 2], uint64_t a, ui
 #undef CVT_TYPES
 #endif
 }
+
+// d += A B in tf32 for A 64 x 8 from REGISTERS and B 8 x 256 from shared memory, K-major
+// (wgmma reads tf32 operands from shared memory only K-major: no transpose for 32-bit
+// types). a[0..3] of thread (warp w, lane 4 g + q) of the warpgroup hold A's rows 16 w + g
+// and 16 w + g + 8 at k = q and q + 4: a0 (g, q), a1 (g + 8, q), a2 (g, q + 4),
+// a3 (g + 8, q + 4). The tensor core uses the top 19 bits of each float (truncation).
+__device__ __forceinline__ void wgmma_m64n256k8_tf32_rs(float (&d)[128], const unsigned (&a)[4],
+                                                        uint64_t b) {
+#ifdef CVT_HOPPER_DEVICE
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
+               "wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32 "
+               "{" CVT_REGS_0_63 ", " CVT_REGS_64_127 "}, {%128, %129, %130, %131}, %132, "
+               "p, 1, 1;\n}\n"
+               : CVT_D64(0), CVT_D64(64)
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b));
+#endif
+}
 #undef CVT_WGMMA_SCALE
 #undef CVT_REGS_64_127
 #undef CVT_REGS_0_63
@@ -361,6 +378,22 @@ inline bool tensor_map_16bit(CUtensorMap* map, const void* base, int64_t rows, i
 inline bool tma_path_ok(const void* A, const void* B, const void* C, int64_t N, int64_t K) {
   const auto aligned = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };
   return aligned(A) && aligned(B) && aligned(C) && K % 8 == 0 && N % 8 == 0 && K >= 1;
+}
+
+// A row-major rows x cols matrix of floats at `base`, moved in boxes of box_rows x 32
+// columns (128 bytes) with the 128-byte swizzle (the tf32 rung).
+inline bool tensor_map_f32(CUtensorMap* map, const void* base, int64_t rows, int64_t cols,
+                           int box_rows) {
+  const EncodeTiled encode = tensor_map_encoder();
+  if (encode == nullptr || rows < 1 || cols < 1) return false;
+  const cuuint64_t sizes[2] = {static_cast<cuuint64_t>(cols), static_cast<cuuint64_t>(rows)};
+  const cuuint64_t row_stride[1] = {static_cast<cuuint64_t>(cols) * 4};
+  const cuuint32_t box[2] = {32, static_cast<cuuint32_t>(box_rows)};
+  const cuuint32_t step[2] = {1, 1};
+  return encode(map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 2, const_cast<void*>(base), sizes,
+                row_stride, box, step, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
 }
 
 // 1 in the sm_90a image of the translation unit that includes this header, 0 in any other.
