@@ -1,6 +1,6 @@
 """The backward of every CUDA op (torch.ops.cvt), registered when bindings.ops() loads them.
 
-Every op of the matmul ladder (CVT_MATMUL_OPS and CVT_TENSOR_CORE_OPS of
+Every op of the matmul ladder (CVT_MATMUL_OPS, CVT_TENSOR_CORE_OPS and CVT_TF32_OPS of
 cuda/matmul_config.h) is a matmul:
 dA = dC Bᵀ and dB = Aᵀ dC by the same op, so a rung added to the list gets its backward
 with nothing written here. The memory-bound ops (CVT_MEMORY_OPS of cuda/memory_config.h)
@@ -28,7 +28,8 @@ _registered: set[str] = set()
 
 def kinds() -> dict[str, str | None]:
     """Every CUDA op and the kind of its derivative, in the headers' order."""
-    return {**{op: "matmul" for op in (*config.MATMUL_OPS, *config.TENSOR_CORE_OPS)},
+    return {**{op: "matmul" for op in (*config.MATMUL_OPS, *config.TENSOR_CORE_OPS,
+                                        *config.TF32_OPS)},
             **{op: MEMORY[op] for op in config.MEMORY_OPS}}
 
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 import torch
 
 from . import config
-from .config import MATMUL_OPS, MAX_DIM, MAX_GRID_X, MAX_GRID_Y, NAMESPACE, TENSOR_CORE_OPS
+from .config import (MATMUL_OPS, MAX_DIM, MAX_GRID_X, MAX_GRID_Y, NAMESPACE, TENSOR_CORE_OPS,
+                     TF32_OPS)
 
 _registered = False
 
@@ -97,6 +98,23 @@ def _tensor_core_fake(op: str):
     return fake
 
 
+def _tf32_fake(op: str):
+    """A tf32 rung: float32 checks; its persistent grid covers any output, and its fall-back
+    (v7's kernel, when K or N is not a multiple of 4: the part of "off the TMA path" known at
+    trace time) has v7's limit along y."""
+    def fake(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        M, K, N = _matmul_checks(op, a, b, sixteen_bit=False)
+        if K % 4 or N % 4:
+            per_block = grid_y_dimension("matmul_v7_lean_fetch")[1]
+            torch._check(M == 0 or N == 0 or -(-M // per_block) <= MAX_GRID_Y,
+                         lambda: f"{op}: output of {M} x {N} needs more blocks than CUDA's grid "
+                                 f"allows ({MAX_GRID_Y} along y); this kernel's tile mapping "
+                                 f"cannot cover it")
+        return a.new_empty((M, N))
+
+    return fake
+
+
 def register() -> None:
     global _registered
     if _registered:
@@ -105,6 +123,8 @@ def register() -> None:
         torch.library.register_fake(f"{NAMESPACE}::{op}")(_matmul_fake(op))
     for op in TENSOR_CORE_OPS:
         torch.library.register_fake(f"{NAMESPACE}::{op}")(_tensor_core_fake(op))
+    for op in TF32_OPS:
+        torch.library.register_fake(f"{NAMESPACE}::{op}")(_tf32_fake(op))
     from . import _fake_memory  # the memory-bound ops of bindings/memory_ops.cpp
 
     _fake_memory.register()

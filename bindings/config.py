@@ -68,6 +68,11 @@ def _tensor_core_ops() -> tuple[str, ...]:
 
 
 @lru_cache(maxsize=None)
+def _tf32_ops() -> tuple[str, ...]:
+    return tuple(f"matmul_{v}" for v in _x_list(CONFIG, "CVT_TF32_OPS"))
+
+
+@lru_cache(maxsize=None)
 def _memory_ops() -> tuple[str, ...]:
     return _x_list(MEMORY_CONFIG, "CVT_MEMORY_OPS")
 
@@ -76,12 +81,15 @@ def __getattr__(name: str):
     """MATMUL_OPS: the ops of the matmul ladder, in ladder order (CVT_MATMUL_OPS of
     cuda/matmul_config.h: X(v1_naive) is the op matmul_v1_naive), float32.
     TENSOR_CORE_OPS: the tensor-core rungs (CVT_TENSOR_CORE_OPS, the same header), float16
-    or bfloat16. MEMORY_OPS: the memory-bound ops (CVT_MEMORY_OPS of cuda/memory_config.h).
+    or bfloat16. TF32_OPS: the tensor-core rungs at tf32 (CVT_TF32_OPS), float32 like the
+    ladder. MEMORY_OPS: the memory-bound ops (CVT_MEMORY_OPS of cuda/memory_config.h).
     Each is read from its header on first use, not at import (modules do nothing at import)."""
     if name == "MATMUL_OPS":
         return _matmul_ops()
     if name == "TENSOR_CORE_OPS":
         return _tensor_core_ops()
+    if name == "TF32_OPS":
+        return _tf32_ops()
     if name == "MEMORY_OPS":
         return _memory_ops()
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -52,8 +52,21 @@ void check_matmul_inputs(const char* op, const at::Tensor& a, const at::Tensor& 
               a.size(1), ", N = ", b.size(1));
 }
 
+// cudaErrorNotSupported from a rung that needs more than this GPU or build has: what it
+// needs (cvt::needs_<version>, cuda/launchers.h) and what the GPU is.
+void check_supported(const char* op, const char* needs, cudaError_t err, int device) {
+  if (err != cudaErrorNotSupported || needs == nullptr) return;
+  int major = 0, minor = 0;
+  C10_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+  C10_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
+  TORCH_CHECK(false, op, ": needs ", needs, "; this GPU is compute capability ", major, ".",
+              minor, (major == 9 && minor == 0 ? " (so this build lacks sm_90a)" : ""));
+}
+
+// `needs`: nullptr for the FFMA ladder (it runs everywhere), cvt::needs_<version> for the
+// tf32 tensor-core rungs, which share its contract.
 at::Tensor run_matmul(const char* op, cvt::MatmulLauncher launch, const at::Tensor& a,
-                      const at::Tensor& b) {
+                      const at::Tensor& b, const char* needs = nullptr) {
   check_matmul_inputs(op, a, b);
   const c10::cuda::CUDAGuard guard(a.device());
   const at::Tensor A = a.contiguous(), B = b.contiguous();  // no copy if already row-major
@@ -64,6 +77,7 @@ at::Tensor run_matmul(const char* op, cvt::MatmulLauncher launch, const at::Tens
   const cudaError_t err = launch(A.data_ptr<float>(), B.data_ptr<float>(),
                                  C.data_ptr<float>(), M, N, K,
                                  c10::cuda::getCurrentCUDAStream(A.get_device()));
+  check_supported(op, needs, err, A.get_device());
   TORCH_CHECK(err != cudaErrorInvalidConfiguration, op, ": output of ", M, " x ", N,
               " needs more blocks than CUDA's grid allows (65535 along y); "
               "this kernel's tile mapping cannot cover it");
@@ -87,13 +101,7 @@ at::Tensor run_tensor_core_matmul(const char* op, cvt::TensorCoreMatmulLauncher 
                                                       : cvt::TensorCoreType::kFloat16;
   const cudaError_t err = launch(A.data_ptr(), B.data_ptr(), C.data_ptr(), M, N, K, type,
                                  c10::cuda::getCurrentCUDAStream(A.get_device()));
-  if (err == cudaErrorNotSupported) {
-    int major = 0, minor = 0;
-    C10_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, A.get_device()));
-    C10_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, A.get_device()));
-    TORCH_CHECK(false, op, ": needs ", needs, "; this GPU is compute capability ", major, ".",
-                minor, (major == 9 && minor == 0 ? " (so this build lacks sm_90a)" : ""));
-  }
+  check_supported(op, needs, err, A.get_device());
   TORCH_CHECK(err != cudaErrorInvalidConfiguration, op, ": output of ", M, " x ", N,
               " needs more than 2^31 - 1 blocks of this kernel's tile");
   C10_CUDA_CHECK(err);
@@ -119,6 +127,15 @@ CVT_MATMUL_OPS(CVT_MATMUL_OP)
 CVT_TENSOR_CORE_OPS(CVT_TENSOR_CORE_OP)
 #undef CVT_TENSOR_CORE_OP
 
+// ... and one per rung of CVT_TF32_OPS: float32 tensors, the FFMA ladder's steps.
+#define CVT_TF32_OP(VERSION)                                                                \
+  at::Tensor matmul_##VERSION(const at::Tensor& a, const at::Tensor& b) {                  \
+    return run_matmul("matmul_" #VERSION, cvt::launch_matmul_##VERSION, a, b,              \
+                      cvt::needs_##VERSION);                                               \
+  }
+CVT_TF32_OPS(CVT_TF32_OP)
+#undef CVT_TF32_OP
+
 }  // namespace
 
 // Every version has the same schema: matmul_v1_naive(Tensor a, Tensor b) -> Tensor, ...
@@ -126,6 +143,7 @@ TORCH_LIBRARY(cvt, m) {
 #define CVT_MATMUL_SCHEMA(VERSION) m.def("matmul_" #VERSION "(Tensor a, Tensor b) -> Tensor");
   CVT_MATMUL_OPS(CVT_MATMUL_SCHEMA)
   CVT_TENSOR_CORE_OPS(CVT_MATMUL_SCHEMA)
+  CVT_TF32_OPS(CVT_MATMUL_SCHEMA)
 #undef CVT_MATMUL_SCHEMA
 }
 
@@ -136,6 +154,7 @@ static void register_impls(torch::Library& m) {
 #define CVT_MATMUL_IMPL(VERSION) m.impl("matmul_" #VERSION, &matmul_##VERSION);
   CVT_MATMUL_OPS(CVT_MATMUL_IMPL)
   CVT_TENSOR_CORE_OPS(CVT_MATMUL_IMPL)
+  CVT_TF32_OPS(CVT_MATMUL_IMPL)
 #undef CVT_MATMUL_IMPL
 }
 

@@ -372,12 +372,13 @@ inline bool tensor_map_16bit(CUtensorMap* map, const void* base, int64_t rows, i
                 CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;  // NONE: zeros
 }
 
-// The inputs a TMA rung takes (t2, t3; otherwise they run t1's kernel): A, B and C 16-byte
-// aligned and every row stride, K or N values of 2 bytes, a multiple of 16 bytes; K >= 1
-// (a tensor map has no empty dimension).
-inline bool tma_path_ok(const void* A, const void* B, const void* C, int64_t N, int64_t K) {
+// The inputs a TMA rung takes (t2, t3, t4; otherwise they run a fall-back kernel): A, B and
+// C 16-byte aligned and every row stride, K or N values, a multiple of 16 bytes (`per_16`
+// values: 8 of 2 bytes, 4 floats); K >= 1 (a tensor map has no empty dimension).
+inline bool tma_path_ok(const void* A, const void* B, const void* C, int64_t N, int64_t K,
+                        int per_16 = 8) {
   const auto aligned = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };
-  return aligned(A) && aligned(B) && aligned(C) && K % 8 == 0 && N % 8 == 0 && K >= 1;
+  return aligned(A) && aligned(B) && aligned(C) && K % per_16 == 0 && N % per_16 == 0 && K >= 1;
 }
 
 // A row-major rows x cols matrix of floats at `base`, moved in boxes of box_rows x 32
@@ -422,6 +423,42 @@ static bool hopper_body_built() {
     known[device] = hopper && body == 1 ? 1 : 2;
   }
   return known[device] == 1;
+}
+
+// Launches `kernel` (t3, t4) on a persistent grid of clusters of `cluster` blocks of
+// `threads` with `smem` bytes of dynamic shared memory each: as many clusters as the GPU
+// holds at once (asked once per device and kernel; a cluster needs `cluster` free SMs of one
+// GPC, so this can be fewer than SMs / cluster), and no more than there are `tiles`.
+template <auto kernel, class... Args>
+static cudaError_t launch_persistent_clusters(int cluster, int threads, int smem, int64_t tiles,
+                                              cudaStream_t stream, Args... args) {
+  cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
+  if (err != cudaSuccess) return err;
+  cudaLaunchConfig_t config = {};
+  cudaLaunchAttribute attribute;
+  attribute.id = cudaLaunchAttributeClusterDimension;
+  attribute.val.clusterDim.x = cluster;
+  attribute.val.clusterDim.y = 1;
+  attribute.val.clusterDim.z = 1;
+  config.blockDim = dim3(threads);
+  config.dynamicSmemBytes = smem;
+  config.stream = stream;
+  config.attrs = &attribute;
+  config.numAttrs = 1;
+  static int fits[64] = {};
+  int device = 0;
+  if ((err = cudaGetDevice(&device)) != cudaSuccess) return err;
+  if (device < 0 || device >= 64) return cudaErrorInvalidDevice;
+  if (fits[device] == 0) {
+    config.gridDim = dim3(cluster * 1024);
+    if ((err = cudaOccupancyMaxActiveClusters(&fits[device], kernel, &config)) != cudaSuccess)
+      return err;
+    if (fits[device] < 1) return cudaErrorInvalidConfiguration;
+  }
+  const int64_t clusters = tiles < fits[device] ? tiles : fits[device];
+  config.gridDim = dim3(static_cast<unsigned>(clusters * cluster));
+  err = cudaLaunchKernelEx(&config, kernel, args...);
+  return err != cudaSuccess ? err : cudaGetLastError();
 }
 
 // What a TMA rung's launcher does around its kernel (t2, t3): refuse a build or GPU without

@@ -48,12 +48,22 @@ using TensorCoreMatmulLauncher = cudaError_t (*)(const void* A, const void* B, v
 CVT_TENSOR_CORE_OPS(CVT_DECLARE_TENSOR_CORE_LAUNCHER)
 #undef CVT_DECLARE_TENSOR_CORE_LAUNCHER
 
-// What each rung needs, one per version of CVT_TENSOR_CORE_OPS.
+// The tensor-core rungs at tf32 (CVT_TF32_OPS): the FFMA ladder's contract (float32 in and
+// out, a MatmulLauncher), products on tensor cores from inputs cut to TF32 (each rung's
+// header says how it rounds), float32 accumulation. cudaErrorNotSupported as above.
+#define CVT_DECLARE_TF32_LAUNCHER(VERSION)                                          \
+  cudaError_t launch_matmul_##VERSION(const float* A, const float* B, float* C,     \
+                                      int64_t M, int64_t N, int64_t K, cudaStream_t stream);
+CVT_TF32_OPS(CVT_DECLARE_TF32_LAUNCHER)
+#undef CVT_DECLARE_TF32_LAUNCHER
+
+// What each rung needs, one per version of CVT_TENSOR_CORE_OPS and CVT_TF32_OPS.
 constexpr const char* needs_t1_mma_sync =
     "a GPU of compute capability 8.0 or later (mma.sync on fp16 and bf16)";
 constexpr const char* needs_t2_wgmma_tma =
     "a Hopper GPU (compute capability 9.0) and a build for sm_90a (TORCH_CUDA_ARCH_LIST "
     "with 9.0a: wgmma and TMA exist only there)";
 constexpr const char* needs_t3_warp_specialized = needs_t2_wgmma_tma;
+constexpr const char* needs_t4_tf32 = needs_t2_wgmma_tma;
 
 }  // namespace cvt

@@ -41,6 +41,12 @@
   X(t2_wgmma_tma)              \
   X(t3_warp_specialized)
 
+// The tensor-core rungs at tf32: float32 in and out, each a MatmulLauncher (the FFMA
+// ladder's contract) that multiplies on tensor cores. X(t4_tf32) is the op cvt::matmul_t4_tf32
+// and cuda/matmul_t4_tf32.cu; bindings/config.py parses the list (TF32_OPS).
+#define CVT_TF32_OPS(X) \
+  X(t4_tf32)
+
 // v1 naive and v1 coalesced: a square block of CVT_V1_BLOCK x CVT_V1_BLOCK threads.
 #ifndef CVT_V1_BLOCK
 #define CVT_V1_BLOCK 32
@@ -272,4 +278,22 @@
 #endif
 #ifndef CVT_T3_GROUP
 #define CVT_T3_GROUP 8
+#endif
+
+// t4 tf32: t3's machinery on float32 inputs, computing C^T = B^T A^T (wgmma reads 32-bit
+// operands from shared memory only K-major, so B^T comes from registers): a block tile of
+// 256 rows of C (the wgmma's n) by 128 columns (2 consumer warpgroups of 64), k tiles of 32
+// floats (one 128-byte row), clusters of CVT_T4_CLUSTER blocks along n sharing each A tile by
+// TMA multicast, a persistent grid in grouped order (CVT_T4_GROUP). BM, BN, BK fixed.
+#define CVT_T4_BM 256
+#define CVT_T4_BN 128
+#define CVT_T4_BK 32
+#ifndef CVT_T4_STAGES
+#define CVT_T4_STAGES 4
+#endif
+#ifndef CVT_T4_CLUSTER
+#define CVT_T4_CLUSTER 2
+#endif
+#ifndef CVT_T4_GROUP
+#define CVT_T4_GROUP 8
 #endif

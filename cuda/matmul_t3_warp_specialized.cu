@@ -211,42 +211,12 @@ static cudaError_t launch_t3(const void* A, const void* B, void* C, int64_t M, i
       !tensor_map_16bit(&b_map, B, K, N, BK, bf16) ||
       !tensor_map_16bit(&c_map, C, M, N, 64, bf16))
     return cudaErrorInvalidValue;  // the launcher checked what TMA needs: not expected
-  const auto kernel = matmul_t3_warp_specialized_kernel<T, BN, STAGES, CLUSTER, CVT_T3_GROUP>;
+  constexpr auto kernel = matmul_t3_warp_specialized_kernel<T, BN, STAGES, CLUSTER, CVT_T3_GROUP>;
   constexpr int smem = 1024 + (STAGES * (BM * BK + BK * BN) + 2 * 2 * 64 * 64) * 2 + STAGES * 16;
-  cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
-  if (err != cudaSuccess) return err;
-
-  cudaLaunchConfig_t config = {};
-  cudaLaunchAttribute cluster;
-  cluster.id = cudaLaunchAttributeClusterDimension;
-  cluster.val.clusterDim.x = CLUSTER;
-  cluster.val.clusterDim.y = 1;
-  cluster.val.clusterDim.z = 1;
-  config.blockDim = dim3(384);
-  config.dynamicSmemBytes = smem;
-  config.stream = stream;
-  config.attrs = &cluster;
-  config.numAttrs = 1;
-
-  // As many clusters as the GPU holds at once (asked once per device; a cluster needs
-  // CLUSTER free SMs of one GPC, so this can be fewer than SMs / CLUSTER), and no more than
-  // there are cluster tiles.
-  static int fits[64] = {};
-  int device = 0;
-  if ((err = cudaGetDevice(&device)) != cudaSuccess) return err;
-  if (device < 0 || device >= 64) return cudaErrorInvalidDevice;
-  if (fits[device] == 0) {
-    config.gridDim = dim3(CLUSTER * 1024);
-    if ((err = cudaOccupancyMaxActiveClusters(&fits[device], kernel, &config)) != cudaSuccess)
-      return err;
-    if (fits[device] < 1) return cudaErrorInvalidConfiguration;
-  }
-  const int64_t tiles = ceil_div(M, CLUSTER * BM) * ceil_div(N, BN);
-  const int64_t clusters = tiles < fits[device] ? tiles : fits[device];
-  config.gridDim = dim3(static_cast<unsigned>(clusters * CLUSTER));
-  err = cudaLaunchKernelEx(&config, kernel, a_map, b_map, c_map, static_cast<int>(M),
-                           static_cast<int>(N), static_cast<int>(K));
-  return err != cudaSuccess ? err : cudaGetLastError();
+  return launch_persistent_clusters<kernel>(CLUSTER, 384, smem,
+                                            ceil_div(M, CLUSTER * BM) * ceil_div(N, BN), stream,
+                                            a_map, b_map, c_map, static_cast<int>(M),
+                                            static_cast<int>(N), static_cast<int>(K));
 }
 
 cudaError_t launch_matmul_t3_warp_specialized(const void* A, const void* B, void* C, int64_t M,

@@ -1,31 +1,52 @@
-// GPU matmul t4, DRAFT (not run on a GPU): t3's machinery at tf32, fp32 in and out (Hopper,
-// sm_90a).
+// GPU matmul t4, the tf32 tensor-core rung: t3's machinery on float32 inputs, computing
+// C^T = B^T A^T (Hopper, sm_90a).
 //
-//   idea      wgmma reads tf32 operands from shared memory only K-major (no transpose for
-//             32-bit types), and B is row-major (n-major). So compute the transpose:
-//             C^T = B^T A^T. Its left operand B^T (n rows, k columns) comes from REGISTERS,
-//             where any layout will do: the consumers load their fragments from the B tile
-//             TMA put in shared memory; its right operand A^T is A read K-major, exactly
-//             how wgmma wants it. The accumulator holds C^T; the epilogue writes it back
-//             transposed through the staging boxes.
-//   change    from t3: fp32 in and out; wgmma m64n256k8 tf32 with A from registers; the
-//             block tile is 256 rows of C (the wgmma's n) by 128 columns (2 consumer
-//             warpgroups of 64); k tiles of 32 (a 128-byte row of floats); clusters of
-//             CLUSTER blocks along n share each A tile by multicast; each consumer loads its
-//             B^T fragments per k tile (4 x 4 floats per thread) and waits for its wgmma
-//             before reloading them (wgmma_wait<0>: the fragments are registers it reads).
-//   traffic   (TMA path) global: A M*K*ceil(N/BN) delivered (L2 reads / CLUSTER), B
-//             N*K*ceil(M/BM); shared loads by threads: the B^T fragments, N*K*ceil(M/BM)
-//             values; multiply-adds ceil(M/BM)*BM * ceil(N/BN)*BN * BK*ceil(K/BK).
-//   rounding  the tensor core uses the top 19 bits of each float (truncation, not
-//             round-to-nearest), for both operands.
-//   precond.  fp32, row-major contiguous; TMA path when A, B, C are 16-byte aligned and K, N
-//             multiples of 4, K >= 1; otherwise v7's FFMA kernel (more precise: fp32).
-//   params    BM = 256, BN = 128, BK = 32, STAGES 4, CLUSTER 2, GROUP 8 (not yet in
-//             matmul_config.h); 384 threads; shared memory STAGES * 48 KiB + 32 KiB.
-//
-// CHECK ON GPU: the register fragment layout of the A operand (a0..a3 as in mma.sync
-// m16n8k8 tf32), the K-major descriptor of the 256-row A tile, the staging layout.
+//   idea      wgmma reads 32-bit operands from shared memory only K-major (the transpose
+//             bit exists for 16-bit types only), and a row-major B is N-major. So compute
+//             the transpose, C^T = B^T A^T. Its left operand B^T (n rows, k columns) may
+//             come from REGISTERS, where any layout will do: the consumers load their
+//             fragments from the B tile TMA put in shared memory. Its right operand A^T is
+//             A read K-major, exactly how wgmma wants it. The accumulator holds a 64 x 256
+//             piece of C^T per consumer; the epilogue writes it back transposed through
+//             shared memory and TMA stores. (cuBLAS's tf32 kernel for this layout makes the
+//             same swap, and so do triton_persistent and triton_autotuned at tf32.)
+//   change    from t3: fp32 in and out; wgmma m64n256k8 tf32 with its left operand in
+//             registers; the block tile is 256 rows of C (the wgmma's n) by 128 columns
+//             (2 consumer warpgroups of 64), k tiles of 32 floats (one 128-byte row);
+//             clusters of CLUSTER blocks along n share each A tile by multicast (t3 shared
+//             B along m). Each consumer loads its B^T fragments per k tile (16 floats per
+//             thread, rounded to TF32) and keeps two sets: tile t + 1 is loaded and issued
+//             while tile t runs, then wgmma_wait<1> frees tile t's registers and stage.
+//             The wgmma rows g and g + 8 of a thread stand for adjacent columns, so each
+//             pair of fragment values is one 8-byte shared load.
+//   banks     TMA writes and wgmma reads the 128-byte swizzle; the fragment loads (a warp:
+//             4 rows of k x 8 pairs of columns, in two runs of 8 columns) cover all 32
+//             banks, 2 wavefronts per 8-byte load; the epilogue's staging writes (64 x 32
+//             boxes of C in the same swizzle) are 2-way conflicted.
+//   rounding  B's values are rounded to the nearest TF32 (cvt.rn.tf32.f32, one F2FP each:
+//             the same rounding as the Triton tf32 paths); A's, read by the tensor core from
+//             shared memory, are truncated to their top 19 bits. So t4(A, I) is A truncated
+//             and t4(I, B) is B rounded (tests/gpu/test_tensor_core_rungs.py).
+//   traffic   M, N, K any (on this path: K % 4 == 0, N % 4 == 0); BM x BN block tiles,
+//             k padded to a multiple of BK by TMA's zero fill; clusters of C blocks cover
+//             C*BN columns.
+//               global loads  A: M*K*C*ceil(N/(C*BN)) delivered (every block receives its
+//                             whole A tile; L2 reads it once per cluster: /C)
+//                             B: N*K*ceil(M/BM)
+//               shared loads  by threads: B^T's fragments, every B value of every stage
+//                             once: blocks * BN * BK*ceil(K/BK)
+//               shared reads  by the tensor core: A^T, each consumer the whole 256 x 32
+//               global stores M*N (TMA boxes, clipped at the matrix's edge)
+//               multiply-adds blocks * BM*BN * BK*ceil(K/BK)
+//   precond.  A, B, C float32, row-major contiguous. This kernel runs when TMA can describe
+//             A, B and C: pointers 16-byte aligned, K and N multiples of 4, K >= 1.
+//             Otherwise the launcher runs v7's FFMA kernel (float32 arithmetic: more precise
+//             than tf32; the op's docstring says so); K = 0 writes zeros. Needs compute
+//             capability 9.0 and a build for sm_90a (cudaErrorNotSupported otherwise).
+//   params    STAGES, CLUSTER, GROUP = CVT_T4_* (matmul_config.h); BM = 256, BN = 128,
+//             BK = 32 fixed. 384 threads (producer 40 registers, consumers 232), shared
+//             memory STAGES * 48 KiB + 32 KiB of staging, one block per SM.
+//   run       python -m bench check --kernels cuda_t4* --precisions tf32 --shapes 1000x1000x1000,4096x4096x4096
 #include "common.cuh"
 #include "hopper.cuh"
 #include "launchers.h"
@@ -39,7 +60,7 @@ matmul_t4_tf32_kernel(const __grid_constant__ CUtensorMap a_map,
                       const __grid_constant__ CUtensorMap b_map,
                       const __grid_constant__ CUtensorMap c_map, int M, int N, int K) {
 #ifdef CVT_HOPPER_DEVICE
-  constexpr int BM = 256, BN = 128, BK = 32;          // C rows (m), C columns (n), k
+  constexpr int BM = CVT_T4_BM, BN = CVT_T4_BN, BK = CVT_T4_BK;  // C rows, C columns, k
   constexpr int A_STAGE = BM * BK, B_STAGE = BK * BN;  // floats per stage
   constexpr int A_PART = BM / CLUSTER;                 // A rows each block of a cluster copies
   constexpr int BOX = 32 * 32, C_BOX = 64 * 32;        // a B box (32 k x 32 n), a C box
@@ -113,12 +134,34 @@ matmul_t4_tf32_kernel(const __grid_constant__ CUtensorMap a_map,
       else
         for (int r = 0; r < CLUSTER; ++r) mbarrier_arrive_cluster(&empty[s], r);
     };
-    // This thread's B^T rows (C columns inside the block): n and n + 8, in the B box
-    // n / 32 at column n % 32; a B value (k, c) of a box sits at k * 32 + ((c / 4) ^ (k % 8)) * 4
-    // + c % 4 (the 128-byte swizzle in floats).
-    const int n_local = consumer * 64 + warp * 16 + g;
-    const int box = n_local / 32, c0 = n_local % 32, c1 = c0 + 8;
-    const auto b_at = [&](int k, int c) { return box * BOX + k * 32 + (((c / 4) ^ (k % 8)) * 4) + c % 4; };
+    // This thread's B^T rows (C columns inside the block). The wgmma row 16 warp + g + 8 h
+    // may stand for any column of the block as long as the epilogue agrees. Here rows g and
+    // g + 8 are adjacent columns c and c + 1, so a0, a1 (and a2, a3) are one 8-byte load;
+    // and a warp's 16 columns are two runs of 8 (box columns 0-7 and 16-23, or 8-15 and
+    // 24-31), so that the swizzle (a value (k, c) of a 32 x 32 B box sits at k * 32 +
+    // ((c / 4) ^ (k % 8)) * 4 + c % 4) puts its 4 rows of k on all 32 banks: 2 wavefronts
+    // per load, the least 256 bytes take (16 consecutive columns would take 4).
+    const int box = consumer * 2 + warp / 2;  // of the 4 B boxes (32 columns each)
+    const int c = (g / 4) * 16 + (warp % 2) * 8 + 2 * (g % 4);
+    const auto b_at = [&](int k) { return box * BOX + k * 32 + (((c / 4) ^ (k % 8)) * 4) + c % 4; };
+    const auto tf32 = [](float x) {  // to the nearest TF32, ties to even (see "rounding")
+      unsigned r;
+      asm("cvt.rn.tf32.f32 %0, %1;" : "=r"(r) : "f"(x));
+      return r;
+    };
+    using Fragments = unsigned[BK / 8][4];  // a0..a3 of each k8 step (as mma.sync m16n8k8)
+    const auto load = [&](Fragments& frag, int s) {
+      const float* const bt = sB + s * B_STAGE;
+#pragma unroll
+      for (int kk = 0; kk < BK / 8; ++kk) {
+        const float2 lo = *reinterpret_cast<const float2*>(bt + b_at(kk * 8 + q));
+        const float2 hi = *reinterpret_cast<const float2*>(bt + b_at(kk * 8 + q + 4));
+        frag[kk][0] = tf32(lo.x);  // (row g, k q)
+        frag[kk][1] = tf32(lo.y);  // (row g + 8, k q)
+        frag[kk][2] = tf32(hi.x);  // (row g, k q + 4)
+        frag[kk][3] = tf32(hi.y);  // (row g + 8, k q + 4)
+      }
+    };
     int64_t it = 0;
     int stored = 0;
     for (int64_t u = cluster; u < tiles; u += clusters) {
@@ -127,38 +170,50 @@ matmul_t4_tf32_kernel(const __grid_constant__ CUtensorMap a_map,
       float d[128];
 #pragma unroll
       for (int i = 0; i < 128; ++i) d[i] = 0.0f;
-      for (int t = 0; t < k_tiles; ++t, ++it) {
+      // One k tile: wait for its bytes, load its fragments, issue its 4 wgmma as one group.
+      const auto issue = [&](Fragments& frag) {
         const int s = static_cast<int>(it % STAGES);
         mbarrier_wait(&full[s], static_cast<unsigned>((it / STAGES) & 1));
-        const float* const bt = sB + s * B_STAGE;
-        unsigned frag[BK / 8][4];
-#pragma unroll
-        for (int kk = 0; kk < BK / 8; ++kk) {
-          const int k = kk * 8 + q;
-          frag[kk][0] = __float_as_uint(bt[b_at(k, c0)]);
-          frag[kk][1] = __float_as_uint(bt[b_at(k, c1)]);
-          frag[kk][2] = __float_as_uint(bt[b_at(k + 4, c0)]);
-          frag[kk][3] = __float_as_uint(bt[b_at(k + 4, c1)]);
-        }
+        ++it;
+        load(frag, s);
         wgmma_fence();
 #pragma unroll
         for (int kk = 0; kk < BK / 8; ++kk)
           wgmma_m64n256k8_tf32_rs(d, frag[kk],
                                   wgmma_descriptor(sA + s * A_STAGE + kk * 8, 16, 1024));
         wgmma_commit();
-        wgmma_wait<0>();  // the fragments are reloaded next tile; the stage is read
-        if (lane == 0) release(s);
+        return s;
+      };
+      // Two sets of fragments: tile t + 1 is loaded and issued while tile t runs; then
+      // wait<1> says tile t is done, so its stage is released and its set may be reloaded.
+      Fragments f0, f1;
+      int running = -1;  // the stage of the group still in flight
+      for (int t = 0; t < k_tiles; t += 2) {
+        int s = issue(f0);
+        if (running >= 0) {
+          wgmma_wait<1>();
+          if (lane == 0) release(running);
+        }
+        running = s;
+        if (t + 1 < k_tiles) {
+          s = issue(f1);
+          wgmma_wait<1>();
+          if (lane == 0) release(running);
+          running = s;
+        }
       }
+      wgmma_wait<0>();
+      if (lane == 0) release(running);
 
       // d[4 j + 2 h + e] is C^T(row 16 warp + g + 8 h, column 8 j + 2 q + e), that is
-      // C(m0 + 8 j + 2 q + e, n0 + 64 consumer + 16 warp + g + 8 h). Boxes of C are 64 rows
-      // x 32 columns: the consumer's 256 x 64 is 4 x 2 of them; the warps 2 nb and 2 nb + 1
-      // hold the columns of box column nb.
+      // C(m0 + 8 j + 2 q + e, n0 + 32 box + c + h). Boxes of C are 64 rows x 32 columns:
+      // the consumer's 256 x 64 is 4 x 2 of them; warps 2 nb and 2 nb + 1 hold the columns
+      // of box column nb. Two staging boxes per consumer, in turn.
 #pragma unroll
       for (int b = 0; b < 8; ++b, ++stored) {
         const int mb = b / 2, nb = b % 2;
         float* const out = staging + (stored % 2) * C_BOX;
-        if (leader) tma_store_wait_read<1>();
+        if (leader) tma_store_wait_read<1>();  // the box stored two boxes ago was read
         named_barrier(1 + consumer, 128);
         if (warp / 2 == nb) {
 #pragma unroll
@@ -167,7 +222,7 @@ matmul_t4_tf32_kernel(const __grid_constant__ CUtensorMap a_map,
             for (int h = 0; h < 2; ++h)
 #pragma unroll
               for (int e = 0; e < 2; ++e) {
-                const int r = 8 * j + 2 * q + e, cc = (warp % 2) * 16 + g + 8 * h;
+                const int r = 8 * j + 2 * q + e, cc = c + h;
                 out[r * 32 + (((cc / 4) ^ (r % 8)) * 4) + cc % 4] = d[4 * (mb * 8 + j) + 2 * h + e];
               }
         }
@@ -181,56 +236,34 @@ matmul_t4_tf32_kernel(const __grid_constant__ CUtensorMap a_map,
     }
     if (leader) tma_store_wait_all();
   }
-  cluster_sync();
+  cluster_sync();  // no block leaves while its peer may still multicast into it
 #else
-  if (threadIdx.x == 0) __trap();
+  if (threadIdx.x == 0) __trap();  // no sm_90a body: the launcher never launches this
 #endif
 }
 
 cudaError_t launch_matmul_t4_tf32(const float* A, const float* B, float* C, int64_t M,
                                   int64_t N, int64_t K, cudaStream_t stream) {
-  constexpr int BM = 256, BN = 128, BK = 32, STAGES = 4, CLUSTER = 2, GROUP = 8;
+  constexpr int BM = CVT_T4_BM, BN = CVT_T4_BN, BK = CVT_T4_BK, STAGES = CVT_T4_STAGES;
+  constexpr int CLUSTER = CVT_T4_CLUSTER;
+  static_assert(BM == 256 && BN == 128 && BK == 32,
+                "CVT_T4_BM, BN, BK: wgmma m64n256k8, two consumer warpgroups, 128-byte rows");
+  static_assert(CLUSTER == 1 || CLUSTER == 2, "CVT_T4_CLUSTER: A's 256 rows in 1 or 2 boxes");
   if (!hopper_body_built()) return cudaErrorNotSupported;
   if (M == 0 || N == 0) return cudaSuccess;
-  if (K == 0) return cudaMemsetAsync(C, 0, M * N * 4, stream);
-  const auto aligned = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };
-  if (!(aligned(A) && aligned(B) && aligned(C) && K % 4 == 0 && N % 4 == 0))
+  if (K == 0) return cudaMemsetAsync(C, 0, M * N * sizeof(float), stream);
+  if (!tma_path_ok(A, B, C, N, K, 4))
     return launch_matmul_v7_lean_fetch(A, B, C, M, N, K, stream);  // see "precond."
   CUtensorMap a_map, b_map, c_map;
   if (!tensor_map_f32(&a_map, A, M, K, BM / CLUSTER) || !tensor_map_f32(&b_map, B, K, N, BK) ||
       !tensor_map_f32(&c_map, C, M, N, 64))
-    return cudaErrorInvalidValue;
-  const auto kernel = matmul_t4_tf32_kernel<STAGES, CLUSTER, GROUP>;
+    return cudaErrorInvalidValue;  // the launcher checked what TMA needs: not expected
+  constexpr auto kernel = matmul_t4_tf32_kernel<STAGES, CLUSTER, CVT_T4_GROUP>;
   constexpr int smem = 1024 + (STAGES * (BM * BK + BK * BN) + 2 * 2 * 64 * 32) * 4 + STAGES * 16;
-  cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
-  if (err != cudaSuccess) return err;
-  cudaLaunchConfig_t config = {};
-  cudaLaunchAttribute cluster;
-  cluster.id = cudaLaunchAttributeClusterDimension;
-  cluster.val.clusterDim.x = CLUSTER;
-  cluster.val.clusterDim.y = 1;
-  cluster.val.clusterDim.z = 1;
-  config.blockDim = dim3(384);
-  config.dynamicSmemBytes = smem;
-  config.stream = stream;
-  config.attrs = &cluster;
-  config.numAttrs = 1;
-  static int fits[64] = {};
-  int device = 0;
-  if ((err = cudaGetDevice(&device)) != cudaSuccess) return err;
-  if (device < 0 || device >= 64) return cudaErrorInvalidDevice;
-  if (fits[device] == 0) {
-    config.gridDim = dim3(CLUSTER * 1024);
-    if ((err = cudaOccupancyMaxActiveClusters(&fits[device], kernel, &config)) != cudaSuccess)
-      return err;
-    if (fits[device] < 1) return cudaErrorInvalidConfiguration;
-  }
-  const int64_t tiles = ceil_div(M, BM) * ceil_div(N, CLUSTER * BN);
-  const int64_t clusters = tiles < fits[device] ? tiles : fits[device];
-  config.gridDim = dim3(static_cast<unsigned>(clusters * CLUSTER));
-  err = cudaLaunchKernelEx(&config, kernel, a_map, b_map, c_map, static_cast<int>(M),
-                           static_cast<int>(N), static_cast<int>(K));
-  return err != cudaSuccess ? err : cudaGetLastError();
+  return launch_persistent_clusters<kernel>(CLUSTER, 384, smem,
+                                            ceil_div(M, BM) * ceil_div(N, CLUSTER * BN), stream,
+                                            a_map, b_map, c_map, static_cast<int>(M),
+                                            static_cast<int>(N), static_cast<int>(K));
 }
 
 }  // namespace cvt

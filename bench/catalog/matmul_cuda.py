@@ -139,4 +139,22 @@ def records() -> list[Kernel]:
             twin_note=_TMA_TWIN,
             min_capability=(9, 0), max_capability=(9, 0), needs=_SM90A,
         ),
+        # tf32 (CVT_TF32_OPS): float32 in and out like the FFMA ladder, products on tensor
+        # cores, beside triton_persistent and triton_autotuned at tf32.
+        Kernel(
+            name="cuda_t4_tf32", op="matmul", backend="cuda", version="t4",
+            summary="t3's machinery at tf32 on C^T = B^T A^T: B^T from registers (rounded), "
+                    "A from shared memory (cut); else v7's",
+            source="cuda/matmul_t4_tf32.cu", precisions=("tf32",),
+            loader=_op("matmul_t4_tf32"),
+            params=_params(BM="T4_BM", BN="T4_BN", BK="T4_BK", STAGES="T4_STAGES",
+                           CLUSTER="T4_CLUSTER", GROUP="T4_GROUP",
+                           **{f"V7_{n}": f"V7_{n}" for n in ("BM", "BN", "BK", "WM", "WN", "TM",
+                                                             "TN", "STAGES", "GROUP")}),
+            model=models.matmul_t4,
+            formula="global N³/BN + N³/BM (TMA; L2 reads N³/(CLUSTER·BN) + N³/BM)",
+            twin_note=("triton_persistent and triton_autotuned at tf32 make the same swap; "
+                       "triton_persistent's Hopper path is the one with TMA and wgmma"),
+            min_capability=(9, 0), max_capability=(9, 0), needs=_SM90A,
+        ),
     ]

@@ -19,7 +19,9 @@
 // be right. --cublas (a driver built with -DCVT_WITH_CUBLAS, linked with -lcublas; CMake:
 // -DCVT_WITH_CUBLAS=ON) also times cuBLAS's SGEMM on the same inputs, in the same process
 // and the same way, with TF32 off, and prints the ratio; the version `cublas` runs it as a
-// version of its own (checked like the others).
+// version of its own (checked like the others). The tf32 rungs (CVT_TF32_OPS: t4_tf32) are
+// versions too, checked with TF32's looser bound and compared with cuBLAS at tf32
+// (`cublas_tf32`); on a GPU without their instructions they are skipped, and say so.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -57,20 +59,46 @@ static cudaError_t launch_cublas(const float* A, const float* B, float* C, int64
                                         &zero, C, static_cast<int>(N));
   return st == CUBLAS_STATUS_SUCCESS ? cudaGetLastError() : cudaErrorUnknown;
 }
+
+// cuBLAS at tf32 (CUBLAS_COMPUTE_32F_FAST_TF32: float32 in and out, tensor cores), the
+// reference of the tf32 rungs.
+static cudaError_t launch_cublas_tf32(const float* A, const float* B, float* C, int64_t M,
+                                      int64_t N, int64_t K, cudaStream_t stream) {
+  static cublasHandle_t handle = nullptr;
+  if (handle == nullptr && cublasCreate(&handle) != CUBLAS_STATUS_SUCCESS) return cudaErrorUnknown;
+  if (M == 0 || N == 0) return cudaSuccess;
+  if (cublasSetStream(handle, stream) != CUBLAS_STATUS_SUCCESS) return cudaErrorUnknown;
+  const float one = 1.0f, zero = 0.0f;
+  const cublasStatus_t st = cublasGemmEx(
+      handle, CUBLAS_OP_N, CUBLAS_OP_N, static_cast<int>(N), static_cast<int>(M),
+      static_cast<int>(K), &one, B, CUDA_R_32F, static_cast<int>(N), A, CUDA_R_32F,
+      static_cast<int>(K > 0 ? K : 1), &zero, C, CUDA_R_32F, static_cast<int>(N),
+      CUBLAS_COMPUTE_32F_FAST_TF32, CUBLAS_GEMM_DEFAULT);
+  return st == CUBLAS_STATUS_SUCCESS ? cudaGetLastError() : cudaErrorUnknown;
+}
 #endif
 
+// `input_error`: the relative error one product may carry from how the hardware cuts its
+// inputs (0 for IEEE FFMA; 3 * 2^-11 for the tf32 rungs: one operand truncated to TF32,
+// 2^-10, the other rounded, 2^-11). `tf32`: compared with cuBLAS at tf32, not SGEMM.
 struct Version {
   const char* name;
   cvt::MatmulLauncher launch;
+  double input_error;
+  bool tf32;
 };
 
-// Every version of CVT_MATMUL_OPS (matmul_config.h), in ladder order.
+// Every version of CVT_MATMUL_OPS (matmul_config.h), in ladder order, then CVT_TF32_OPS.
 static const Version kVersions[] = {
-#define CVT_VERSION(VERSION) {#VERSION, cvt::launch_matmul_##VERSION},
+#define CVT_VERSION(VERSION) {#VERSION, cvt::launch_matmul_##VERSION, 0.0, false},
     CVT_MATMUL_OPS(CVT_VERSION)
 #undef CVT_VERSION
+#define CVT_VERSION(VERSION) {#VERSION, cvt::launch_matmul_##VERSION, 3 * 0x1p-11, true},
+    CVT_TF32_OPS(CVT_VERSION)
+#undef CVT_VERSION
 #ifdef CVT_WITH_CUBLAS
-    {"cublas", launch_cublas},
+    {"cublas", launch_cublas, 0.0, false},
+    {"cublas_tf32", launch_cublas_tf32, 3 * 0x1p-11, true},
 #endif
 };
 
@@ -83,12 +111,12 @@ struct Options {
 };
 
 // Checks C against a float64 reference: |c - ref| <= tol * sum_k |a_ik * b_kj|, with
-// tol = 2 * K * 2^-24 (the recursive-summation bound for float32), so a wrong index
-// or a missing term fails while rounding passes.
+// tol = 2 * (input_error + K * 2^-24) (the inputs' cut, then the recursive-summation bound
+// for float32), so a wrong index or a missing term fails while rounding passes.
 static bool check(const std::vector<float>& A, const std::vector<float>& B,
                   const std::vector<float>& C, int64_t M, int64_t N, int64_t K,
-                  bool full, unsigned seed, double* worst) {
-  const double tol = 2.0 * std::max<int64_t>(K, 1) * std::ldexp(1.0, -24);
+                  bool full, unsigned seed, double input_error, double* worst) {
+  const double tol = 2.0 * (input_error + std::max<int64_t>(K, 1) * std::ldexp(1.0, -24));
   const bool all = full || M * N * std::max<int64_t>(K, 1) <= (int64_t{1} << 28);
   const int64_t samples = all ? M * N : 4096;
   std::mt19937_64 rng(seed + 7);
@@ -137,6 +165,10 @@ static bool run_one(const Version& v, int64_t M, int64_t N, int64_t K, const Opt
   cudaStream_t stream;
   CUDA_CHECK(cudaStreamCreate(&stream));
   cudaError_t err = v.launch(dA, dB, dC, M, N, K, stream);
+  if (err == cudaErrorNotSupported) {  // a Hopper-only rung elsewhere (cuda/launchers.h)
+    std::printf("%-20s skipped: this GPU or build lacks its instructions\n", v.name);
+    return true;
+  }
   if (err != cudaSuccess) {
     std::fprintf(stderr, "%s %lldx%lldx%lld: launch failed: %s\n", v.name, (long long)M,
                  (long long)N, (long long)K, cudaGetErrorString(err));
@@ -145,7 +177,7 @@ static bool run_one(const Version& v, int64_t M, int64_t N, int64_t K, const Opt
   CUDA_CHECK(cudaStreamSynchronize(stream));
   CUDA_CHECK(cudaMemcpy(C.data(), dC, C.size() * sizeof(float), cudaMemcpyDeviceToHost));
   double worst = 0.0;
-  const bool ok = check(A, B, C, M, N, K, opt.full_check, opt.seed, &worst);
+  const bool ok = check(A, B, C, M, N, K, opt.full_check, opt.seed, v.input_error, &worst);
 
   double median_ms = 0.0, cublas_ms = 0.0;
   if (opt.reps > 0 && M * N > 0) {
@@ -153,8 +185,9 @@ static bool run_one(const Version& v, int64_t M, int64_t N, int64_t K, const Opt
                                  opt.reps, stream);
 #ifdef CVT_WITH_CUBLAS
     if (opt.cublas)
-      cublas_ms = median_launch_ms([&] { return launch_cublas(dA, dB, dC, M, N, K, stream); },
-                                   opt.reps, stream);
+      cublas_ms = median_launch_ms(
+          [&] { return (v.tf32 ? launch_cublas_tf32 : launch_cublas)(dA, dB, dC, M, N, K, stream); },
+          opt.reps, stream);
 #endif
   }
   const double flops = 2.0 * M * N * K;
@@ -162,7 +195,8 @@ static bool run_one(const Version& v, int64_t M, int64_t N, int64_t K, const Opt
   std::printf("%-20s %6lld x %6lld x %6lld%s  max rel err %.2e  %s", v.name, (long long)M,
               (long long)N, (long long)K, opt.misalign ? " misaligned" : "", worst,
               ok ? "ok   " : "WRONG");
-  if (median_ms > 0) std::printf("  median %9.4f ms  %7.2f TFLOP/s (fp32)", median_ms, tflops);
+  if (median_ms > 0)
+    std::printf("  median %9.4f ms  %7.2f TFLOP/s (%s)", median_ms, tflops, v.tf32 ? "tf32" : "fp32");
   if (cublas_ms > 0) {
     std::printf("  cublas %7.2f TFLOP/s  x%.3f", flops / (cublas_ms * 1e-3) / 1e12,
                 cublas_ms / median_ms);
@@ -212,7 +246,7 @@ int main(int argc, char** argv) {
 #endif
   bool ok = true, found = false;
   for (const auto& v : kVersions) {
-    const bool library = !std::strcmp(v.name, "cublas");  // `all` means the ladder
+    const bool library = !std::strncmp(v.name, "cublas", 6);  // `all`: the ladder and rungs
     if ((which == "all" && !library) || which == v.name) {
       found = true;
       for (size_t d = 0; d < dims.size(); d += 3) {

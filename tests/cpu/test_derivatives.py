@@ -46,7 +46,7 @@ def schemas() -> dict[str, str]:
                        (ROOT / "bindings" / "matmul_ops.cpp").read_text()).group(1)
     memory = dict(re.findall(r'#define CVT_SCHEMA_(\w+) "(.*)"',
                              (ROOT / "bindings" / "memory_ops.cpp").read_text()))
-    return {**{op: matmul for op in (*config.MATMUL_OPS, *config.TENSOR_CORE_OPS)},
+    return {**{op: matmul for op in (*config.MATMUL_OPS, *config.TENSOR_CORE_OPS, *config.TF32_OPS)},
             **{op: memory[op] for op in config.MEMORY_OPS}}
 
 
@@ -82,7 +82,7 @@ def ops():
             lib.impl(op, torch.mm if op.startswith("matmul_") else IMPLEMENTATIONS[op], "CPU")
         lib.define("batched_matmul(Tensor a, Tensor b, str precision) -> Tensor")
         lib.impl("batched_matmul", _batched, "CPU")
-        for op in (*config.MATMUL_OPS, *config.TENSOR_CORE_OPS, *config.MEMORY_OPS,
+        for op in (*config.MATMUL_OPS, *config.TENSOR_CORE_OPS, *config.TF32_OPS, *config.MEMORY_OPS,
                    "batched_matmul"):
             torch.library.register_fake(f"{STAND_IN}::{op}", _fake(op), lib=lib)
         _autograd.register(STAND_IN)
@@ -105,8 +105,9 @@ def check(fn, *inputs):
 
 def test_every_cuda_op_has_a_kind_and_the_kinds_exist():
     kinds = _autograd.kinds()
-    assert list(kinds) == [*config.MATMUL_OPS, *config.TENSOR_CORE_OPS, *config.MEMORY_OPS]
-    assert all(kinds[op] == "matmul" for op in (*config.MATMUL_OPS, *config.TENSOR_CORE_OPS))
+    assert list(kinds) == [*config.MATMUL_OPS, *config.TENSOR_CORE_OPS, *config.TF32_OPS,
+                          *config.MEMORY_OPS]
+    assert all(kinds[op] == "matmul" for op in (*config.MATMUL_OPS, *config.TENSOR_CORE_OPS, *config.TF32_OPS))
     assert set(kinds.values()) - {None} <= set(derivatives.KINDS)
     assert kinds["rgb_to_grey"] is None
     assert set(IMPLEMENTATIONS) == set(config.MEMORY_OPS), "a new memory op needs a stand-in here"
@@ -118,7 +119,8 @@ def test_an_unknown_kind_is_refused():
         derivatives.register(f"{STAND_IN}::x", "matmull")
 
 
-@pytest.mark.parametrize("op", sorted([*config.MATMUL_OPS, *config.TENSOR_CORE_OPS]))
+@pytest.mark.parametrize("op", sorted([*config.MATMUL_OPS, *config.TENSOR_CORE_OPS,
+                                       *config.TF32_OPS]))
 def test_every_ladder_op(ops, op):
     check(getattr(ops, op), leaf(5, 4, seed=1), leaf(4, 3, seed=2))
 

@@ -23,14 +23,15 @@ def test_op_list_matches_schemas_and_kernel_files():
     assert "CVT_MATMUL_OPS(CVT_MATMUL_SCHEMA)" in text
     assert not re.findall(r'm\.def\("(\w+)\(', text), "a schema written out by hand"
     assert "CVT_TENSOR_CORE_OPS(CVT_MATMUL_SCHEMA)" in text
+    assert "CVT_TF32_OPS(CVT_MATMUL_SCHEMA)" in text
     files = sorted(p.stem for p in (ROOT / "cuda").glob("matmul_*.cu"))
-    assert sorted([*bindings.MATMUL_OPS, *bindings.TENSOR_CORE_OPS]) == files
+    assert sorted([*bindings.MATMUL_OPS, *bindings.TENSOR_CORE_OPS, *bindings.TF32_OPS]) == files
 
 
 def test_registry_covers_every_cuda_op_once():
     cuda = [k for k in registry.kernels() if k.backend == "cuda" and k.op == "matmul"]
     assert sorted(Path(k.source).stem for k in cuda) == sorted(
-        [*bindings.MATMUL_OPS, *bindings.TENSOR_CORE_OPS])
+        [*bindings.MATMUL_OPS, *bindings.TENSOR_CORE_OPS, *bindings.TF32_OPS])
     for k in cuda:
         assert (ROOT / k.source).exists(), k.source
 

@@ -54,7 +54,7 @@ def test_edge_shapes(kernel, shape):
 @pytest.mark.parametrize("kernel", LADDER, ids=lambda k: k.name)
 def test_bytes_are_elements_times_size(kernel):
     t = kernel.traffic(MatmulShape(97, 89, 83))
-    e = 4 if kernel.precisions[0] == "fp32" else 2    # the tensor-core rungs: fp16 first
+    e = 4 if kernel.precisions[0] in ("fp32", "tf32") else 2    # 16-bit rungs: fp16 first
     assert t.global_load_bytes == e * t.global_loads
     assert t.global_store_bytes == e * t.global_stores
     assert t.shared_load_bytes == e * t.shared_loads

@@ -40,9 +40,11 @@ needs_nvcc = pytest.mark.skipif(NVCC is None, reason="nvcc not on PATH")
 
 
 def test_every_tensor_core_op_is_a_registered_rung():
-    assert sorted(Path(k.source).stem for k in RUNGS) == sorted(config.TENSOR_CORE_OPS)
+    assert sorted(Path(k.source).stem for k in RUNGS) == sorted(
+        [*config.TENSOR_CORE_OPS, *config.TF32_OPS])
     for k in RUNGS:
-        assert k.precisions == ("fp16", "bf16"), k.name
+        tf32 = Path(k.source).stem in config.TF32_OPS
+        assert k.precisions == (("tf32",) if tf32 else ("fp16", "bf16")), k.name
         assert k.min_capability >= (8, 0) and k.needs, k.name
     assert [k.version for k in registry.select("@tensor_cores")] == list(TENSOR_CORE_VERSIONS)
 
@@ -53,9 +55,14 @@ def test_rung_opens_with_the_ladder_header(kernel):
     for field in ("idea", "change", "banks", "traffic", "precond.", "params", "run"):
         assert re.search(rf"^//   {re.escape(field)}\s", text, re.M), f"{kernel.name}: no '{field}'"
     picks = text + ((ROOT / "cuda" / "hopper.cuh").read_text() if kernel in HOPPER else "")
-    assert re.search(r"path_ok\w*\(A, B, C, N, K\)", picks), "the launcher picks the path"
+    assert re.search(r"path_ok\w*\(A, B, C, N, K(, 4)?\)", picks), "the launcher picks the path"
     assert "cudaErrorNotSupported" in picks, "the launcher refuses GPUs without the instructions"
-    if kernel in HOPPER:   # off the TMA path the rung runs t1's kernel, and says so
+    if kernel.version == "t4":   # off the TMA path v7's FFMA kernel, and it says so
+        assert "tma_path_ok(A, B, C, N, K, 4)" in text
+        assert "launch_matmul_v7_lean_fetch(A, B, C, M, N, K, stream)" in text
+        assert "v7's" in kernel.summary and kernel.max_capability == (9, 0)
+        assert re.search(r"^//   rounding\s", text, re.M)
+    elif kernel in HOPPER:   # off the TMA path the rung runs t1's kernel, and says so
         assert "launch_tma_rung(" in text
         assert "launch_matmul_t1_mma_sync(A, B, C, M, N, K, type, stream)" in (
             ROOT / "cuda" / "hopper.cuh").read_text()
@@ -89,16 +96,22 @@ HOPPER_SASS = {
     "t2": ("HGMMA.64x256x16.F32.BF16", "HGMMA.64x256x16.F32 ", "UTMALDG.2D", "SYNCS.PHASECHK"),
     "t3": ("HGMMA.64x256x16.F32.BF16", "UTMALDG.2D.MULTICAST", "UTMASTG", "USETMAXREG",
            "SYNCS.PHASECHK"),
+    # t4 adds B^T's fragments: 8-byte shared loads, rounded by F2FP.TF32 (cvt.rn.tf32.f32)
+    "t4": ("HGMMA.64x256x8.F32.TF32", "UTMALDG.2D.MULTICAST", "UTMASTG", "USETMAXREG",
+           "SYNCS.PHASECHK", "LDS.64", "F2FP.TF32.F32.PACK_B"),
 }
 
 
 @needs_nvcc
 @pytest.mark.parametrize("kernel", HOPPER, ids=[k.name for k in HOPPER])
 def test_hopper_rungs_build_for_sm90a_with_their_instructions(kernel, tmp_path):
-    """fp16 and bf16 for sm_90a: no spill, no stack frame, and the instructions the rung is
-    about in its SASS; for sm_90 (no 'a') the same file builds, without them (the launcher
-    then says what it needs)."""
+    """fp16 and bf16 (t4: tf32) for sm_90a: no spill, no stack frame, and the instructions
+    the rung is about in its SASS; no write to a register an in-flight wgmma reads (t4's
+    fragments: bench/wgmma_hazards.py); for sm_90 (no 'a') the same file builds, without
+    them (the launcher then says what it needs)."""
     from triton import knobs
+
+    from bench import wgmma_hazards
 
     obj = tmp_path / "k.o"
     out = subprocess.run([NVCC, "-arch=sm_90a", "-O3", "-std=c++17", "-Xptxas=-v", "-c",
@@ -106,7 +119,10 @@ def test_hopper_rungs_build_for_sm90a_with_their_instructions(kernel, tmp_path):
                          capture_output=True, text=True, cwd=ROOT / "cuda")
     assert out.returncode == 0, out.stderr
     entries = re.findall(r"Compiling entry function '(\w+)'", out.stderr)
-    assert len(entries) == 2 and sum("6__half" in e for e in entries) == 1, entries
+    if kernel.precisions == ("tf32",):
+        assert len(entries) == 1, entries
+    else:
+        assert len(entries) == 2 and sum("6__half" in e for e in entries) == 1, entries
     for stores, loads in re.findall(r"(\d+) bytes spill stores, (\d+) bytes spill loads",
                                     out.stderr):
         assert (stores, loads) == ("0", "0"), out.stderr
@@ -116,6 +132,7 @@ def test_hopper_rungs_build_for_sm90a_with_their_instructions(kernel, tmp_path):
                           capture_output=True, text=True, check=True).stdout
     for instruction in HOPPER_SASS[kernel.version]:
         assert instruction in sass, instruction
+    assert wgmma_hazards.hazards(sass) == []
     plain = subprocess.run([NVCC, "-arch=sm_90", "-O3", "-std=c++17", "-c",
                             str(ROOT / kernel.source), "-o", str(tmp_path / "plain.o")],
                            capture_output=True, text=True, cwd=ROOT / "cuda")
@@ -158,7 +175,51 @@ def _count_boxes(s: MatmulShape, p) -> tuple[int, int, int]:
     return loads, 0, fma
 
 
-@pytest.mark.parametrize("kernel", RUNGS, ids=IDS)
+def _count_t4_boxes(s: MatmulShape, p) -> tuple[int, int, int]:
+    """(elements the blocks receive, shared loads, multiply-adds) counted box by box as t4
+    copies them: clusters of C blocks along n; per block tile and 32-deep k tile, the whole
+    BM x 32 A tile of its rows (half from each block of the cluster, multicast to both) and
+    BN/32 boxes of B of 32 x 32, each delivering the values inside the matrix; every block
+    computes, also one wholly right of N, and its threads load every B value of each stage
+    (zero fill included) once."""
+    cluster, BM, BN, BK = p["CLUSTER"], p["BM"], p["BN"], p["BK"]
+    loads = shared = fma = 0
+    for m0 in range(0, s.M, BM):
+        rows = min(BM, s.M - m0)
+        for cn in range(-(-s.N // (cluster * BN))):
+            for r in range(cluster):
+                n0 = (cn * cluster + r) * BN
+                for k0 in range(0, s.K, BK):
+                    depth = min(BK, s.K - k0)
+                    loads += rows * depth
+                    for b0 in range(n0, n0 + BN, 32):
+                        loads += depth * max(0, min(32, s.N - b0))
+                    shared += BN * BK
+                    fma += BM * BN * BK
+    return loads, shared, fma
+
+
+@pytest.mark.parametrize("shape", [(1, 4, 4), (17, 13, 7), (127, 129, 31), (136, 264, 40),
+                                   (1, 300, 8), (300, 4, 36), (5, 8, 0), (257, 520, 96),
+                                   (520, 1028, 36), (1, 8, 8)])
+def test_t4_model_equals_a_box_count(shape):
+    from bench.families.matmul.models import t4_l2_reads, tf32_tma_path
+
+    kernel = registry.get("cuda_t4_tf32")
+    s = MatmulShape(*shape)
+    t, p = kernel.traffic(s, "tf32"), kernel.params("tf32")
+    if tf32_tma_path(s):
+        assert (t.global_loads, t.shared_loads, t.fma) == _count_t4_boxes(s, p)
+        assert t.tma and t.tensor_pipe and t.mma_macs == 64 * 256 * 8 // 4
+        assert t4_l2_reads(s, p) * p["CLUSTER"] >= t.global_loads >= t4_l2_reads(s, p)
+    else:   # v7's kernel and v7's model
+        v7 = registry.get("cuda_v7_lean_fetch")
+        assert t == v7.traffic(s, "fp32") and not t.tensor_pipe
+    assert t.global_stores == s.M * s.N and t.elem_bytes == 4
+
+
+@pytest.mark.parametrize("kernel", [k for k in RUNGS if k.version != "t4"],
+                         ids=[k.name for k in RUNGS if k.version != "t4"])
 @pytest.mark.parametrize("shape", [(1, 1, 1), (17, 13, 7), (127, 129, 31), (136, 264, 40),
                                    (1, 300, 8), (300, 1, 9), (5, 7, 0), (257, 520, 96),
                                    (100, 264, 40), (1, 8, 8)])
@@ -182,14 +243,20 @@ def test_model_equals_a_piece_count(kernel, shape):
 @pytest.mark.parametrize("n", [256, 1024, 4096])
 def test_lecture_style_formulas_at_tile_multiples(kernel, n):
     """global N^3/BN + N^3/BM; shared (ldmatrix) N^3/WN + N^3/WM for t1, none by threads for
-    t2 and t3; multiply-adds N^3; t3's L2 reads N^3/BN + N^3/(CLUSTER BM)."""
-    from bench.families.matmul.models import t3_l2_reads
+    t2 and t3, B^T's fragments N^3/BM for t4; multiply-adds N^3; t3's L2 reads N^3/BN +
+    N^3/(CLUSTER BM), t4's N^3/(CLUSTER BN) + N^3/BM."""
+    from bench.families.matmul.models import t3_l2_reads, t4_l2_reads
 
-    p = kernel.params("fp16")
+    precision = kernel.precisions[0]
+    p = kernel.params(precision)
     s = MatmulShape(n, n, n)
-    t = kernel.traffic(s, "fp16")
+    t = kernel.traffic(s, precision)
     assert t.global_loads == n**3 // p["BN"] + n**3 // p["BM"]
-    assert t.shared_loads == (0 if kernel in HOPPER else n**3 // p["WN"] + n**3 // p["WM"])
+    if kernel.version == "t4":
+        assert t.shared_loads == n**3 // p["BM"]
+        assert t4_l2_reads(s, p) == n**3 // (p["CLUSTER"] * p["BN"]) + n**3 // p["BM"]
+    else:
+        assert t.shared_loads == (0 if kernel in HOPPER else n**3 // p["WN"] + n**3 // p["WM"])
     assert t.fma == n**3
     if kernel.version == "t3":
         assert t3_l2_reads(s, p) == n**3 // p["BN"] + n**3 // (p["CLUSTER"] * p["BM"])
@@ -214,7 +281,10 @@ def test_counter_target_counts_mma_instructions():
     assert math.isnan(profile.levels({}, 2)["mma_fma"])   # no counter: not a pass
 
 
-@pytest.mark.parametrize("kernel", HOPPER, ids=[k.name for k in HOPPER])
+T2_T3 = [k for k in HOPPER if k.version in ("t2", "t3")]
+
+
+@pytest.mark.parametrize("kernel", T2_T3, ids=[k.name for k in T2_T3])
 def test_counter_target_of_the_tma_rungs(kernel):
     """What Nsight Compute counted on the H100 at 4096^3 bf16, for t2 and t3 alike:
     1,048,576 tensor-pipe warp instructions (262,144 wgmma m64n256k16, four warps each:
@@ -237,6 +307,28 @@ def test_counter_target_of_the_tma_rungs(kernel):
     assert problems.get("matmul").profile_target(kernel, lv, model) == "FAIL"
     lv["mma_fma"] *= 2
     lv["issued_elements"] *= 4 / 3
+    assert problems.get("matmul").profile_target(kernel, lv, model) == "FAIL"
+
+
+def test_counter_target_of_t4():
+    """At 4096^3 tf32 the model asks for 2,097,152 tensor-pipe warp instructions (262,144
+    wgmma m64n256k8 per ... four warps each: 32,768 multiply-adds per count) and 3.22 GB
+    delivered by L2 (A twice per cluster: each block receives all of it), B^T's fragments
+    from shared memory (every B value once per row of tiles: 268 M values, 1.07 GB); no FFMA
+    counts toward the target. Half the instructions fail."""
+    kernel = registry.get("cuda_t4_tf32")
+    model = kernel.traffic(MatmulShape(4096, 4096, 4096), "tf32")
+    assert model.global_load_bytes == 3_221_225_472 and model.shared_load_bytes == 1_073_741_824
+    short = dict(ld_thread_inst=0.0, ld_warp_inst=0.0, ldgsts_warp_inst=0.0, ldgsts_bytes=0.0,
+                 xbar2l1tex_read_bytes=3.2212e9, hmma_warp_inst=2097152.0, ffma=0.0,
+                 shared_ld_bytes=1_073_741_824.0)
+    counters = {full: short[name] for full, name in profile.METRICS if name in short}
+    lv = profile.levels(counters, 4, model.load_width, model.copy_width, model.tma,
+                        model.mma_macs)
+    assert lv["mma_fma"] == model.fma == 4096**3
+    out = profile.compare(kernel, problems.get("matmul"), lv, model)
+    assert out["target"] == "PASS" and out["ratio_mma"] == 1.0 and out["ratio_shared"] == 1.0
+    lv["mma_fma"] /= 2
     assert problems.get("matmul").profile_target(kernel, lv, model) == "FAIL"
 
 
@@ -272,6 +364,27 @@ def test_fake_kernels_check_what_the_op_checks(fake_cuda):
             fake(a, fake_cuda(6, 3).half())
         with pytest.raises(Exception, match="must be CUDA tensors, got cpu"):
             fake(torch.empty(2, 2, dtype=torch.half), torch.empty(2, 2, dtype=torch.half))
+
+
+def test_tf32_fakes_check_what_the_op_checks(fake_cuda):
+    """float32 like the ladder; off the TMA path (K or N not a multiple of 4) v7's grid and
+    its limit along y."""
+    import torch
+
+    from bindings import _fake as fk
+
+    for op in config.TF32_OPS:
+        fake = fk._tf32_fake(op)
+        out = fake(fake_cuda(5, 8), fake_cuda(8, 4))
+        assert out.shape == (5, 4) and out.dtype == torch.float32
+        with pytest.raises(Exception, match=f"{op}: A and B must be float32, got torch.float16"):
+            fake(fake_cuda(5, 8).half(), fake_cuda(8, 4).half())
+        with pytest.raises(Exception, match=f"{op}: inner dimensions must agree"):
+            fake(fake_cuda(5, 8), fake_cuda(7, 4))
+        tall = 65536 * 128 + 1                     # v7: 128 rows per block along y
+        assert fake(fake_cuda(tall, 8), fake_cuda(8, 4)).shape == (tall, 4)   # TMA path
+        with pytest.raises(Exception, match="65535 along y"):
+            fake(fake_cuda(tall, 8), fake_cuda(8, 3))
 
 
 # --------------------------------------------------------------------------- the sweep

@@ -1,12 +1,13 @@
 """GPU tier: the tensor-core rungs (cuda/matmul_t1_mma_sync.cu ...), past what
 tests/gpu/test_matmul_cuda.py asks of every CUDA matmul.
 
-Both of a rung's paths at the edges of its own tiles: the 16-byte path (t2, t3: the TMA
-path; K and N multiples of 8, 16-byte aligned pointers) with the block tile cut in M, N and
-K, and the scalar path from an odd K, an odd N, or a pointer one element off 16 bytes (t2
-and t3 run t1's kernel there: the same bits as t1). Then NaN and inf, bit-for-bit
-repeatability, a long K, t3's persistent grid over many tiles per cluster and a cluster
-half below M, offsets past 2^31 elements on the 16-byte path, and compute-sanitizer on the
+Both of a rung's paths at the edges of its own tiles: the 16-byte path (t2, t3, t4: the TMA
+path; K and N multiples of 8, or of 4 for t4's floats, 16-byte aligned pointers) with the
+block tile cut in M, N and K, and the scalar path from an odd K, an odd N, or a pointer one
+element off 16 bytes (t2 and t3 run t1's kernel there, t4 runs v7's: the same bits). Then
+NaN and inf, bit-for-bit repeatability, a long K, the persistent grids over many tiles per
+cluster and a cluster half outside C, t4's rounding (B^T rounded to the nearest TF32, A
+truncated), offsets past 2^31 elements on the 16-byte path, and compute-sanitizer on the
 rungs alone (racecheck and synccheck included).
 """
 from __future__ import annotations
@@ -66,12 +67,13 @@ HOPPER_CASES = [(k, p) for k, p in CASES if k.min_capability == (9, 0)]
 
 @pytest.mark.parametrize("kernel,precision", HOPPER_CASES,
                          ids=[f"{k.name}-{p}" for k, p in HOPPER_CASES])
-def test_off_the_tma_path_the_hopper_rungs_run_t1(kernel, precision):
-    """Odd N, odd K, a pointer off 16 bytes: the op's result is t1's, bit for bit (the
-    launcher runs t1's kernel, as the header and the registry say)."""
+def test_off_the_tma_path_the_hopper_rungs_run_their_fallback(kernel, precision):
+    """Odd N, odd K, a pointer off 16 bytes: the op's result is t1's (t2, t3) or v7's (t4),
+    bit for bit (the launcher runs that kernel, as the header and the registry say)."""
     import torch
 
-    t1 = registry.get("cuda_t1_mma_sync").runner(precision)
+    t1 = (registry.get("cuda_v7_lean_fetch").runner("fp32") if precision == "tf32"
+          else registry.get("cuda_t1_mma_sync").runner(precision))
     dtype = prec.torch_dtype(precision)
     g = torch.Generator().manual_seed(3)
     for M, N, K in ((130, 257, 40), (129, 264, 37)):
@@ -87,12 +89,14 @@ def test_off_the_tma_path_the_hopper_rungs_run_t1(kernel, precision):
                          ids=[f"{k.name}-{p}" for k, p in HOPPER_CASES])
 @pytest.mark.parametrize("shape", [MatmulShape(2056, 4104, 520), MatmulShape(100, 264, 40),
                                    MatmulShape(4104, 136, 8), MatmulShape(8, 8, 4104),
-                                   MatmulShape(5, 8, 0)], ids=str)
+                                   MatmulShape(5, 8, 0), MatmulShape(300, 132, 4),
+                                   MatmulShape(520, 1028, 36)], ids=str)
 def test_the_tma_path_over_many_tiles(kernel, precision, shape):
-    """More tiles than clusters fit at once (t3 walks several per cluster, the ring's
-    phases wrap across tiles), a cluster whose second block lies wholly below M (its TMA
-    boxes are all zero fill and its store writes nothing), one k tile of 8, a long thin K,
-    and K = 0 (zeros)."""
+    """More tiles than clusters fit at once (t3 and t4 walk several per cluster, the ring's
+    phases wrap across tiles), a cluster whose second block lies wholly outside C (below M
+    for t3, right of N for t4: its TMA boxes are zero fill, its store writes nothing), one
+    k tile of 8 or 4, a long thin K, K = 0 (zeros); N = 1028 and K = 36 are t4's path (multiples
+    of 4) and t1's (not of 8)."""
     result = _check(kernel, precision, shape)
     assert result.status == "ok", result
 
@@ -161,17 +165,60 @@ def test_offsets_past_2_to_the_31_on_the_16_byte_path(kernel):
     del a
 
 
+TF32_RUNGS = [k for k in RUNGS if k.precisions == ("tf32",)]
+
+
+@pytest.mark.parametrize("kernel", TF32_RUNGS, ids=[k.name for k in TF32_RUNGS])
+def test_tf32_rounding_of_b_and_truncation_of_a(kernel):
+    """As the header says: B^T's values are rounded to the nearest TF32 (ties to even) in
+    registers, A's are truncated by the tensor core. A @ I is A truncated, I @ B is B
+    rounded: bit for bit, at sizes on the TMA path, with values whose dropped 13 bits are
+    just under, at and over half (a tie to even both ways)."""
+    import torch
+
+    g = torch.Generator().manual_seed(11)
+    n = 264
+    x = torch.randn(n, n, generator=g)
+    bits = x.view(torch.int32) & ~0x1FFF
+    low = torch.tensor([0x0FFF, 0x1000, 0x1001, 0x0000, 0x1FFF], dtype=torch.int32)
+    bits = bits | low[torch.arange(n * n) % 5].view(n, n)
+    bits[0, 0] = 0x3F803000          # 1 + 3 * 2^-11 ... a tie, kept part odd: rounds up
+    bits[0, 1] = 0x3F801000          # a tie, kept part even: stays
+    xs = bits.view(torch.float32)
+    eye = torch.eye(n)
+    run = kernel.runner("tf32")
+    truncated = (xs.view(torch.int32) & ~0x1FFF).view(torch.float32)
+    assert torch.equal(run(xs.cuda(), eye.cuda()).cpu(), truncated)
+    odd = (xs.view(torch.int32) >> 13) & 1
+    rounded = ((xs.view(torch.int32) + 0xFFF + odd) & ~0x1FFF).view(torch.float32)
+    assert torch.equal(run(eye.cuda(), xs.cuda()).cpu(), rounded)
+    assert rounded[0, 0] != truncated[0, 0] and rounded[0, 1] == truncated[0, 1]
+
+
 @pytest.mark.parametrize("dtype", ["fp16", "bf16"])
 def test_standalone_driver_checks_every_rung(cmake_build, dtype):
     """cuda/driver/tensor_core_driver.cu (the CMake build): both paths, C poisoned, every
     element against float64."""
     driver = str(cmake_build / "tensor_core_driver")
     shapes = ["136", "264", "40", "130", "257", "37", "1", "8", "8"]
+    rungs = [k for k in RUNGS if dtype in k.precisions]
     for extra in ([], ["--misalign"]):
         out = subprocess.run([driver, "all", dtype, *shapes, "--reps", "2", *extra],
                              capture_output=True, text=True)
         assert out.returncode == 0, out.stdout + out.stderr
-        assert out.stdout.count(" ok ") == 3 * len(RUNGS), out.stdout
+        assert out.stdout.count(" ok ") == 3 * len(rungs), out.stdout
+
+
+def test_standalone_driver_checks_the_tf32_rungs(driver):
+    """cuda/driver/matmul_driver.cu runs the tf32 rungs with TF32's bound: both paths (a
+    misaligned run takes v7's), C poisoned, every element against float64."""
+    for name in (k.source.split("matmul_")[-1].removesuffix(".cu") for k in TF32_RUNGS):
+        for extra in ([], ["--misalign"]):
+            out = subprocess.run([str(driver), name, "136", "264", "40", "520", "1028", "36",
+                                  "1", "4", "4", "--reps", "2", *extra],
+                                 capture_output=True, text=True)
+            assert out.returncode == 0, out.stdout + out.stderr
+            assert out.stdout.count(" ok ") == 3, out.stdout
 
 
 @pytest.mark.slow

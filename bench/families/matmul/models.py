@@ -19,15 +19,16 @@ from bindings.precision import element_bytes
 # v1-v3, then the FFMA rungs past it (cuda/matmul_v4_vectorized.cu ...).
 LADDER_VERSIONS = ("v1", "v1c", "v1.5", "v2", "v3", "v4", "v5", "v6", "v7", "v8")
 # The tensor-core rungs in order (the @tensor_cores group): cuda/matmul_t1_mma_sync.cu ...
-TENSOR_CORE_VERSIONS = ("t1", "t2", "t3")
+TENSOR_CORE_VERSIONS = ("t1", "t2", "t3", "t4")
 # Multiply-adds of one warp-level tensor-pipe instruction, as Nsight Compute counts them
 # (sm__inst_executed_pipe_tensor_op_hmma): mma.sync.m16n8k16 is one warp's 16 x 8 x 16; a
 # warpgroup's wgmma m64nNk16 is issued by its four warps, each counted once: 64 N 16 / 4.
 MMA_M16N8K16 = 16 * 8 * 16
 
 
-def wgmma_macs_per_warp(n: int) -> int:
-    return 64 * n * 16 // 4
+def wgmma_macs_per_warp(n: int, k: int = 16) -> int:
+    """m64nNk16 (fp16, bf16); tf32's wgmma is m64nNk8 (k = 8)."""
+    return 64 * n * k // 4
 
 
 @dataclass(frozen=True)
@@ -72,6 +73,8 @@ class Traffic:
                    the bytes L2 sends to the SMs (global_loads elements x elem_bytes)
     mma_macs       multiply-adds of one counted tensor-pipe warp instruction (a tensor-core
                    rung's fma / its instructions; MMA_M16N8K16 for mma.sync)
+    tensor_pipe    True where the multiply-adds run on the tensor pipe (the tensor-core rungs,
+                   but not t4's fall-back to v7's FFMA), so the profile counts them there
     """
 
     global_loads: int
@@ -86,6 +89,7 @@ class Traffic:
     copy_width: float = 0.0
     tma: bool = False
     mma_macs: int = MMA_M16N8K16
+    tensor_pipe: bool = False
 
     @property
     def global_load_bytes(self) -> int:
@@ -115,7 +119,7 @@ class Traffic:
 
 def matmul_traffic(s: MatmulShape, p, loads: int, shared: int, fma: int,
                    load_width: int = 1, copy_width: float = 0.0, tma: bool = False,
-                   mma_macs: int = MMA_M16N8K16) -> Traffic:
+                   mma_macs: int = MMA_M16N8K16, tensor_pipe: bool = False) -> Traffic:
     """A matmul's Traffic from its load, shared and FMA counts; stores, compulsory bytes and
     useful flops follow from the shape, bytes from the precision in p."""
     M, N, K = s.M, s.N, s.K
@@ -133,6 +137,7 @@ def matmul_traffic(s: MatmulShape, p, loads: int, shared: int, fma: int,
         copy_width=copy_width,
         tma=tma,
         mma_macs=mma_macs,
+        tensor_pipe=tensor_pipe,
     )
 
 
@@ -244,7 +249,8 @@ def matmul_t1(s: MatmulShape, p) -> Traffic:
     vec = K % 8 == 0 and N % 8 == 0
     return matmul_traffic(s, p, loads=M * K * ceil(N / BN) + N * K * ceil(M / BM),
                           shared=blocks * warps * (p["WM"] + p["WN"]) * k_padded,
-                          fma=blocks * BM * BN * k_padded, copy_width=8.0 if vec else 0.0)
+                          fma=blocks * BM * BN * k_padded, copy_width=8.0 if vec else 0.0,
+                          tensor_pipe=True)
 
 
 def tma_path(s: MatmulShape) -> bool:
@@ -272,7 +278,7 @@ def matmul_t2(s: MatmulShape, p) -> Traffic:
     blocks = ceil(M / BM) * ceil(N / BN)
     return matmul_traffic(s, p, loads=M * K * ceil(N / BN) + N * K * ceil(M / BM), shared=0,
                           fma=blocks * BM * BN * p["BK"] * ceil(K / p["BK"]), tma=True,
-                          mma_macs=wgmma_macs_per_warp(BN))
+                          mma_macs=wgmma_macs_per_warp(BN), tensor_pipe=True)
 
 
 def matmul_t3(s: MatmulShape, p) -> Traffic:
@@ -290,13 +296,46 @@ def matmul_t3(s: MatmulShape, p) -> Traffic:
     blocks = ceil(M / (C * BM)) * C * ceil(N / BN)
     return matmul_traffic(s, p, loads=M * K * ceil(N / BN) + N * K * C * ceil(M / (C * BM)),
                           shared=0, fma=blocks * BM * BN * p["BK"] * ceil(K / p["BK"]), tma=True,
-                          mma_macs=wgmma_macs_per_warp(BN))
+                          mma_macs=wgmma_macs_per_warp(BN), tensor_pipe=True)
 
 
 def t3_l2_reads(s: MatmulShape, p) -> int:
     """Elements t3 reads from L2 on its TMA path: B once per cluster (multicast)."""
     M, N, K, BN, C = s.M, s.N, s.K, p["BN"], p["CLUSTER"] * p["BM"]
     return M * K * ceil(N / BN) + N * K * ceil(M / C)
+
+
+def tf32_tma_path(s: MatmulShape) -> bool:
+    """Whether t4 runs its own TMA kernel at this shape (K and N multiples of 4, K >= 1;
+    torch's allocations are 16-byte aligned) rather than v7's (cuda/matmul_t4_tf32.cu)."""
+    return s.K >= 1 and s.K % 4 == 0 and s.N % 4 == 0
+
+
+def matmul_t4(s: MatmulShape, p) -> Traffic:
+    """t4 tf32: block tiles of BM rows of C by BN columns in clusters of CLUSTER blocks along
+    n. Every block receives the whole A tile of its rows (half of it copied by each block of
+    the cluster and multicast), also a block wholly right of N: A reaches the SMs
+    M*K*CLUSTER*ceil(N/(CLUSTER BN)) times; L2 reads it once per cluster (t4_l2_reads). B
+    reaches each block once per row of tiles, N*K*ceil(M/BM) (columns right of N are
+    zero-filled, not read). The threads load B^T's fragments from shared memory: every B
+    value of every stage once, blocks * BN * k padded. Off the TMA path (tf32_tma_path),
+    v7's kernel and model with the record's V7_* parameters."""
+    if not tf32_tma_path(s):
+        return matmul_v7(s, {**{k: p[f"V7_{k}"] for k in ("BM", "BN", "BK", "WM", "WN", "TM",
+                                                          "TN", "STAGES", "GROUP")},
+                             "precision": p["precision"]})
+    M, N, K, BM, BN, C = s.M, s.N, s.K, p["BM"], p["BN"], p["CLUSTER"]
+    k_padded = p["BK"] * ceil(K / p["BK"])
+    blocks = ceil(M / BM) * C * ceil(N / (C * BN))
+    return matmul_traffic(s, p, loads=M * K * C * ceil(N / (C * BN)) + N * K * ceil(M / BM),
+                          shared=blocks * BN * k_padded, fma=blocks * BM * BN * k_padded,
+                          tma=True, mma_macs=wgmma_macs_per_warp(BM, k=8), tensor_pipe=True)
+
+
+def t4_l2_reads(s: MatmulShape, p) -> int:
+    """Elements t4 reads from L2 on its TMA path: A once per cluster (multicast)."""
+    M, N, K, BM, C = s.M, s.N, s.K, p["BM"], p["CLUSTER"]
+    return M * K * ceil(N / (C * p["BN"])) + N * K * ceil(M / BM)
 
 
 def lecture_formula(version: str, n: int, p) -> int:
@@ -309,6 +348,6 @@ def lecture_formula(version: str, n: int, p) -> int:
         return 2 * n**3 // p["V"]
     if version in ("v3", "v4"):
         return 2 * n**3 // p["L"]
-    if version in ("v5", "v6", "v7", "v8", "t1", "t2", "t3"):  # 2N^3/L, rectangular tile
+    if version in ("v5", "v6", "v7", "v8", "t1", "t2", "t3", "t4"):  # 2N^3/L, rectangular tile
         return n**3 // p["BN"] + n**3 // p["BM"]
     raise KeyError(version)

@@ -63,7 +63,7 @@ LADDER_ORDER = LADDER_VERSIONS
 RUNG_COLOURS = {"v1": "#1f77b4", "v1c": "#ff7f0e", "v1.5": "#2ca02c", "v2": "#d62728",
                 "v3": "#9467bd", "v4": "#17becf", "v5": "#000080", "v6": "#e6ab02",
                 "v7": "#a6761d", "v8": "#666666", "t1": "#1b9e77", "t2": "#3f007d",
-                "t3": "#c51b7d"}
+                "t3": "#c51b7d", "t4": "#f781bf"}
 OTHER_COLOURS = ["#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#393b79", "#ad494a",
                  "#637939", "#d6616b"]
 

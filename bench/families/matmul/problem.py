@@ -30,7 +30,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from bench.families.matmul.models import TENSOR_CORE_VERSIONS, MatmulShape, lecture_formula
+from bench.families.matmul.models import MatmulShape, lecture_formula
 from bench.problem_base import MODES, REQUIRED, Problem
 from bindings import precision as prec
 
@@ -226,8 +226,9 @@ class MatmulProblem(Problem):
             return "-"
         issued = levels["issued_elements"] / model.global_loads if model.global_loads else math.nan
         ok_loads = abs(issued - 1) <= self.ISSUED_TOLERANCE
-        # the tensor-core rungs multiply on the tensor pipe: their mma.sync instructions
-        # times 2048 multiply-adds each must be the model's padded M*N*K; FFMA rungs: FFMAs
-        work = levels.get("mma_fma", math.nan) if kernel.version in TENSOR_CORE_VERSIONS \
+        # the tensor-core rungs multiply on the tensor pipe: their tensor-pipe instructions
+        # times the model's multiply-adds each must be the model's padded M*N*K; FFMA rungs
+        # (and t4 off its TMA path, v7's kernel): FFMAs
+        work = levels.get("mma_fma", math.nan) if getattr(model, "tensor_pipe", False) \
             else levels["ffma"]
         return "PASS" if ok_loads and work == model.fma else "FAIL"

@@ -400,7 +400,7 @@ def _stages(params: dict) -> int | None:
 
 
 def section_tensor_cores(profile_payload: dict, time_payload: dict | None = None) -> str:
-    """Every tensor-core kernel profiled at fp16 or bf16, the CUDA rungs first, then the
+    """Every tensor-core kernel profiled at bf16, fp16 or tf32, the CUDA rungs first, then the
     Triton matmuls at the same precision and shape: the slide "same idea, two languages"."""
     from bench import registry
     from bench.families.matmul.models import TENSOR_CORE_VERSIONS
@@ -409,13 +409,13 @@ def section_tensor_cores(profile_payload: dict, time_payload: dict | None = None
     ms = {(r["kernel"], r["shape"], r["precision"]): r for r in _matmul(trows)
           if r.get("status") == "ok"}
     ok = [r for r in _matmul(profile_payload.get("rows", [])) if r.get("status") == "ok"
-          and r["precision"] in ("fp16", "bf16")]
+          and r["precision"] in ("bf16", "fp16", "tf32")]
     names = registry.by_name()
     cuda = [r for r in ok if r["backend"] == "cuda" and r.get("version") in TENSOR_CORE_VERSIONS]
     if not cuda:
         return ""
     table = []
-    for precision in ("bf16", "fp16"):
+    for precision in ("bf16", "fp16", "tf32"):
         for shape in dict.fromkeys(r["shape"] for r in cuda if r["precision"] == precision):
             here = [r for r in ok if r["precision"] == precision and r["shape"] == shape
                     and (r in cuda or r["backend"] == "triton")]
