@@ -14,7 +14,7 @@
 #               same with pip install --no-build-isolation .)
 #     report    make report into $OUT/set (about 8 minutes on the H100 with every kernel)
 #     report-4096  the counters of the ladder, the tensor-core rungs, triton_autotuned and
-#               triton_persistent at 4096^3 (fp32, fp16, bf16) added to SET (default: the
+#               triton_persistent at 4096^3 (fp32, tf32, fp16, bf16) added to SET (default: the
 #               $OUT/set of a `report` stage before it) and the figures redrawn. The
 #               committed results/<gpu>/ sets are made by `report report-4096`; where one
 #               call cannot hold both, run `report`, put its set into the tree (untracked
@@ -88,8 +88,8 @@ for stage in "$@"; do
   report-4096)  # SET=a set made by `report` (in an earlier call when one call cannot hold both)
     build
     set_dir=${SET:-$OUT/set}
-    timeout "${P4096_LIMIT:-150}" python3 -m bench profile --append \
-      --kernels @ladder,@tensor_cores,triton_autotuned,triton_persistent --precisions fp32,fp16,bf16 \
+    timeout "${P4096_LIMIT:-240}" python3 -m bench profile --append \
+      --kernels @ladder,@tensor_cores,triton_autotuned,triton_persistent --precisions fp32,tf32,fp16,bf16 \
       --shapes 4096x4096x4096 --out "$set_dir" > "$OUT/profile4096.log" 2>&1
     echo "profile 4096 rc=$?"; tail -3 "$OUT/profile4096.log"
     timeout 60 python3 -m bench report --out "$set_dir" --replot > /dev/null 2>&1
