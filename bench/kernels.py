@@ -13,7 +13,7 @@ A kernel's function has the name `python -m bench list` prints (a dot becomes "_
 cuda_v1_5_thread_tiling), the arguments of its op (matmul: a, b; vector_add: x, y; copy: x;
 relu_dropout: x, p, seed; softmax: x, dim; rgb_to_grey: image) and a keyword `precision`
 (fp32, tf32, fp16, bf16, u8; default: from the first tensor's dtype, float32 meaning fp32,
-IEEE arithmetic). Its docstring says what it does, in which file, and its twin.
+IEEE arithmetic, or tf32 for a kernel that only has tf32, such as cuda_t4_tf32). Its docstring says what it does, in which file, and its twin.
 
     kernels.names(op="matmul")     the names, optionally of one op or backend
     kernels.get("cuda_v1.5_thread_tiling")   a function by its registry name
@@ -55,6 +55,10 @@ def _precision_of(kernel, args, asked: str | None) -> str:
         return asked
     tensor = next((a for a in args if hasattr(a, "dtype")), None)
     label = _BY_DTYPE.get(prec.dtype_name(tensor.dtype)) if tensor is not None else None
+    only = kernel.precisions[0] if len(kernel.precisions) == 1 else None
+    if label not in kernel.precisions and only and tensor is not None \
+            and prec.get(only).dtype == prec.dtype_name(tensor.dtype):
+        return only     # a kernel of one precision stored as this dtype (cuda_t4_tf32: tf32)
     if label is None or label not in kernel.precisions:
         got = prec.dtype_name(tensor.dtype) if tensor is not None else "no tensor"
         wanted = ", ".join(f"{p} ({prec.get(p).dtype})" for p in kernel.precisions)

@@ -60,6 +60,22 @@ def test_unknown_names_and_wrong_dtypes_say_what_would_work():
         kernels.triton_v3_smem_tiling(a.float())
 
 
+def test_a_kernel_of_one_precision_takes_its_dtype():
+    """cuda_t4_tf32 has only tf32, stored as float32: float32 inputs mean tf32 for it (the
+    precision is still named in every result); other dtypes say what would work."""
+    torch = pytest.importorskip("torch")
+    kernel = registry.get("cuda_t4_tf32")
+    assert kernel.precisions == ("tf32",)
+    assert kernels._precision_of(kernel, [torch.ones(2, 2)], None) == "tf32"
+    with pytest.raises(TypeError, match=r"cuda_t4_tf32: inputs of dtype float16 fit none of "
+                                        r"its precisions: tf32 \(float32\)"):
+        kernels._precision_of(kernel, [torch.ones(2, 2, dtype=torch.float16)], None)
+    # kernels of several precisions keep float32 = fp32 (IEEE), asked for or refused
+    persistent = registry.get("triton_persistent")
+    with pytest.raises(TypeError, match="fit none of its precisions"):
+        kernels._precision_of(persistent, [torch.ones(2, 2)], None)
+
+
 def test_docs_api_table_is_current():
     text = (ROOT / "docs" / "api.md").read_text()
     assert kernels.markdown() in text, ("docs/api.md is stale: replace its table with "
