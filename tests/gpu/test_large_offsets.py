@@ -97,8 +97,8 @@ def test_matmul_tall_a_near_2_to_the_31(kernel):
     side is N = 2^31 - 8 instead, with M = 1 and K = 8 (39 GB): the same wrap, in columns."""
     import torch
 
-    precision = "fp16" if "fp16" in kernel.precisions else "fp32"
-    dtype = getattr(torch, {"fp16": "float16", "fp32": "float32"}[precision])
+    precision = "fp16" if "fp16" in kernel.precisions else float32_precision(kernel)
+    dtype = torch.float16 if precision == "fp16" else torch.float32
     M, K, N = (1, 8, 2**31 - 8) if kernel.name == "triton_persistent" else (2**31 - 1, 1, 1)
     _needs((M * K + K * N + M * N) * torch.finfo(dtype).bits / 8 / 2**30 + 2)
     torch.manual_seed(5)
