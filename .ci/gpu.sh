@@ -88,8 +88,8 @@ for stage in "$@"; do
   report-4096)  # SET=a set made by `report` (in an earlier call when one call cannot hold both)
     build
     set_dir=${SET:-$OUT/set}
-    timeout "${P4096_LIMIT:-240}" python3 -m bench profile --append \
-      --kernels @ladder,@tensor_cores,triton_autotuned,triton_persistent --precisions fp32,tf32,fp16,bf16 \
+    timeout "${P4096_LIMIT:-240}" python3 -m bench profile --append --precision fp32,tf32,fp16,bf16 \
+      --kernels "${P4096_KERNELS:-@ladder,@tensor_cores,triton_autotuned,triton_persistent}" \
       --shapes 4096x4096x4096 --out "$set_dir" > "$OUT/profile4096.log" 2>&1
     echo "profile 4096 rc=$?"; tail -3 "$OUT/profile4096.log"
     timeout 60 python3 -m bench report --out "$set_dir" --replot > /dev/null 2>&1

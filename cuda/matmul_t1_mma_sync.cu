@@ -45,7 +45,7 @@
 //   params    BM, BN, BK, WM, WN, STAGES, GROUP = CVT_T1_* (matmul_config.h); with the
 //             defaults 4 warps, dynamic shared memory STAGES * (BM*BK + BK*BN) * 2 bytes =
 //             65,536, about 230 registers per thread, 2 blocks per SM.
-//   run       python -m bench check --kernels cuda_t1* --precisions bf16,fp16 --shapes 1000x999x37,4096x4096x4096
+//   run       python -m bench check --kernels cuda_t1* --precision bf16,fp16 --shapes 1000x999x37,4096x4096x4096
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 

@@ -40,7 +40,7 @@
 //             64 rows) and BK = 64 (one 128-byte swizzle row) are fixed. With the defaults
 //             256 threads, STAGES * (BM + BN) * BK * 2 bytes of shared memory, one block
 //             per SM.
-//   run       python -m bench check --kernels cuda_t2* --precisions bf16,fp16 --shapes 1000x1000x1000,4096x4096x4096
+//   run       python -m bench check --kernels cuda_t2* --precision bf16,fp16 --shapes 1000x1000x1000,4096x4096x4096
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 

@@ -35,7 +35,7 @@
 //   params    BN, STAGES, CLUSTER, GROUP = CVT_T3_* (matmul_config.h); 384 threads (the
 //             producer keeps 40 registers, the consumers get 232), shared memory
 //             STAGES * (128 + BN) * 64 * 2 + 2 * 2 * 64 * 64 * 2 bytes, one block per SM.
-//   run       python -m bench check --kernels cuda_t3* --precisions bf16,fp16 --shapes 1000x1000x1000,4096x4096x4096
+//   run       python -m bench check --kernels cuda_t3* --precision bf16,fp16 --shapes 1000x1000x1000,4096x4096x4096
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 

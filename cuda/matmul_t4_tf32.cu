@@ -7,9 +7,9 @@
 //             come from REGISTERS, where any layout will do: the consumers load their
 //             fragments from the B tile TMA put in shared memory. Its right operand A^T is
 //             A read K-major, exactly how wgmma wants it. The accumulator holds a 64 x 256
-//             piece of C^T per consumer; the epilogue writes it back transposed through
-//             shared memory and TMA stores. (cuBLAS's tf32 kernel for this layout makes the
-//             same swap, and so do triton_persistent and triton_autotuned at tf32.)
+//             piece of C^T per consumer, which the threads store into C as it is: each
+//             holds pairs of adjacent columns of C. (cuBLAS's tf32 kernel for this layout
+//             makes the same swap, and so do triton_persistent and triton_autotuned at tf32.)
 //   change    from t3: fp32 in and out; wgmma m64n256k8 tf32 with its left operand in
 //             registers; the block tile is 256 rows of C (the wgmma's n) by 128 columns
 //             (2 consumer warpgroups of 64), k tiles of 32 floats (one 128-byte row);
@@ -18,11 +18,13 @@
 //             thread, rounded to TF32) and keeps two sets: tile t + 1 is loaded and issued
 //             while tile t runs, then wgmma_wait<1> frees tile t's registers and stage.
 //             The wgmma rows g and g + 8 of a thread stand for adjacent columns, so each
-//             pair of fragment values is one 8-byte shared load.
+//             pair of fragment values is one 8-byte shared load, and each pair of results
+//             one 8-byte global store: C goes from registers to global memory directly (no
+//             TMA store: Compute Sanitizer's initcheck did not see t4's float32 TMA stores
+//             as writes, and these stores fill whole 32-byte sectors anyway).
 //   banks     TMA writes and wgmma reads the 128-byte swizzle; the fragment loads (a warp:
 //             4 rows of k x 8 pairs of columns, in two runs of 8 columns) cover all 32
-//             banks, 2 wavefronts per 8-byte load; the epilogue's staging writes (64 x 32
-//             boxes of C in the same swizzle) are 2-way conflicted.
+//             banks, 2 wavefronts per 8-byte load.
 //   rounding  B's values are rounded to the nearest TF32 (cvt.rn.tf32.f32, one F2FP each:
 //             the same rounding as the Triton tf32 paths); A's, read by the tensor core from
 //             shared memory, are truncated to their top 19 bits. So t4(A, I) is A truncated
@@ -36,17 +38,18 @@
 //               shared loads  by threads: B^T's fragments, every B value of every stage
 //                             once: blocks * BN * BK*ceil(K/BK)
 //               shared reads  by the tensor core: A^T, each consumer the whole 256 x 32
-//               global stores M*N (TMA boxes, clipped at the matrix's edge)
+//               global stores M*N (8-byte stores, masked at the matrix's edge)
 //               multiply-adds blocks * BM*BN * BK*ceil(K/BK)
 //   precond.  A, B, C float32, row-major contiguous. This kernel runs when TMA can describe
-//             A, B and C: pointers 16-byte aligned, K and N multiples of 4, K >= 1.
+//             A and B (and C's rows are 16-byte aligned): pointers 16-byte aligned, K and N
+//             multiples of 4, K >= 1.
 //             Otherwise the launcher runs v7's FFMA kernel (float32 arithmetic: more precise
 //             than tf32; the op's docstring says so); K = 0 writes zeros. Needs compute
 //             capability 9.0 and a build for sm_90a (cudaErrorNotSupported otherwise).
 //   params    STAGES, CLUSTER, GROUP = CVT_T4_* (matmul_config.h); BM = 256, BN = 128,
 //             BK = 32 fixed. 384 threads (producer 40 registers, consumers 232), shared
-//             memory STAGES * 48 KiB + 32 KiB of staging, one block per SM.
-//   run       python -m bench check --kernels cuda_t4* --precisions tf32 --shapes 1000x1000x1000,4096x4096x4096
+//             memory STAGES * 48 KiB, one block per SM.
+//   run       python -m bench check --kernels cuda_t4* --precision tf32 --shapes 1000x1000x1000,4096x4096x4096
 #include "common.cuh"
 #include "hopper.cuh"
 #include "launchers.h"
@@ -58,20 +61,19 @@ template <int STAGES, int CLUSTER, int GROUP>
 __global__ void __launch_bounds__(384, 1)
 matmul_t4_tf32_kernel(const __grid_constant__ CUtensorMap a_map,
                       const __grid_constant__ CUtensorMap b_map,
-                      const __grid_constant__ CUtensorMap c_map, int M, int N, int K) {
+                      float* __restrict__ C, int M, int N, int K) {
 #ifdef CVT_HOPPER_DEVICE
   constexpr int BM = CVT_T4_BM, BN = CVT_T4_BN, BK = CVT_T4_BK;  // C rows, C columns, k
   constexpr int A_STAGE = BM * BK, B_STAGE = BK * BN;  // floats per stage
   constexpr int A_PART = BM / CLUSTER;                 // A rows each block of a cluster copies
-  constexpr int BOX = 32 * 32, C_BOX = 64 * 32;        // a B box (32 k x 32 n), a C box
+  constexpr int BOX = 32 * 32;                         // a B box: 32 k x 32 n
   constexpr unsigned STAGE_BYTES = (A_STAGE + B_STAGE) * 4;
   constexpr int CONSUMER_WARPS = 8;
 
   extern __shared__ unsigned char smem_raw[];
   float* const sA = reinterpret_cast<float*>(align_1024(smem_raw));
   float* const sB = sA + STAGES * A_STAGE;
-  float* const sC = sB + STAGES * B_STAGE;
-  uint64_t* const full = reinterpret_cast<uint64_t*>(sC + 2 * 2 * C_BOX);
+  uint64_t* const full = reinterpret_cast<uint64_t*>(sB + STAGES * B_STAGE);
   uint64_t* const empty = full + STAGES;
 
   const int tid = threadIdx.x, group = tid / 128;
@@ -126,8 +128,6 @@ matmul_t4_tf32_kernel(const __grid_constant__ CUtensorMap a_map,
     const int consumer = group - 1;  // C^T rows (C columns) 64 consumer .. of the block
     const int lane = tid % 32, warp = (tid % 128) / 32;
     const int g = lane / 4, q = lane % 4;
-    float* const staging = sC + consumer * 2 * C_BOX;
-    const bool leader = tid % 128 == 0;
     const auto release = [&](int s) {
       if constexpr (CLUSTER == 1)
         mbarrier_arrive(&empty[s]);
@@ -163,7 +163,6 @@ matmul_t4_tf32_kernel(const __grid_constant__ CUtensorMap a_map,
       }
     };
     int64_t it = 0;
-    int stored = 0;
     for (int64_t u = cluster; u < tiles; u += clusters) {
       int m0, n0;
       tile_origin(u, m0, n0);
@@ -206,35 +205,22 @@ matmul_t4_tf32_kernel(const __grid_constant__ CUtensorMap a_map,
       if (lane == 0) release(running);
 
       // d[4 j + 2 h + e] is C^T(row 16 warp + g + 8 h, column 8 j + 2 q + e), that is
-      // C(m0 + 8 j + 2 q + e, n0 + 32 box + c + h). Boxes of C are 64 rows x 32 columns:
-      // the consumer's 256 x 64 is 4 x 2 of them; warps 2 nb and 2 nb + 1 hold the columns
-      // of box column nb. Two staging boxes per consumer, in turn.
+      // C(m0 + 8 j + 2 q + e, n0 + 32 box + c + h). For each j and e the two values h = 0, 1
+      // are adjacent columns: one 8-byte store, and the warp's 32 stores of one instruction
+      // fill 8 whole 32-byte sectors (4 rows x two runs of 8 columns).
+      const int col = n0 + 32 * box + c;  // even, and N % 4 == 0: col < N means col + 1 < N
+      if (col < N) {
 #pragma unroll
-      for (int b = 0; b < 8; ++b, ++stored) {
-        const int mb = b / 2, nb = b % 2;
-        float* const out = staging + (stored % 2) * C_BOX;
-        if (leader) tma_store_wait_read<1>();  // the box stored two boxes ago was read
-        named_barrier(1 + consumer, 128);
-        if (warp / 2 == nb) {
+        for (int j = 0; j < BM / 8; ++j)
 #pragma unroll
-          for (int j = 0; j < 8; ++j)
-#pragma unroll
-            for (int h = 0; h < 2; ++h)
-#pragma unroll
-              for (int e = 0; e < 2; ++e) {
-                const int r = 8 * j + 2 * q + e, cc = c + h;
-                out[r * 32 + (((cc / 4) ^ (r % 8)) * 4) + cc % 4] = d[4 * (mb * 8 + j) + 2 * h + e];
-              }
-        }
-        fence_proxy_async_shared();
-        named_barrier(1 + consumer, 128);
-        if (leader) {
-          tma_store_2d(&c_map, out, n0 + consumer * 64 + nb * 32, m0 + mb * 64);
-          tma_store_commit();
-        }
+          for (int e = 0; e < 2; ++e) {
+            const int row = m0 + 8 * j + 2 * q + e;
+            if (row < M)
+              *reinterpret_cast<float2*>(C + static_cast<int64_t>(row) * N + col) =
+                  make_float2(d[4 * j + e], d[4 * j + 2 + e]);
+          }
       }
     }
-    if (leader) tma_store_wait_all();
   }
   cluster_sync();  // no block leaves while its peer may still multicast into it
 #else
@@ -254,15 +240,14 @@ cudaError_t launch_matmul_t4_tf32(const float* A, const float* B, float* C, int6
   if (K == 0) return cudaMemsetAsync(C, 0, M * N * sizeof(float), stream);
   if (!tma_path_ok(A, B, C, N, K, 4))
     return launch_matmul_v7_lean_fetch(A, B, C, M, N, K, stream);  // see "precond."
-  CUtensorMap a_map, b_map, c_map;
-  if (!tensor_map_f32(&a_map, A, M, K, BM / CLUSTER) || !tensor_map_f32(&b_map, B, K, N, BK) ||
-      !tensor_map_f32(&c_map, C, M, N, 64))
+  CUtensorMap a_map, b_map;
+  if (!tensor_map_f32(&a_map, A, M, K, BM / CLUSTER) || !tensor_map_f32(&b_map, B, K, N, BK))
     return cudaErrorInvalidValue;  // the launcher checked what TMA needs: not expected
   constexpr auto kernel = matmul_t4_tf32_kernel<STAGES, CLUSTER, CVT_T4_GROUP>;
-  constexpr int smem = 1024 + (STAGES * (BM * BK + BK * BN) + 2 * 2 * 64 * 32) * 4 + STAGES * 16;
+  constexpr int smem = 1024 + STAGES * (BM * BK + BK * BN) * 4 + STAGES * 16;
   return launch_persistent_clusters<kernel>(CLUSTER, 384, smem,
                                             ceil_div(M, BM) * ceil_div(N, CLUSTER * BN), stream,
-                                            a_map, b_map, c_map, static_cast<int>(M),
+                                            a_map, b_map, C, static_cast<int>(M),
                                             static_cast<int>(N), static_cast<int>(K));
 }
 

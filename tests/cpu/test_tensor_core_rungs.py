@@ -54,6 +54,12 @@ def test_rung_opens_with_the_ladder_header(kernel):
     text = (ROOT / kernel.source).read_text()
     for field in ("idea", "change", "banks", "traffic", "precond.", "params", "run"):
         assert re.search(rf"^//   {re.escape(field)}\s", text, re.M), f"{kernel.name}: no '{field}'"
+    import shlex
+
+    from bench import cli
+
+    run = re.search(r"^//   run\s+python -m bench (.*)$", text, re.M).group(1)
+    cli.build_parser().parse_args(shlex.split(run))     # the command the header gives runs
     picks = text + ((ROOT / "cuda" / "hopper.cuh").read_text() if kernel in HOPPER else "")
     assert re.search(r"path_ok\w*\(A, B, C, N, K(, 4)?\)", picks), "the launcher picks the path"
     assert "cudaErrorNotSupported" in picks, "the launcher refuses GPUs without the instructions"
@@ -96,9 +102,10 @@ HOPPER_SASS = {
     "t2": ("HGMMA.64x256x16.F32.BF16", "HGMMA.64x256x16.F32 ", "UTMALDG.2D", "SYNCS.PHASECHK"),
     "t3": ("HGMMA.64x256x16.F32.BF16", "UTMALDG.2D.MULTICAST", "UTMASTG", "USETMAXREG",
            "SYNCS.PHASECHK"),
-    # t4 adds B^T's fragments: 8-byte shared loads, rounded by F2FP.TF32 (cvt.rn.tf32.f32)
-    "t4": ("HGMMA.64x256x8.F32.TF32", "UTMALDG.2D.MULTICAST", "UTMASTG", "USETMAXREG",
-           "SYNCS.PHASECHK", "LDS.64", "F2FP.TF32.F32.PACK_B"),
+    # t4 adds B^T's fragments (8-byte shared loads, rounded by F2FP.TF32: cvt.rn.tf32.f32)
+    # and stores C from registers (8-byte global stores), no TMA store
+    "t4": ("HGMMA.64x256x8.F32.TF32", "UTMALDG.2D.MULTICAST", "USETMAXREG", "SYNCS.PHASECHK",
+           "LDS.64", "F2FP.TF32.F32.PACK_B", "STG.E.64"),
 }
 
 
