@@ -401,7 +401,9 @@ def test_sweep_names_only_parameters_that_exist():
     names = set(re.findall(r"-DCVT_(\w+)=", text))
     assert names and names <= set(config.params()), names - set(config.params())
     for rung in re.findall(r'"(\w+)\|', text):
-        assert f"matmul_{rung}" in config.TENSOR_CORE_OPS, rung
+        assert f"matmul_{rung}" in (*config.TENSOR_CORE_OPS, *config.TF32_OPS), rung
+    assert subprocess.run(["bash", "-n", str(ROOT / "cuda" / "driver" / "tensor_core_sweep.sh")]
+                          ).returncode == 0
 
 
 @needs_nvcc
