@@ -71,6 +71,17 @@ def _select(pattern):
     return kernels
 
 
+def _rounds(text: str) -> int:
+    """--alternate R: a whole number of rounds, 0 (off) to 20."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"rounds must be a whole number, got {text!r}") from None
+    if not 0 <= value <= 20:
+        raise argparse.ArgumentTypeError(f"rounds must be 0 to 20, got {value}")
+    return value
+
+
 def _precisions(text: str | None, kernels) -> list[str] | None:
     """--precision as a list (None: every precision each kernel supports), checked against
     the precision table and against what the selected kernels support."""
@@ -219,6 +230,7 @@ def cmd_time(args) -> int:
                          "`bench model` here.")
     _guard(args.out, ["time"], env_mod.environment("cuda"), args, "bench time")
     policy = Policy(target_s=0.15, budget_s=2.0) if args.quick else Policy()
+    policy.alternate = args.alternate
     old = results.read(args.out, "time") if args.append else None
     stored = ((old or {}).get("meta") or {}).get("ceilings") or None
     rows, env, ceilings = perf.run(kernels, shapes, precisions, policy,
@@ -450,7 +462,8 @@ def cmd_report(args) -> int:
         return 0
     if args.kernels:
         _select(args.kernels)      # a selection matching nothing: exit 2 now
-    return report.run(args.out, quick=args.quick, patterns=args.kernels, force=args.force)
+    return report.run(args.out, quick=args.quick, patterns=args.kernels, force=args.force,
+                      alternate=args.alternate)
 
 
 def cmd_compare(args) -> int:
@@ -524,6 +537,10 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--out", default=results.DEFAULT_OUT,
                    help="where time.csv/json go (default: %(default)s)")
     s.add_argument("--quick", action="store_true", help="fewer repetitions")
+    s.add_argument("--alternate", type=_rounds, default=0, metavar="R",
+                   help="after each timing of 0.2-100 ms, R rounds of do_bench alternating "
+                        "the kernel and the reference on the same inputs; the median ratio "
+                        "is the row's 'alternating' %% of reference (default: 0, off)")
     s.add_argument("--no-ceilings", action="store_true",
                    help="skip copy/cuBLAS ceilings (with --append: reuse the stored ones)")
     s.add_argument("--append", action="store_true",
@@ -574,6 +591,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="where the result set, figures/ and report.md go (default: "
                         "%(default)s)")
     s.add_argument("--quick", action="store_true", help="fewer shapes and repetitions")
+    s.add_argument("--alternate", type=_rounds, default=0, metavar="R",
+                   help="after each timing of 0.2-100 ms, R rounds of do_bench alternating "
+                        "the kernel and the reference on the same inputs; the median ratio "
+                        "is the row's 'alternating' %% of reference (default: 0, off)")
     s.add_argument("--kernels", default=None, help="globs (default: every kernel)")
     s.add_argument("--replot", action="store_true",
                    help="only redraw figures and report.md from the files in --out")

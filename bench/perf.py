@@ -32,8 +32,8 @@ from bench import device as dev
 from bench import env as env_mod
 from bench import problems, terminal
 from bench.registry import REFERENCE_BACKENDS
-from bench.timing import (L2Flusher, Policy, clock_note, do_bench_ms, time_launches,
-                          verify_after_timing)
+from bench.timing import (L2Flusher, Policy, alternating_ratio, clock_note, do_bench_ms,
+                          time_launches, verify_after_timing)
 
 
 def reference_for(op: str, kernels) -> object | None:
@@ -172,8 +172,8 @@ def run(kernels, shapes_text: str | None = None, precisions: list[str] | None = 
     env = env_mod.environment(device)
     flush = L2Flusher(dev.l2_cache_bytes())
 
-    work, skipped = plan(kernels, shapes_text, precisions,
-                         all_kernels if all_kernels is not None else registry.kernels())
+    everything = all_kernels if all_kernels is not None else registry.kernels()
+    work, skipped = plan(kernels, shapes_text, precisions, everything)
 
     ceilings = {} if measure_ceilings or ceilings is None else dict(ceilings)
     t0 = _time.monotonic()
@@ -206,6 +206,15 @@ def run(kernels, shapes_text: str | None = None, precisions: list[str] | None = 
                        clock=clock_after)
             row["sm_clock_mhz_before"] = clock_before
             row["dobench_ms"] = do_bench_ms(launch) if policy.crosschecks(t.median_ms) else None
+            ref = reference_for(problem.name, everything) if policy.alternate else None
+            if (row["dobench_ms"] is not None and not is_ref and ref is not None
+                    and p in ref.precisions and not wrong):
+                ref_fn = ref.runner(p)
+                ref_fn(*inputs)   # its setup, outside the rounds
+                ratio, pairs = alternating_ratio(launch, lambda: ref_fn(*inputs),
+                                                 policy.alternate)
+                row["alternating_pct_reference"] = 100 * ratio
+                row["alternating_rounds_ms"] = " ".join(f"{k:.4f}/{r:.4f}" for k, r in pairs)
             text = f"{k.name} {shape} {p}: {t.median_ms:.4f} ms " \
                    f"(IQR {t.iqr_ms:.4f}, {t.reps} reps)" + (f"; {note}" if note else "")
         except Exception as exc:  # one failing kernel must not lose the whole sweep

@@ -214,9 +214,11 @@ def section_crosscheck(time_payload: dict) -> str:
     rows = crosscheck_rows(time_payload)
     if not rows:
         return ""
+    alternating = any(r.get("alternating_pct_reference") for r in rows)
     table = [[r["kernel"], r["shape"], r["precision"], f(r["median_ms"], 4),
               f(r["dobench_ms"], 4), f(r["pct_reference"], 1),
               f(r["dobench_pct_reference"], 1), f"{100 * _disagreement(r):+.1f}%"]
+             + ([f(r.get("alternating_pct_reference"), 1)] if alternating else [])
              for r in rows]
     off = [r for r in rows if abs(_disagreement(r)) > CROSSCHECK_AGREE]
     throttled = {(r["op"], r["shape"], r["precision"]) for r in time_payload.get("rows", [])
@@ -238,10 +240,15 @@ def section_crosscheck(time_payload: dict) -> str:
                                 for r in off[:8])
                + (" ..." if len(off) > 8 else "") + " do not." if off else ".")
             + " Below 0.2 ms do_bench's events would take in the host's launch cost of a "
-              "Python wrapper, so it is not asked.\n\n"
+              "Python wrapper, so it is not asked."
+            + (" The last column: the same kernel and the reference timed in alternating "
+               "rounds of do_bench right after each other (`--alternate`), the median of the "
+               "rounds' ratios, which clock drift between two timings minutes apart cannot "
+               "move." if alternating else "") + "\n\n"
             + md_table(["kernel", "shape", "precision", "harness ms", "do_bench ms",
                         "harness % of reference", "do_bench % of reference", "harness / "
-                        "do_bench ratio"], table))
+                        "do_bench ratio"]
+                       + (["alternating rounds % of reference"] if alternating else []), table))
 
 
 def _crosscheck_line(time_payload: dict) -> str:
@@ -486,7 +493,8 @@ def holds_results(folder: Path) -> list[str]:
             + [f for f in results.OTHER_FILES if (folder / f).exists()])
 
 
-def run(out_dir, quick: bool = False, patterns: str | None = None, force: bool = False) -> int:
+def run(out_dir, quick: bool = False, patterns: str | None = None, force: bool = False,
+        alternate: int = 0) -> int:
     """Runs the default suite into out_dir. Returns the exit status (1 if a check failed).
 
     A folder that already holds a result set is refused unless force; with force, the new
@@ -540,6 +548,7 @@ def run(out_dir, quick: bool = False, patterns: str | None = None, force: bool =
         t = _time.monotonic()
         _say("time (ceilings first) ...")
         policy = Policy(target_s=0.15, budget_s=2.0) if quick else Policy()
+        policy.alternate = alternate
         shapes_t = perf.quick_shapes(kernels) if quick else None
         trows, tenv, ceilings = perf.run(kernels, shapes_t, policy=policy)
         results.write(out, "time", trows, env=tenv, meta={"ceilings": ceilings})

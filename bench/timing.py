@@ -45,6 +45,12 @@ The recipe (and why):
   the median), and the report sets the two ratios to the reference side by side. Below
   0.2 ms do_bench's events take in the host's launch cost of a Triton wrapper (it has no
   spin), so the two would differ by design, not by error.
+- Alternating rounds (opt-in, `bench time --alternate R`): at 700 W a tensor-core kernel
+  and its reference, timed minutes apart, may run at different clocks (1400-1980 MHz on
+  the H100), which moves their ratio by up to 15% at 8192^3. With R > 0, every row the
+  cross-check times is also timed in R rounds of do_bench that alternate the kernel and
+  the reference on the same inputs (`alternating_ratio`): each round's ratio compares two
+  timings taken seconds apart, and the row keeps the median of the R ratios.
 - The SM clock is read before and after each kernel's timed launches; a drop of more than
   CLOCK_DROP (throttling: power, temperature) is flagged in the row's note
   (`clock_note`), so a slow number can be told from a slow kernel.
@@ -87,6 +93,9 @@ class Policy:
     # The cross-check: rows whose median lies in this range (ms) are timed a second time
     # with triton.testing.do_bench (do_bench_ms); None: never.
     crosscheck_ms: tuple[float, float] | None = (0.2, 100.0)
+    # Alternating rounds with the reference (alternating_ratio) for the rows the cross-check
+    # times: 0 (off) or how many rounds.
+    alternate: int = 0
 
     def crosschecks(self, median_ms: float) -> bool:
         lo_hi = self.crosscheck_ms
@@ -221,6 +230,20 @@ def time_launches(fn, flush, policy: Policy | None = None) -> Timing:
     ms = sorted(s.elapsed_time(e) for s, e in zip(starts, ends))
     q1, med, q3 = quartiles(ms)
     return Timing(median_ms=med, q1_ms=q1, q3_ms=q3, min_ms=ms[0], reps=reps)
+
+
+def alternating_ratio(fn, ref_fn, rounds: int, timer=None) -> tuple[float, list[tuple]]:
+    """The kernel's speed relative to the reference's, measured in `rounds` rounds that each
+    time the kernel, then the reference, with `timer` (do_bench_ms): (the median of the
+    rounds' reference / kernel time ratios, [(kernel ms, reference ms), ...] in order)."""
+    if rounds < 1:
+        raise ValueError(f"alternating_ratio: rounds must be >= 1, got {rounds}")
+    timer = timer or do_bench_ms
+    pairs = []
+    for _ in range(rounds):
+        kernel_ms = timer(fn)
+        pairs.append((kernel_ms, timer(ref_fn)))
+    return statistics.median(r / k for k, r in pairs), pairs
 
 
 def do_bench_ms(fn, warmup_ms: int = 10, rep_ms: int = 60) -> float:

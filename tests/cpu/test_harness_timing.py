@@ -71,6 +71,37 @@ def test_the_spin_keeps_the_host_ahead_and_vanishes_for_long_kernels():
     assert spin_cycles(15e-6, 2.8e-3) == 0
 
 
+def test_alternating_rounds_time_the_kernel_then_the_reference_each_round():
+    """bench time --alternate R: R rounds, each the kernel then the reference (a ratio of two
+    timings seconds apart), the median ratio kept; off by default."""
+    from bench.timing import Policy, alternating_ratio
+
+    calls = []
+    times = iter([2.0, 1.0, 2.0, 2.0, 1.0, 3.0])     # round ratios 0.5, 1.0, 3.0
+
+    def timer(fn):
+        calls.append(fn())
+        return next(times)
+
+    ratio, pairs = alternating_ratio(lambda: "kernel", lambda: "reference", 3, timer)
+    assert calls == ["kernel", "reference"] * 3
+    assert pairs == [(2.0, 1.0), (2.0, 2.0), (1.0, 3.0)] and ratio == 1.0
+    with pytest.raises(ValueError, match="rounds must be >= 1, got 0"):
+        alternating_ratio(lambda: None, lambda: None, 0, timer)
+    assert Policy().alternate == 0
+
+
+def test_the_alternate_flag_is_checked_before_any_work():
+    from bench import cli
+
+    parser = cli.build_parser()
+    assert parser.parse_args(["time", "--alternate", "5"]).alternate == 5
+    assert parser.parse_args(["report"]).alternate == 0
+    for bad in ("-1", "21", "x"):
+        with pytest.raises(SystemExit):
+            parser.parse_args(["time", "--alternate", bad])
+
+
 def test_the_do_bench_cross_check_takes_only_kernels_it_can_time():
     from bench.timing import Policy
 

@@ -389,6 +389,10 @@ def test_the_cross_check_sets_both_timers_ratios_side_by_side():
     line = report._crosscheck_line({"rows": rows})
     assert "1 of 2 kernels" in line and "triton_autotuned" in line
     assert report.section_crosscheck({"rows": rows[:1]}) == ""
+    assert "alternating rounds" not in text           # --alternate off: no such column
+    rows[2]["alternating_pct_reference"] = 97.5       # bench time --alternate R
+    text = report.section_crosscheck({"rows": rows})
+    assert "| alternating rounds % of reference |" in text and "| 97.5 |" in text
 
 
 def test_twins_sit_side_by_side_with_registers_shared_memory_and_instructions():
