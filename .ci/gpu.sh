@@ -12,7 +12,8 @@
 #     user      a new user's walk (.ci/user_walk.sh): pip install . into a fresh environment,
 #               then the README's and docs' commands outside the checkout (user-now: the
 #               same with pip install --no-build-isolation .)
-#     report    make report into $OUT/set (about 8 minutes on the H100 with every kernel)
+#     report    make report into $OUT/set (about 7 minutes on the H100 with every kernel;
+#               REPORT_ARGS="--alternate 5 --kernels ..." passes more arguments)
 #     report-4096  the counters of the ladder, the tensor-core rungs, triton_autotuned and
 #               triton_persistent at 4096^3 (fp32, tf32, fp16, bf16) added to SET (default: the
 #               $OUT/set of a `report` stage before it) and the figures redrawn. The
@@ -82,7 +83,8 @@ for stage in "$@"; do
     ;;
   report)
     build
-    timeout "${REPORT_LIMIT:-540}" python3 -m bench report --out "$OUT/set" --force \
+    # shellcheck disable=SC2086  # REPORT_ARGS: more arguments, e.g. "--alternate 5"
+    timeout "${REPORT_LIMIT:-540}" python3 -m bench report --out "$OUT/set" --force ${REPORT_ARGS:-} \
       > "$OUT/report.log" 2>&1; echo "report rc=$?"; grep -A12 "^## Summary" "$OUT/set/report.md"
     ;;
   report-4096)  # SET=a set made by `report` (in an earlier call when one call cannot hold both)
