@@ -43,12 +43,25 @@ _NO_TWIN = ("Triton's tl.dot chooses vector widths, warp layout and pipelining i
             "triton_autotuned is the Triton matmul to compare with")
 
 
-# t2 and t3 run t1's kernel off their TMA path; their models then need t1's tiles.
+# t2 and t3 run t1's kernel off their TMA path, t4 v7's; their models then need its tiles.
 _T1_FALLBACK = {f"T1_{n}": f"T1_{n}" for n in ("BM", "BN", "BK", "WM", "WN")}
+_V7_FALLBACK = {f"V7_{n}": f"V7_{n}"
+                for n in ("BM", "BN", "BK", "WM", "WN", "TM", "TN", "STAGES", "GROUP")}
 _SM90A = ("Hopper, built for sm_90a: wgmma, TMA and mbarrier transaction counts exist "
           "only on compute capability 9.0")
 _TMA_TWIN = ("Triton writes no block barrier or descriptor; triton_persistent (TMA, wgmma, "
              "one program per SM) is the Triton matmul of the same instructions")
+
+
+def _hopper(name, version, op_name, summary, precisions, params, model, formula,
+            twin_note) -> Kernel:
+    """A Hopper rung (sm_90a only: wgmma, TMA): cuda/<op_name>.cu, the op of that name."""
+    return Kernel(
+        name=name, op="matmul", backend="cuda", version=version, summary=summary,
+        source=f"cuda/{op_name}.cu", precisions=precisions, loader=_op(op_name),
+        params=params, model=model, formula=formula, twin_note=twin_note,
+        min_capability=(9, 0), max_capability=(9, 0), needs=_SM90A,
+    )
 
 
 def records() -> list[Kernel]:
@@ -115,46 +128,28 @@ def records() -> list[Kernel]:
             min_capability=(8, 0),
             needs="sm_80+: mma.sync on fp16 and bf16, ldmatrix, cp.async",
         ),
-        Kernel(
-            name="cuda_t2_wgmma_tma", op="matmul", backend="cuda", version="t2",
-            summary="warpgroup wgmma reading shared memory that TMA filled, mbarrier phases "
-                    "(unaligned, K or N not multiples of 8: t1's)",
-            source="cuda/matmul_t2_wgmma_tma.cu", precisions=("fp16", "bf16"),
-            loader=_op("matmul_t2_wgmma_tma"),
-            params=_params(BM="T2_BM", BN="T2_BN", BK="T2_BK", STAGES="T2_STAGES", GROUP="T2_GROUP",
-                           **_T1_FALLBACK),
-            model=models.matmul_t2, formula="global N³/BN + N³/BM (TMA)",
-            twin_note=_TMA_TWIN, min_capability=(9, 0), max_capability=(9, 0),
-            needs=_SM90A,
-        ),
-        Kernel(
-            name="cuda_t3_warp_specialized", op="matmul", backend="cuda", version="t3",
-            summary="TMA producer and wgmma consumer warpgroups, persistent clusters sharing B "
-                    "by multicast, TMA store (else t1's)",
-            source="cuda/matmul_t3_warp_specialized.cu", precisions=("fp16", "bf16"),
-            loader=_op("matmul_t3_warp_specialized"),
-            params=_params(BM="T3_BM", BN="T3_BN", BK="T3_BK", STAGES="T3_STAGES", CLUSTER="T3_CLUSTER",
-                           GROUP="T3_GROUP", **_T1_FALLBACK),
-            model=models.matmul_t3, formula="global N³/BN + N³/BM (TMA; L2 reads N³/BN + N³/(CLUSTER·BM))",
-            twin_note=_TMA_TWIN,
-            min_capability=(9, 0), max_capability=(9, 0), needs=_SM90A,
-        ),
+        _hopper("cuda_t2_wgmma_tma", "t2", "matmul_t2_wgmma_tma",
+                "warpgroup wgmma reading shared memory that TMA filled, mbarrier phases "
+                "(unaligned, K or N not multiples of 8: t1's)", ("fp16", "bf16"),
+                _params(BM="T2_BM", BN="T2_BN", BK="T2_BK", STAGES="T2_STAGES",
+                        GROUP="T2_GROUP", **_T1_FALLBACK),
+                models.matmul_t2, "global N³/BN + N³/BM (TMA)", _TMA_TWIN),
+        _hopper("cuda_t3_warp_specialized", "t3", "matmul_t3_warp_specialized",
+                "TMA producer and wgmma consumer warpgroups, persistent clusters sharing B "
+                "by multicast, TMA store (else t1's)", ("fp16", "bf16"),
+                _params(BM="T3_BM", BN="T3_BN", BK="T3_BK", STAGES="T3_STAGES",
+                        CLUSTER="T3_CLUSTER", GROUP="T3_GROUP", **_T1_FALLBACK),
+                models.matmul_t3,
+                "global N³/BN + N³/BM (TMA; L2 reads N³/BN + N³/(CLUSTER·BM))", _TMA_TWIN),
         # tf32 (CVT_TF32_OPS): float32 in and out like the FFMA ladder, products on tensor
         # cores, beside triton_persistent and triton_autotuned at tf32.
-        Kernel(
-            name="cuda_t4_tf32", op="matmul", backend="cuda", version="t4",
-            summary="t3's machinery at tf32 on C^T = B^T A^T: B^T from registers (rounded), "
-                    "A from shared memory (cut); else v7's",
-            source="cuda/matmul_t4_tf32.cu", precisions=("tf32",),
-            loader=_op("matmul_t4_tf32"),
-            params=_params(BM="T4_BM", BN="T4_BN", BK="T4_BK", STAGES="T4_STAGES",
-                           CLUSTER="T4_CLUSTER", GROUP="T4_GROUP",
-                           **{f"V7_{n}": f"V7_{n}" for n in ("BM", "BN", "BK", "WM", "WN", "TM",
-                                                             "TN", "STAGES", "GROUP")}),
-            model=models.matmul_t4,
-            formula="global N³/BN + N³/BM (TMA; L2 reads N³/(CLUSTER·BN) + N³/BM)",
-            twin_note=("triton_persistent and triton_autotuned at tf32 make the same swap; "
-                       "triton_persistent's Hopper path is the one with TMA and wgmma"),
-            min_capability=(9, 0), max_capability=(9, 0), needs=_SM90A,
-        ),
+        _hopper("cuda_t4_tf32", "t4", "matmul_t4_tf32",
+                "t3's machinery at tf32 on C^T = B^T A^T: B^T from registers (rounded), "
+                "A from shared memory (cut); else v7's", ("tf32",),
+                _params(BM="T4_BM", BN="T4_BN", BK="T4_BK", STAGES="T4_STAGES",
+                        CLUSTER="T4_CLUSTER", GROUP="T4_GROUP", **_V7_FALLBACK),
+                models.matmul_t4,
+                "global N³/BN + N³/BM (TMA; L2 reads N³/(CLUSTER·BN) + N³/BM)",
+                "triton_persistent and triton_autotuned at tf32 make the same swap; "
+                "triton_persistent's Hopper path is the one with TMA and wgmma"),
     ]

@@ -300,6 +300,13 @@ def _smem(r: dict) -> float:
     return sum(known) if known else math.nan
 
 
+def _launch_cells(r: dict) -> list[str]:
+    """A profiled launch's registers, shared memory, threads per block and warp instructions,
+    as the two-language tables print them."""
+    return [count(r.get("registers")), binary_bytes(_smem(r)), count(r.get("block_threads")),
+            count(r.get("warp_inst"))]
+
+
 def twin_pairs(profile_rows: list[dict], time_rows: list[dict]) -> list[tuple[str, dict, dict]]:
     """(what, CUDA row, Triton row) at each profiled shape: every CUDA kernel and its Triton
     twin (the same tile algorithm), then at each precision profiled the fastest CUDA kernel
@@ -340,9 +347,7 @@ def section_twins(profile_payload: dict, time_payload: dict | None = None) -> st
         for r in (c, t):
             timed = ms.get((r["kernel"], r["shape"], r["precision"]))
             table.append([what if r is c else "", r["kernel"], r["shape"], r["precision"],
-                          count(r.get("registers")), binary_bytes(_smem(r)),
-                          count(r.get("block_threads")), count(r.get("warp_inst")),
-                          count(r.get("ffma")),
+                          *_launch_cells(r), count(r.get("ffma")),
                           f(num(r.get("ffma")) / 32 / num(r.get("warp_inst"))
                             if num(r.get("warp_inst")) else None, 3),
                           count(r.get("hmma_warp_inst")), f(r.get("tensor_active_pct"), 1),
@@ -425,9 +430,7 @@ def section_tensor_cores(profile_payload: dict, time_payload: dict | None = None
                 table.append([r["kernel"], precision, shape,
                               count(code_lines(k.source)) if k else "-",
                               count(_stages(k.tile_params(precision))) if k else "-",
-                              count(r.get("registers")), binary_bytes(_smem(r)),
-                              count(r.get("block_threads")), count(r.get("warp_inst")),
-                              f(r.get("tensor_active_pct"), 1),
+                              *_launch_cells(r), f(r.get("tensor_active_pct"), 1),
                               f(timed["tflops"], 1) if timed else "-",
                               f(timed.get("pct_reference"), 1) if timed else "-"])
     return ("## Tensor cores: the same idea in two languages\n\n"
