@@ -321,6 +321,24 @@ __device__ __forceinline__ void cluster_sync() {
 #endif
 }
 
+// A flag in global memory between the blocks of one grid (t5's partial tiles). The setter's
+// block first passes a barrier after writing what the flag announces; then one thread makes
+// those writes visible GPU-wide and sets the flag. A reader's one thread polls the flag with
+// acquire semantics, then its block passes a barrier before reading. (The pattern of the
+// PTX ISA's "Memory Consistency Model": fence.acq_rel.gpu + a release store, an acquire load.)
+__device__ __forceinline__ void flag_set_release(unsigned* flag, unsigned value) {
+  __threadfence();
+  asm volatile("st.release.gpu.global.u32 [%0], %1;\n" ::"l"(flag), "r"(value) : "memory");
+}
+__device__ __forceinline__ void flag_wait_acquire(const unsigned* flag, unsigned value) {
+  unsigned seen = 0;
+  for (;;) {
+    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];\n" : "=r"(seen) : "l"(flag) : "memory");
+    if (seen == value) break;
+    __nanosleep(64);
+  }
+}
+
 // The first 1024-byte boundary at or after `p` in shared memory (the 128-byte swizzle
 // repeats every 1024 bytes; a launcher asks for 1024 bytes more than its tiles need).
 __device__ __forceinline__ unsigned char* align_1024(unsigned char* p) {
@@ -425,14 +443,45 @@ static bool hopper_body_built() {
   return known[device] == 1;
 }
 
-// Launches `kernel` (t3, t4) on a persistent grid of clusters of `cluster` blocks of
+// How many clusters of `cluster` blocks of `kernel` (`threads` threads, `smem` bytes of
+// dynamic shared memory each) the GPU holds at once: asked once per device and kernel; a
+// cluster needs `cluster` free SMs of one GPC, so this can be fewer than SMs / cluster.
+template <auto kernel>
+static cudaError_t max_active_clusters(int cluster, int threads, int smem, int* clusters) {
+  cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
+  if (err != cudaSuccess) return err;
+  static int fits[64] = {};
+  int device = 0;
+  if ((err = cudaGetDevice(&device)) != cudaSuccess) return err;
+  if (device < 0 || device >= 64) return cudaErrorInvalidDevice;
+  if (fits[device] == 0) {
+    cudaLaunchConfig_t config = {};
+    cudaLaunchAttribute attribute;
+    attribute.id = cudaLaunchAttributeClusterDimension;
+    attribute.val.clusterDim.x = cluster;
+    attribute.val.clusterDim.y = 1;
+    attribute.val.clusterDim.z = 1;
+    config.gridDim = dim3(cluster * 1024);
+    config.blockDim = dim3(threads);
+    config.dynamicSmemBytes = smem;
+    config.attrs = &attribute;
+    config.numAttrs = 1;
+    if ((err = cudaOccupancyMaxActiveClusters(&fits[device], kernel, &config)) != cudaSuccess)
+      return err;
+    if (fits[device] < 1) return cudaErrorInvalidConfiguration;
+  }
+  *clusters = fits[device];
+  return cudaSuccess;
+}
+
+// Launches `kernel` (t3, t4, t5) on a persistent grid of clusters of `cluster` blocks of
 // `threads` with `smem` bytes of dynamic shared memory each: as many clusters as the GPU
-// holds at once (asked once per device and kernel; a cluster needs `cluster` free SMs of one
-// GPC, so this can be fewer than SMs / cluster), and no more than there are `tiles`.
+// holds at once (max_active_clusters), and no more than there are `tiles`.
 template <auto kernel, class... Args>
 static cudaError_t launch_persistent_clusters(int cluster, int threads, int smem, int64_t tiles,
                                               cudaStream_t stream, Args... args) {
-  cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
+  int fits = 0;
+  cudaError_t err = max_active_clusters<kernel>(cluster, threads, smem, &fits);
   if (err != cudaSuccess) return err;
   cudaLaunchConfig_t config = {};
   cudaLaunchAttribute attribute;
@@ -440,23 +489,13 @@ static cudaError_t launch_persistent_clusters(int cluster, int threads, int smem
   attribute.val.clusterDim.x = cluster;
   attribute.val.clusterDim.y = 1;
   attribute.val.clusterDim.z = 1;
+  const int64_t clusters = tiles < fits ? tiles : fits;
+  config.gridDim = dim3(static_cast<unsigned>(clusters * cluster));
   config.blockDim = dim3(threads);
   config.dynamicSmemBytes = smem;
   config.stream = stream;
   config.attrs = &attribute;
   config.numAttrs = 1;
-  static int fits[64] = {};
-  int device = 0;
-  if ((err = cudaGetDevice(&device)) != cudaSuccess) return err;
-  if (device < 0 || device >= 64) return cudaErrorInvalidDevice;
-  if (fits[device] == 0) {
-    config.gridDim = dim3(cluster * 1024);
-    if ((err = cudaOccupancyMaxActiveClusters(&fits[device], kernel, &config)) != cudaSuccess)
-      return err;
-    if (fits[device] < 1) return cudaErrorInvalidConfiguration;
-  }
-  const int64_t clusters = tiles < fits[device] ? tiles : fits[device];
-  config.gridDim = dim3(static_cast<unsigned>(clusters * cluster));
   err = cudaLaunchKernelEx(&config, kernel, args...);
   return err != cudaSuccess ? err : cudaGetLastError();
 }

@@ -39,7 +39,8 @@
 #define CVT_TENSOR_CORE_OPS(X) \
   X(t1_mma_sync)               \
   X(t2_wgmma_tma)              \
-  X(t3_warp_specialized)
+  X(t3_warp_specialized)       \
+  X(t5_stream_k)
 
 // The tensor-core rungs at tf32: float32 in and out, each a MatmulLauncher (the FFMA
 // ladder's contract) that multiplies on tensor cores. X(t4_tf32) is the op cvt::matmul_t4_tf32
@@ -278,6 +279,35 @@
 #endif
 #ifndef CVT_T3_GROUP
 #define CVT_T3_GROUP 8
+#endif
+
+// t5 stream-K: t3's kernel and tiles; the persistent grid's last, partial round of tiles is
+// spread along k in equal runs, one per cluster (runs of at least k_tiles / CVT_T5_MAX_SPLIT
+// and CVT_T5_MIN_RUN k tiles), where that shortens the last round by at least
+// CVT_T5_MIN_GAIN k tiles; helpers hand partial sums to the tile's owner through
+// global memory.
+#define CVT_T5_BM 128
+#define CVT_T5_BK 64
+#ifndef CVT_T5_BN
+#define CVT_T5_BN 256
+#endif
+#ifndef CVT_T5_STAGES
+#define CVT_T5_STAGES 4
+#endif
+#ifndef CVT_T5_CLUSTER
+#define CVT_T5_CLUSTER 2
+#endif
+#ifndef CVT_T5_GROUP
+#define CVT_T5_GROUP 8
+#endif
+#ifndef CVT_T5_MAX_SPLIT
+#define CVT_T5_MAX_SPLIT 4
+#endif
+#ifndef CVT_T5_MIN_RUN
+#define CVT_T5_MIN_RUN 4
+#endif
+#ifndef CVT_T5_MIN_GAIN
+#define CVT_T5_MIN_GAIN 16
 #endif
 
 // t4 tf32: t3's machinery on float32 inputs, computing C^T = B^T A^T (wgmma reads 32-bit

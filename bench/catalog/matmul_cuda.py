@@ -152,4 +152,15 @@ def records() -> list[Kernel]:
                 "global N³/BN + N³/BM (TMA; L2 reads N³/(CLUSTER·BN) + N³/BM)",
                 "triton_persistent and triton_autotuned at tf32 make the same swap; "
                 "triton_persistent's Hopper path is the one with TMA and wgmma"),
+        # t5: t3 again (fp16, bf16), its last round of tiles split along k.
+        _hopper("cuda_t5_stream_k", "t5", "matmul_t5_stream_k",
+                "t3 with its last, partial round of tiles split along k (stream-K), "
+                "partial sums met in global memory (else t1's)",
+                ("fp16", "bf16"),
+                _params(BM="T5_BM", BN="T5_BN", BK="T5_BK", STAGES="T5_STAGES",
+                        CLUSTER="T5_CLUSTER", GROUP="T5_GROUP", MAX_SPLIT="T5_MAX_SPLIT",
+                        MIN_RUN="T5_MIN_RUN", MIN_GAIN="T5_MIN_GAIN", **_T1_FALLBACK),
+                models.matmul_t5,
+                "global N³/BN + N³/BM (TMA; L2 reads N³/BN + N³/(CLUSTER·BM)), as t3",
+                _TMA_TWIN),
     ]

@@ -106,6 +106,11 @@ HOPPER_SASS = {
     # and stores C from registers (8-byte global stores), no TMA store
     "t4": ("HGMMA.64x256x8.F32.TF32", "UTMALDG.2D.MULTICAST", "USETMAXREG", "SYNCS.PHASECHK",
            "LDS.64", "F2FP.TF32.F32.PACK_B", "STG.E.64"),
+    # t5 adds the helpers' partials (16-byte stores), the owners' reads of them past L1
+    # (ld.global.cg) and the flags (a release store, acquire loads)
+    "t5": ("HGMMA.64x256x16.F32.BF16", "UTMALDG.2D.MULTICAST", "UTMASTG", "USETMAXREG",
+           "SYNCS.PHASECHK", "STG.E.128", "LDG.E.128.STRONG.GPU", "STG.E.STRONG.GPU",
+           "LDG.E.STRONG.GPU"),
 }
 
 
@@ -265,7 +270,7 @@ def test_lecture_style_formulas_at_tile_multiples(kernel, n):
     else:
         assert t.shared_loads == (0 if kernel in HOPPER else n**3 // p["WN"] + n**3 // p["WM"])
     assert t.fma == n**3
-    if kernel.version == "t3":
+    if kernel.version in ("t3", "t5"):
         assert t3_l2_reads(s, p) == n**3 // p["BN"] + n**3 // (p["CLUSTER"] * p["BM"])
 
 
@@ -288,7 +293,7 @@ def test_counter_target_counts_mma_instructions():
     assert math.isnan(profile.levels({}, 2)["mma_fma"])   # no counter: not a pass
 
 
-T2_T3 = [k for k in HOPPER if k.version in ("t2", "t3")]
+T2_T3 = [k for k in HOPPER if k.version in ("t2", "t3", "t5")]   # t5 at 4096^3: t3's loop
 
 
 @pytest.mark.parametrize("kernel", T2_T3, ids=[k.name for k in T2_T3])
@@ -434,3 +439,95 @@ def test_every_rung_on_the_cpu_emulator(tmp_path):
     assert out.count(" ok") == 2 * len(EMULATED_TENSOR_CORE_RUNGS) * len(EMULATED_SHAPES), out
     assert set(EMULATED_TENSOR_CORE_RUNGS) <= {op.removeprefix("matmul_")
                                                for op in config.TENSOR_CORE_OPS}
+
+
+# --------------------------------------------------------------------------- t5's schedule
+
+def _t5_work(cluster: int, clusters: int, k_tiles: int, schedule) -> list[tuple[int, int, int]]:
+    """for_each_work of cuda/matmul_t5_stream_k.cu: (tile, first k tile, end k tile), in order."""
+    whole, split, run = schedule
+    work = [(u, 0, k_tiles) for u in range(cluster, whole, clusters)]
+    i, end = cluster * run, min(cluster * run + run, split)
+    while i < end:
+        kb = i % k_tiles
+        ke = k_tiles if k_tiles - kb < end - i else kb + (end - i)
+        work.append((whole + i // k_tiles, kb, ke))
+        i += ke - kb
+    return work
+
+
+T5_SCHEDULES = [(tiles, clusters, k_tiles) for clusters in (1, 2, 17, 60, 66)
+                for tiles in (1, 2, 16, 34, 65, 66, 67, 256, 1024, 1057)
+                for k_tiles in (1, 2, 3, 8, 9, 16, 17, 64, 128, 1024)]
+
+
+@needs_nvcc
+def test_t5_schedule_of_the_launcher_is_the_models(tmp_path):
+    """stream_k_schedule (compiled from the kernel's file, run on the host) and
+    models.t5_schedule agree on every case; at the H100's 66 clusters 8192^3 splits its last
+    34 tiles in runs of 66 k tiles, 4096^3 and 1024^3 split nothing (too little to gain for
+    the hand-over), 264x264x4104 (the sanitizers' shape) splits its 4 tiles in runs of 17."""
+    from bench.families.matmul.models import t5_schedule
+
+    main = tmp_path / "main.cu"
+    main.write_text('#include "matmul_t5_stream_k.cu"\n#include <cstdio>\n#include <cstdlib>\n'
+                    "int main(int argc, char** argv) {\n"
+                    "  for (int i = 1; i + 2 < argc; i += 3) {\n"
+                    "    const auto s = cvt::stream_k_schedule(atoll(argv[i]), atoll(argv[i + 1]),"
+                    " atoll(argv[i + 2]));\n"
+                    '    printf("%lld %lld %lld\\n", (long long)s.whole, (long long)s.split_k_tiles,'
+                    " (long long)s.run);\n  }\n}\n")
+    exe = tmp_path / "schedule"
+    out = subprocess.run([NVCC, "-arch=sm_90a", "-O1", "-std=c++17", f"-I{ROOT / 'cuda'}",
+                          str(main), str(ROOT / "cuda" / "matmul_t1_mma_sync.cu"), "-o", str(exe)],
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    cases = T5_SCHEDULES + [(1024, 66, 128), (256, 66, 64), (16, 66, 16), (4, 66, 65)]
+    args = [str(v) for case in cases for v in case]
+    got = subprocess.run([str(exe), *args], capture_output=True, text=True, check=True).stdout
+    p = registry.get("cuda_t5_stream_k").params("bf16")
+    want = [t5_schedule(*case, p) for case in cases]
+    assert [tuple(map(int, line.split())) for line in got.splitlines()] == want
+    assert want[-4:] == [(990, 4352, 66), (198, 3712, 64), (0, 256, 16), (0, 260, 17)]
+
+
+@pytest.mark.parametrize("clusters", [1, 2, 17, 60, 66])
+def test_t5_schedule_covers_every_k_tile_once_and_no_one_waits_on_a_waiter(clusters):
+    """Walked as the kernel walks it: every k tile of every tile is multiplied by exactly one
+    cluster; a cluster has at most one helper part (a part starting inside a tile), the
+    first of its run (after its whole tiles), and helpers never wait; an owner of a split
+    tile (its part starts at k tile 0 and ends early) finds the rest as the helper parts of
+    clusters cluster + 1, + 2, ..., each starting where its count (done += min(run, k_tiles
+    - done)) says; no tile has more than MAX_SPLIT + 1 parts."""
+    from bench.families.matmul.models import t5_schedule
+
+    p = registry.get("cuda_t5_stream_k").params("bf16")
+    for tiles, _, k_tiles in [c for c in T5_SCHEDULES if c[1] == clusters]:
+        schedule = t5_schedule(tiles, clusters, k_tiles, p)
+        _, _, run = schedule
+        works = [_t5_work(c, clusters, k_tiles, schedule) for c in range(clusters)]
+        covered: dict[int, list[tuple[int, int]]] = {}
+        for c, work in enumerate(works):
+            for i, (u, kb, ke) in enumerate(work):
+                assert 0 <= kb < ke <= k_tiles
+                covered.setdefault(u, []).append((kb, ke))
+                if kb > 0:
+                    assert i == len(work) - 1 or work[i + 1][1] == 0
+                    assert i == [j for j, w in enumerate(work) if w[1] > 0][0]
+                    assert all(w[1] == 0 for w in work[:i])
+        assert sorted(covered) == list(range(tiles)), (tiles, k_tiles)
+        for u, parts in covered.items():
+            parts.sort()
+            assert parts[0][0] == 0 and parts[-1][1] == k_tiles
+            assert all(a[1] == b[0] for a, b in zip(parts, parts[1:])), (u, parts)
+            assert len(parts) <= p["MAX_SPLIT"] + 1
+        for c, work in enumerate(works):
+            for u, kb, ke in work:
+                if kb == 0 and ke < k_tiles:   # the owner's loop over its helpers
+                    helper, done = c + 1, ke
+                    while done < k_tiles:
+                        first = next((w for w in works[helper] if w[1] > 0), None)
+                        assert first is not None and first[0] == u and first[1] == done
+                        done += min(run, k_tiles - done)
+                        assert first[2] == done
+                        helper += 1

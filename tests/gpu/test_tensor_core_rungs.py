@@ -127,7 +127,8 @@ def test_nan_and_inf_propagate(kernel, precision, shape):
 
 @pytest.mark.parametrize("kernel,precision", CASES, ids=CASE_IDS)
 def test_bit_for_bit_repeatable(kernel, precision):
-    """No atomics, no split of k: the same inputs give the same bits."""
+    """No atomics, no split of k at this shape (t5's split tiles: test_t5_on_two_streams_at_once):
+    the same inputs give the same bits."""
     import torch
 
     dtype = prec.torch_dtype(precision)
@@ -137,6 +138,48 @@ def test_bit_for_bit_repeatable(kernel, precision):
     first = run(a, b)
     for _ in range(3):
         assert torch.equal(run(a, b), first)
+
+
+T5_CASES = [(k, p) for k, p in CASES if k.version == "t5"]
+
+
+@pytest.mark.parametrize("kernel,precision", T5_CASES, ids=[f"{k.name}-{p}" for k, p in T5_CASES])
+@pytest.mark.parametrize("shape", [MatmulShape(1024, 1024, 8192), MatmulShape(256, 256, 8192),
+                                   MatmulShape(1000, 1032, 4104), MatmulShape(264, 264, 4104),
+                                   MatmulShape(8192, 8192, 8192)], ids=str)
+def test_t5_split_tiles(kernel, precision, shape):
+    """Shapes whose tiles t5 splits along k on any GPU of 17 to 132 clusters (the H100 holds
+    66): 16 tiles of 128 k tiles, one tile in four parts, 20 and 4 tiles of 65 k tiles in
+    runs of 20 and 17 (runs crossing from one tile into the next, a part of one k tile
+    cut by K's edge), and 8192^3 (on the H100 the last 34 tiles in runs of 66: helpers,
+    owners, two or three parts each)."""
+    result = _check(kernel, precision, shape)
+    assert result.status == "ok", result
+
+
+@pytest.mark.parametrize("kernel,precision", T5_CASES, ids=[f"{k.name}-{p}" for k, p in T5_CASES])
+def test_t5_on_two_streams_at_once(kernel, precision):
+    """Each launch takes its workspace (partials and flags) from a stream-ordered pool, so
+    products running at the same time on two streams never share one: both give the bits
+    they give alone, every time (the split tiles are summed in a fixed order)."""
+    import torch
+
+    dtype = prec.torch_dtype(precision)
+    run = kernel.runner(precision)
+    g = torch.Generator().manual_seed(11)
+    pairs = [(torch.randn(512, 8192, generator=g).to(dtype).cuda(),     # 8 tiles, split
+              torch.randn(8192, 1024, generator=g).to(dtype).cuda()) for _ in range(2)]
+    alone = [run(a, b) for a, b in pairs]
+    streams = [torch.cuda.Stream() for _ in pairs]
+    torch.cuda.synchronize()
+    outs = [[], []]
+    for _ in range(20):
+        for i, ((a, b), stream) in enumerate(zip(pairs, streams)):
+            with torch.cuda.stream(stream):
+                outs[i].append(run(a, b))
+    torch.cuda.synchronize()
+    for i in range(2):
+        assert all(torch.equal(out, alone[i]) for out in outs[i])
 
 
 @pytest.mark.parametrize("kernel,precision", CASES, ids=CASE_IDS)

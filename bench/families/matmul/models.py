@@ -19,7 +19,7 @@ from bindings.precision import element_bytes
 # v1-v3, then the FFMA rungs past it (cuda/matmul_v4_vectorized.cu ...).
 LADDER_VERSIONS = ("v1", "v1c", "v1.5", "v2", "v3", "v4", "v5", "v6", "v7", "v8")
 # The tensor-core rungs in order (the @tensor_cores group): cuda/matmul_t1_mma_sync.cu ...
-TENSOR_CORE_VERSIONS = ("t1", "t2", "t3", "t4")
+TENSOR_CORE_VERSIONS = ("t1", "t2", "t3", "t4", "t5")
 # Multiply-adds of one warp-level tensor-pipe instruction, as Nsight Compute counts them
 # (sm__inst_executed_pipe_tensor_op_hmma): mma.sync.m16n8k16 is one warp's 16 x 8 x 16; a
 # warpgroup's wgmma m64nNk16 is issued by its four warps, each counted once: 64 N 16 / 4.
@@ -305,6 +305,45 @@ def t3_l2_reads(s: MatmulShape, p) -> int:
     return M * K * ceil(N / BN) + N * K * ceil(M / C)
 
 
+def matmul_t5(s: MatmulShape, p) -> Traffic:
+    """t5 stream-K: t3's k loop, k tile for k tile: a split tile's k tiles are copied and
+    multiplied once, by the cluster whose run holds them, so copies, L2 reads (t3_l2_reads)
+    and multiply-adds are t3's. Beside them, not in this count: each helper part's
+    partial tile, 128 x BN floats per block written and read once through L2
+    (t5_partial_floats; how many parts there are depends on the GPU's cluster count). Off
+    the TMA path, t1's."""
+    return matmul_t3(s, p)
+
+
+def t5_schedule(tiles: int, clusters: int, k_tiles: int, p) -> tuple[int, int, int]:
+    """t5's schedule (cuda/matmul_t5_stream_k.cu, stream_k_schedule) of `tiles` cluster
+    tiles of `k_tiles` k tiles over `clusters` clusters with the record's MAX_SPLIT, MIN_RUN
+    and MIN_GAIN: (tiles taken whole, k tiles of the rest end to end, k tiles per cluster's
+    run; k_tiles: nothing split)."""
+    left = tiles % clusters
+    whole, split = tiles - left, left * k_tiles
+    run = k_tiles
+    if left:
+        run = max(-(-split // clusters), -(-k_tiles // p["MAX_SPLIT"]), p["MIN_RUN"])
+        if run > k_tiles - p["MIN_GAIN"]:
+            run = k_tiles
+    return whole, split, run
+
+
+def t5_partial_floats(s: MatmulShape, p, clusters: int) -> int:
+    """Floats t5's helpers write to the workspace (and their owners read back once) with
+    `clusters` clusters in the grid: 128 x BN per block of every helper part (a run that
+    starts inside a tile), CLUSTER blocks per cluster."""
+    if not tma_path(s):
+        return 0
+    C, BM, BN = p["CLUSTER"], p["BM"], p["BN"]
+    tiles = ceil(s.M / (C * BM)) * ceil(s.N / BN)
+    k_tiles = ceil(s.K / p["BK"])
+    _, split, run = t5_schedule(tiles, clusters, k_tiles, p)
+    helpers = sum(1 for c in range(clusters) if c * run < split and (c * run) % k_tiles)
+    return helpers * C * BM * BN
+
+
 def tf32_tma_path(s: MatmulShape) -> bool:
     """Whether t4 runs its own TMA kernel at this shape (K and N multiples of 4, K >= 1;
     torch's allocations are 16-byte aligned) rather than v7's (cuda/matmul_t4_tf32.cu)."""
@@ -348,6 +387,6 @@ def lecture_formula(version: str, n: int, p) -> int:
         return 2 * n**3 // p["V"]
     if version in ("v3", "v4"):
         return 2 * n**3 // p["L"]
-    if version in ("v5", "v6", "v7", "v8", "t1", "t2", "t3", "t4"):  # 2N^3/L, rectangular tile
+    if version in ("v5", "v6", "v7", "v8", "t1", "t2", "t3", "t4", "t5"):  # 2N^3/L, rectangular tile
         return n**3 // p["BN"] + n**3 // p["BM"]
     raise KeyError(version)
