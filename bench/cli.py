@@ -538,9 +538,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="where time.csv/json go (default: %(default)s)")
     s.add_argument("--quick", action="store_true", help="fewer repetitions")
     s.add_argument("--alternate", type=_rounds, default=0, metavar="R",
-                   help="after each timing of 0.2-100 ms, R rounds of do_bench alternating "
-                        "the kernel and the reference on the same inputs; the median ratio "
-                        "is the row's 'alternating' %% of reference (default: 0, off)")
+                   help="after each timing of 0.2-100 ms, R rounds alternating the kernel "
+                        "and the reference on the same inputs, each a second of launches back "
+                        "to back; the median ratio is the row's 'alternating' %% of reference "
+                        "(default: 0, off)")
     s.add_argument("--no-ceilings", action="store_true",
                    help="skip copy/cuBLAS ceilings (with --append: reuse the stored ones)")
     s.add_argument("--append", action="store_true",
@@ -592,9 +593,10 @@ def build_parser() -> argparse.ArgumentParser:
                         "%(default)s)")
     s.add_argument("--quick", action="store_true", help="fewer shapes and repetitions")
     s.add_argument("--alternate", type=_rounds, default=0, metavar="R",
-                   help="after each timing of 0.2-100 ms, R rounds of do_bench alternating "
-                        "the kernel and the reference on the same inputs; the median ratio "
-                        "is the row's 'alternating' %% of reference (default: 0, off)")
+                   help="after each timing of 0.2-100 ms, R rounds alternating the kernel "
+                        "and the reference on the same inputs, each a second of launches back "
+                        "to back; the median ratio is the row's 'alternating' %% of reference "
+                        "(default: 0, off)")
     s.add_argument("--kernels", default=None, help="globs (default: every kernel)")
     s.add_argument("--replot", action="store_true",
                    help="only redraw figures and report.md from the files in --out")

@@ -242,9 +242,9 @@ def section_crosscheck(time_payload: dict) -> str:
             + " Below 0.2 ms do_bench's events would take in the host's launch cost of a "
               "Python wrapper, so it is not asked."
             + (" The last column: the same kernel and the reference timed in alternating "
-               "rounds of do_bench right after each other (`--alternate`), the median of the "
-               "rounds' ratios, which clock drift between two timings minutes apart cannot "
-               "move." if alternating else "") + "\n\n"
+               "rounds right after each other, each a second of launches back to back "
+               "(`--alternate`), the median of the rounds' ratios, which clock drift between "
+               "two timings minutes apart cannot move." if alternating else "") + "\n\n"
             + md_table(["kernel", "shape", "precision", "harness ms", "do_bench ms",
                         "harness % of reference", "do_bench % of reference", "harness / "
                         "do_bench ratio"]

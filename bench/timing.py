@@ -45,12 +45,15 @@ The recipe (and why):
   the median), and the report sets the two ratios to the reference side by side. Below
   0.2 ms do_bench's events take in the host's launch cost of a Triton wrapper (it has no
   spin), so the two would differ by design, not by error.
-- Alternating rounds (opt-in, `bench time --alternate R`): at 700 W a tensor-core kernel
-  and its reference, timed minutes apart, may run at different clocks (1400-1980 MHz on
-  the H100), which moves their ratio by up to 15% at 8192^3. With R > 0, every row the
-  cross-check times is also timed in R rounds of do_bench that alternate the kernel and
-  the reference on the same inputs (`alternating_ratio`): each round's ratio compares two
-  timings taken seconds apart, and the row keeps the median of the R ratios.
+- Alternating sustained rounds (opt-in, `bench time --alternate R`): at 700 W a
+  tensor-core kernel and its reference, timed minutes apart, may run at different clocks
+  (1260-1980 MHz on the H100), which moves their ratio by up to 15% at 8192^3. With R > 0,
+  every row the cross-check times is also timed in R rounds that alternate the kernel and
+  the reference on the same inputs (`alternating_ratio`), each a second of launches back
+  to back (`sustained_ms`: the steady state of a training loop, no cache flush), and the
+  row keeps the median of the R ratios. do_bench's 100 ms rounds swung by up to +-8% round
+  to round at 8192^3 on the H100; second-long rounds agreed within +-1%
+  (results/h100_sweeps/t5_stream_k_runs).
 - The SM clock is read before and after each kernel's timed launches; a drop of more than
   CLOCK_DROP (throttling: power, temperature) is flagged in the row's note
   (`clock_note`), so a slow number can be told from a slow kernel.
@@ -232,13 +235,35 @@ def time_launches(fn, flush, policy: Policy | None = None) -> Timing:
     return Timing(median_ms=med, q1_ms=q1, q3_ms=q3, min_ms=ms[0], reps=reps)
 
 
+def sustained_ms(fn, seconds: float = 1.0, clock=None) -> float:
+    """The mean time of fn() in ms over about `seconds` of launches back to back (no cache
+    flush, no gap), timed by one pair of CUDA events: what a kernel holds in the steady
+    state of a loop, clock throttling included. One launch first warms up and sizes the run
+    (at least 10 launches)."""
+    import torch
+
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    fn()
+    start.record()
+    fn()
+    end.record()
+    end.synchronize()
+    n = max(10, int(seconds * 1e3 / max(start.elapsed_time(end), 1e-3)))
+    start.record()
+    for _ in range(n):
+        fn()
+    end.record()
+    end.synchronize()
+    return start.elapsed_time(end) / n
+
+
 def alternating_ratio(fn, ref_fn, rounds: int, timer=None) -> tuple[float, list[tuple]]:
     """The kernel's speed relative to the reference's, measured in `rounds` rounds that each
-    time the kernel, then the reference, with `timer` (do_bench_ms): (the median of the
+    time the kernel, then the reference, with `timer` (sustained_ms): (the median of the
     rounds' reference / kernel time ratios, [(kernel ms, reference ms), ...] in order)."""
     if rounds < 1:
         raise ValueError(f"alternating_ratio: rounds must be >= 1, got {rounds}")
-    timer = timer or do_bench_ms
+    timer = timer or sustained_ms
     pairs = []
     for _ in range(rounds):
         kernel_ms = timer(fn)

@@ -91,6 +91,41 @@ def test_alternating_rounds_time_the_kernel_then_the_reference_each_round():
     assert Policy().alternate == 0
 
 
+def test_alternating_rounds_are_sustained_by_default(monkeypatch):
+    """The rounds' default timer is sustained_ms: one warm-up launch, one timed launch that
+    sizes the run (about `seconds` of launches, at least 10), then the launches back to back
+    inside one event pair, their mean returned."""
+    import inspect
+
+    import torch
+
+    from bench import timing
+
+    assert "timer = timer or sustained_ms" in inspect.getsource(timing.alternating_ratio)
+    elapsed = iter([2.0, 1000.0])   # ms: the sizing launch, then the whole run
+
+    class Event:
+        def __init__(self, enable_timing=False):
+            assert enable_timing
+
+        def record(self):
+            pass
+
+        def synchronize(self):
+            pass
+
+        def elapsed_time(self, end):
+            return next(elapsed)
+
+    monkeypatch.setattr(torch.cuda, "Event", Event)
+    launches = []
+    ms = timing.sustained_ms(lambda: launches.append(1), seconds=1.0)
+    assert len(launches) == 2 + 500 and ms == 1000.0 / 500   # 1 s / 2 ms = 500 launches
+    elapsed = iter([400.0, 4000.0])   # a 400 ms kernel: still 10 launches
+    launches.clear()
+    assert timing.sustained_ms(lambda: launches.append(1)) == 400.0 and len(launches) == 12
+
+
 def test_the_alternate_flag_is_checked_before_any_work():
     from bench import cli
 

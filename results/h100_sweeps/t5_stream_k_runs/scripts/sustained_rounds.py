@@ -1,6 +1,6 @@
 """Sustained rounds: each kernel runs back to back for ~1 s (no L2 flush, the steady state of a
 training loop), kernels alternating round by round; per kernel the median TFLOP/s, x cuBLAS
-(median of the per-round ratios), energy per GEMM (NVML total energy), SM clock and power.
+(ratio of the medians; the per-round ratios beside it), energy per GEMM (NVML total energy), SM clock and power.
 Run from the repository root: python results/h100_sweeps/t5_stream_k_runs/scripts/sustained_rounds.py OUT
 (environment: VARIANTS, EXTRA, CONFIGS, ROUNDS, SECONDS; see the run*.sh beside it)."""
 import ctypes, os, statistics, subprocess, sys, time
@@ -21,7 +21,11 @@ CONFIGS = [(tuple(int(x) for x in c.split(":")[0].split("x")), {"bf16": torch.bf
 EXTRA = os.environ.get("EXTRA", "")  # name=file:defines;...
 
 
-def build(name, defines, src="results/h100_sweeps/t5_stream_k_runs/scripts/t3_serpentine.cu"):
+HERE = os.path.dirname(os.path.abspath(__file__))
+SERPENTINE = "/tmp/t3_serpentine.cu"   # t3 with CVT_T3_SERP: t3_serpentine.patch applied
+
+
+def build(name, defines, src=SERPENTINE):
     so = f"/tmp/exp_{name}.so"
     cmd = (f"nvcc -O3 -std=c++17 -arch=sm_90a -Icuda -Xcompiler -fPIC -shared -Xptxas=-v {defines} "
            f"results/h100_sweeps/t5_stream_k_runs/scripts/shim.cu {src} cuda/matmul_t1_mma_sync.cu -o {so}")
@@ -32,7 +36,9 @@ def build(name, defines, src="results/h100_sweeps/t5_stream_k_runs/scripts/t3_se
     return so
 
 
-jobs = dict((k, (v, "results/h100_sweeps/t5_stream_k_runs/scripts/t3_serpentine.cu")) for k, v in VARIANTS.items())
+subprocess.run(f"patch -s -o {SERPENTINE} cuda/matmul_t3_warp_specialized.cu "
+               f"< {HERE}/t3_serpentine.patch", shell=True, check=True)
+jobs = dict((k, (v, SERPENTINE)) for k, v in VARIANTS.items())
 for item in filter(None, EXTRA.split(";")):
     name, rest = item.split("=", 1)
     src, defines = rest.split(":", 1)
