@@ -443,6 +443,28 @@ static bool hopper_body_built() {
   return known[device] == 1;
 }
 
+// The launch configuration of `blocks` blocks of `threads` threads in clusters of
+// `cluster` blocks along x, with `smem` bytes of dynamic shared memory each. `config`
+// points at `attribute`, so the object is not copied.
+struct ClusterLaunch {
+  cudaLaunchAttribute attribute = {};
+  cudaLaunchConfig_t config = {};
+  ClusterLaunch(int cluster, int64_t blocks, int threads, int smem, cudaStream_t stream) {
+    attribute.id = cudaLaunchAttributeClusterDimension;
+    attribute.val.clusterDim.x = cluster;
+    attribute.val.clusterDim.y = 1;
+    attribute.val.clusterDim.z = 1;
+    config.gridDim = dim3(static_cast<unsigned>(blocks));
+    config.blockDim = dim3(threads);
+    config.dynamicSmemBytes = smem;
+    config.stream = stream;
+    config.attrs = &attribute;
+    config.numAttrs = 1;
+  }
+  ClusterLaunch(const ClusterLaunch&) = delete;
+  ClusterLaunch& operator=(const ClusterLaunch&) = delete;
+};
+
 // How many clusters of `cluster` blocks of `kernel` (`threads` threads, `smem` bytes of
 // dynamic shared memory each) the GPU holds at once: asked once per device and kernel; a
 // cluster needs `cluster` free SMs of one GPC, so this can be fewer than SMs / cluster.
@@ -455,18 +477,9 @@ static cudaError_t max_active_clusters(int cluster, int threads, int smem, int* 
   if ((err = cudaGetDevice(&device)) != cudaSuccess) return err;
   if (device < 0 || device >= 64) return cudaErrorInvalidDevice;
   if (fits[device] == 0) {
-    cudaLaunchConfig_t config = {};
-    cudaLaunchAttribute attribute;
-    attribute.id = cudaLaunchAttributeClusterDimension;
-    attribute.val.clusterDim.x = cluster;
-    attribute.val.clusterDim.y = 1;
-    attribute.val.clusterDim.z = 1;
-    config.gridDim = dim3(cluster * 1024);
-    config.blockDim = dim3(threads);
-    config.dynamicSmemBytes = smem;
-    config.attrs = &attribute;
-    config.numAttrs = 1;
-    if ((err = cudaOccupancyMaxActiveClusters(&fits[device], kernel, &config)) != cudaSuccess)
+    const ClusterLaunch probe(cluster, cluster * 1024, threads, smem, nullptr);
+    if ((err = cudaOccupancyMaxActiveClusters(&fits[device], kernel, &probe.config)) !=
+        cudaSuccess)
       return err;
     if (fits[device] < 1) return cudaErrorInvalidConfiguration;
   }
@@ -483,20 +496,9 @@ static cudaError_t launch_persistent_clusters(int cluster, int threads, int smem
   int fits = 0;
   cudaError_t err = max_active_clusters<kernel>(cluster, threads, smem, &fits);
   if (err != cudaSuccess) return err;
-  cudaLaunchConfig_t config = {};
-  cudaLaunchAttribute attribute;
-  attribute.id = cudaLaunchAttributeClusterDimension;
-  attribute.val.clusterDim.x = cluster;
-  attribute.val.clusterDim.y = 1;
-  attribute.val.clusterDim.z = 1;
   const int64_t clusters = tiles < fits ? tiles : fits;
-  config.gridDim = dim3(static_cast<unsigned>(clusters * cluster));
-  config.blockDim = dim3(threads);
-  config.dynamicSmemBytes = smem;
-  config.stream = stream;
-  config.attrs = &attribute;
-  config.numAttrs = 1;
-  err = cudaLaunchKernelEx(&config, kernel, args...);
+  const ClusterLaunch launch(cluster, clusters * cluster, threads, smem, stream);
+  err = cudaLaunchKernelEx(&launch.config, kernel, args...);
   return err != cudaSuccess ? err : cudaGetLastError();
 }
 
