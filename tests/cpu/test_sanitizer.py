@@ -1,6 +1,6 @@
 """The attribution of compute-sanitizer's reports to kernels, by the marker lines the target
 prints (tests/support/sanitize_target.py); the sanitizer itself runs in
-tests/gpu/test_sanitizer.py."""
+tests/gpu/test_sanitizer.py; the poisoning of free memory that initcheck runs ask for."""
 from __future__ import annotations
 
 from tests.support.sanitize_target import errors_by_kernel
@@ -10,3 +10,43 @@ def test_error_attribution():
     log = "\n".join(["== triton_copy 1000 fp32", "========= Invalid __global__ read of size 4",
                      "== cuda_copy 1000 fp32", "========= ERROR SUMMARY: 1 error"])
     assert errors_by_kernel(log) == {"triton_copy": 1}
+
+
+def test_poisoning_fills_every_free_block_of_the_allocator_and_nothing_else(monkeypatch):
+    """--poison-outputs (initcheck, which does not see TMA stores): every 'inactive' block of
+    torch's caching allocator is filled with 0xFF through a zero-copy view of its address
+    (__cuda_array_interface__), blocks in use are left alone, and the work is synchronised
+    before and after."""
+    import torch
+
+    from tests.support import sanitize_target
+
+    snapshot = [{"blocks": [{"address": 4096, "size": 512, "state": "inactive"},
+                            {"address": 4608, "size": 1024, "state": "active_allocated"}]},
+                {"blocks": [{"address": 1 << 21, "size": 2048, "state": "inactive"},
+                            {"address": 3 << 20, "size": 0, "state": "inactive"}]}]
+    filled, calls = [], []
+
+    class View:
+        def __init__(self, interface):
+            self.interface = interface
+
+        def fill_(self, value):
+            filled.append((self.interface["data"][0], self.interface["shape"][0], value))
+
+    def as_tensor(obj, device):
+        assert device == "cuda" and obj.__cuda_array_interface__["typestr"] == "|u1"
+        return View(obj.__cuda_array_interface__)
+
+    monkeypatch.setattr(torch.cuda, "memory_snapshot", lambda: snapshot)
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda: calls.append("sync"))
+    monkeypatch.setattr(torch, "as_tensor", as_tensor)
+    sanitize_target.poison_free_memory()
+    assert filled == [(4096, 512, 255), (1 << 21, 2048, 255)]
+    assert calls == ["sync", "sync"]
+    from pathlib import Path
+
+    gpu = Path(__file__).resolve().parents[1] / "gpu"   # initcheck asks for it, in both tests
+    for name in ("test_sanitizer.py", "test_tensor_core_rungs.py"):
+        text = (gpu / name).read_text()
+        assert 'if tool == "initcheck":' in text and 'cmd.append("--poison-outputs")' in text
