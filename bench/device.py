@@ -113,6 +113,36 @@ def poison_output_memory(nbytes: int, device: str) -> None:
 
 
 POISON_BYTE = 0xFF   # NaN in every float dtype; 255 in uint8, -1 in signed integers
+
+
+def poison_free_memory() -> None:
+    """Fill every free block of torch's caching allocator with POISON_BYTE (NaN in float32,
+    float16 and bfloat16; 255 in uint8).
+
+    compute-sanitizer's initcheck does not count TMA stores (cp.async.bulk.tensor from
+    shared memory to global) as writes: t3's and t5's C, stored only that way, is reported
+    as an uninitialized read wherever the allocator placed it on memory no other kernel had
+    written (H100, 264x264x4104 bf16: 224 reads, every value right by the float64 check).
+    Run once, a kernel leaves its output's block free in the allocator; filled, that block
+    and every other free one count as written for initcheck, the second run's output lands
+    on one of them, and an element the kernel does not write stays NaN, which the value
+    check reports as wrong."""
+    import torch
+
+    class _Raw:   # a free block as a uint8 tensor without allocating it
+        def __init__(self, address: int, size: int):
+            self.__cuda_array_interface__ = {"shape": (size,), "typestr": "|u1",
+                                             "data": (address, False), "version": 3}
+
+    torch.cuda.synchronize()
+    for segment in torch.cuda.memory_snapshot():
+        for block in segment["blocks"]:
+            if block["state"] == "inactive" and block["size"] > 0:
+                free = torch.as_tensor(_Raw(block["address"], block["size"]), device="cuda")
+                free.fill_(POISON_BYTE)
+    torch.cuda.synchronize()
+
+
 _EMPTY_FACTORIES = ("empty", "empty_like", "empty_strided")
 _poisoning = 0
 

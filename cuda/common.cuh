@@ -11,6 +11,18 @@ __host__ __device__ constexpr int64_t ceil_div(int64_t n, int64_t tile) {
   return (n + tile - 1) / tile;
 }
 
+// v6's grouped order (cuda/matmul_v6_pipelined.cu) on a persistent grid: tile u of a
+// tiles_m x tiles_n grid of tiles, GROUP rows of tiles walked column by column, is tile
+// (row, col).
+template <int GROUP>
+__host__ __device__ inline void grouped_tile(int64_t u, int64_t tiles_m, int64_t tiles_n,
+                                             int64_t& row, int64_t& col) {
+  const int64_t first = u / (GROUP * tiles_n) * GROUP;
+  const int64_t rows = tiles_m - first < GROUP ? tiles_m - first : GROUP;
+  row = first + (u % (GROUP * tiles_n)) % rows;
+  col = (u % (GROUP * tiles_n)) / rows;
+}
+
 // CUDA caps gridDim.y and gridDim.z at 65535 blocks (gridDim.x at 2^31 - 1).
 constexpr int64_t kMaxGridX = 2147483647;
 constexpr int64_t kMaxGridYZ = 65535;

@@ -1,4 +1,4 @@
-// Hopper building blocks of the warpgroup rungs (t2, t3): mbarriers, TMA copies between a
+// Hopper building blocks of the warpgroup rungs (t2 to t5): mbarriers, TMA copies between a
 // 2-D tensor in global memory and a swizzled tile in shared memory, the wgmma matrix
 // descriptor and instructions, clusters, and the host side of TMA (the tensor map).
 // PTX ISA: "mbarrier", "cp.async.bulk.tensor", "wgmma", "Matrix Descriptor Format",
@@ -321,6 +321,33 @@ __device__ __forceinline__ void cluster_sync() {
 #endif
 }
 
+// The ring's barriers of a warp-specialized rung (t3, t4, t5): full[s] completes on the
+// producer's arrival and its stage's bytes, empty[s] on `empty_arrivals` arrivals (one per
+// consumer warp of every block of the cluster). Thread 0 initialises them, then the whole
+// cluster meets, so no block signals a barrier of another before it exists.
+template <int STAGES>
+__device__ __forceinline__ void init_stage_barriers(uint64_t* full, uint64_t* empty,
+                                                    unsigned empty_arrivals) {
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < STAGES; ++s) {
+      mbarrier_init(&full[s], 1);
+      mbarrier_init(&empty[s], empty_arrivals);
+    }
+    mbarrier_init_fence();
+  }
+  cluster_sync();
+}
+
+// A consumer warp's arrival on a stage's empty barrier `empty` in every block of its cluster
+// of CLUSTER blocks: the stage is free again everywhere once every consumer warp has arrived.
+template <int CLUSTER>
+__device__ __forceinline__ void release_stage(uint64_t* empty) {
+  if constexpr (CLUSTER == 1)
+    mbarrier_arrive(empty);
+  else
+    for (int r = 0; r < CLUSTER; ++r) mbarrier_arrive_cluster(empty, r);
+}
+
 // A flag in global memory between the blocks of one grid (t5's partial tiles). The setter's
 // block first passes a barrier after writing what the flag announces; then one thread makes
 // those writes visible GPU-wide and sets the flag. A reader's one thread polls the flag with
@@ -371,48 +398,46 @@ inline EncodeTiled tensor_map_encoder() {
   return encode;
 }
 
-// A row-major rows x cols matrix of 16-bit values at `base`, moved in boxes of box_rows x
-// 64 columns (128 bytes, the swizzle's width) with the 128-byte swizzle. False if the
-// driver lacks the encoder or refuses the description (TMA needs `base` 16-byte aligned,
-// the row stride, cols * 2 bytes, a multiple of 16, and sizes from 1 to 2^32).
-inline bool tensor_map_16bit(CUtensorMap* map, const void* base, int64_t rows, int64_t cols,
-                             int box_rows, bool bf16) {
+// A row-major rows x cols matrix of `bytes`-byte values of `type` at `base`, moved in boxes
+// of box_rows rows x 128 bytes (the swizzle's width) with the 128-byte swizzle; zeros
+// outside the matrix. False if the driver lacks the encoder or refuses the description (TMA
+// needs `base` 16-byte aligned, the row stride, cols * bytes, a multiple of 16, and sizes
+// from 1 to 2^32).
+inline bool tensor_map_2d(CUtensorMap* map, CUtensorMapDataType type, int bytes,
+                          const void* base, int64_t rows, int64_t cols, int box_rows) {
   const EncodeTiled encode = tensor_map_encoder();
   if (encode == nullptr || rows < 1 || cols < 1) return false;
   const cuuint64_t sizes[2] = {static_cast<cuuint64_t>(cols), static_cast<cuuint64_t>(rows)};
-  const cuuint64_t row_stride[1] = {static_cast<cuuint64_t>(cols) * 2};
-  const cuuint32_t box[2] = {64, static_cast<cuuint32_t>(box_rows)};
+  const cuuint64_t row_stride[1] = {static_cast<cuuint64_t>(cols) * bytes};
+  const cuuint32_t box[2] = {static_cast<cuuint32_t>(128 / bytes),
+                             static_cast<cuuint32_t>(box_rows)};
   const cuuint32_t step[2] = {1, 1};
-  return encode(map, bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
-                2, const_cast<void*>(base), sizes, row_stride, box, step,
+  return encode(map, type, 2, const_cast<void*>(base), sizes, row_stride, box, step,
                 CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
                 CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
                 CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;  // NONE: zeros
 }
 
-// The inputs a TMA rung takes (t2, t3, t4; otherwise they run a fall-back kernel): A, B and
+// ... of 16-bit values: boxes of box_rows x 64 columns (t2, t3, t5).
+inline bool tensor_map_16bit(CUtensorMap* map, const void* base, int64_t rows, int64_t cols,
+                             int box_rows, bool bf16) {
+  const auto type = bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+  return tensor_map_2d(map, type, 2, base, rows, cols, box_rows);
+}
+
+// ... of floats: boxes of box_rows x 32 columns (the tf32 rung).
+inline bool tensor_map_f32(CUtensorMap* map, const void* base, int64_t rows, int64_t cols,
+                           int box_rows) {
+  return tensor_map_2d(map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 4, base, rows, cols, box_rows);
+}
+
+// The inputs a TMA rung takes (t2 to t5; otherwise they run a fall-back kernel): A, B and
 // C 16-byte aligned and every row stride, K or N values, a multiple of 16 bytes (`per_16`
 // values: 8 of 2 bytes, 4 floats); K >= 1 (a tensor map has no empty dimension).
 inline bool tma_path_ok(const void* A, const void* B, const void* C, int64_t N, int64_t K,
                         int per_16 = 8) {
   const auto aligned = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };
   return aligned(A) && aligned(B) && aligned(C) && K % per_16 == 0 && N % per_16 == 0 && K >= 1;
-}
-
-// A row-major rows x cols matrix of floats at `base`, moved in boxes of box_rows x 32
-// columns (128 bytes) with the 128-byte swizzle (the tf32 rung).
-inline bool tensor_map_f32(CUtensorMap* map, const void* base, int64_t rows, int64_t cols,
-                           int box_rows) {
-  const EncodeTiled encode = tensor_map_encoder();
-  if (encode == nullptr || rows < 1 || cols < 1) return false;
-  const cuuint64_t sizes[2] = {static_cast<cuuint64_t>(cols), static_cast<cuuint64_t>(rows)};
-  const cuuint64_t row_stride[1] = {static_cast<cuuint64_t>(cols) * 4};
-  const cuuint32_t box[2] = {32, static_cast<cuuint32_t>(box_rows)};
-  const cuuint32_t step[2] = {1, 1};
-  return encode(map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 2, const_cast<void*>(base), sizes,
-                row_stride, box, step, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
-                CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-                CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
 }
 
 // 1 in the sm_90a image of the translation unit that includes this header, 0 in any other.

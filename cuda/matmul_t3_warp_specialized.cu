@@ -72,14 +72,7 @@ matmul_t3_warp_specialized_kernel(const __grid_constant__ CUtensorMap a_map,
 
   const int tid = threadIdx.x, group = tid / 128;  // 0: producer; 1, 2: consumers
   const unsigned rank = cluster_rank();
-  if (tid == 0) {
-    for (int s = 0; s < STAGES; ++s) {
-      mbarrier_init(&full[s], 1);
-      mbarrier_init(&empty[s], CONSUMER_WARPS * CLUSTER);
-    }
-    mbarrier_init_fence();
-  }
-  cluster_sync();  // every block's barriers exist before anyone signals them
+  init_stage_barriers<STAGES>(full, empty, CONSUMER_WARPS * CLUSTER);  // then the cluster meets
 
   // The tiles of this cluster: cluster tile u covers C*BM rows and BN columns, in v6's
   // grouped order; block `rank` of the cluster takes rows m0 + rank * BM.
@@ -88,10 +81,10 @@ matmul_t3_warp_specialized_kernel(const __grid_constant__ CUtensorMap a_map,
   const int64_t tiles = tiles_m * tiles_n;
   const int k_tiles = static_cast<int>(ceil_div(K, BK));
   const auto tile_origin = [&](int64_t u, int& m0, int& n0) {
-    const int64_t first = u / (GROUP * tiles_n) * GROUP;
-    const int64_t rows = tiles_m - first < GROUP ? tiles_m - first : GROUP;
-    m0 = static_cast<int>((first + (u % (GROUP * tiles_n)) % rows) * CLUSTER * BM + rank * BM);
-    n0 = static_cast<int>((u % (GROUP * tiles_n)) / rows * BN);
+    int64_t row, col;
+    grouped_tile<GROUP>(u, tiles_m, tiles_n, row, col);
+    m0 = static_cast<int>(row * CLUSTER * BM + rank * BM);
+    n0 = static_cast<int>(col * BN);
   };
 
   if (group == 0) {
@@ -130,13 +123,6 @@ matmul_t3_warp_specialized_kernel(const __grid_constant__ CUtensorMap a_map,
     const int g = lane / 4, q = lane % 4;
     T* const staging = sC + consumer * 2 * BOX;
     const bool leader = tid % 128 == 0;
-    // One arrival per consumer warp on stage s's empty barrier in every block of the cluster.
-    const auto release = [&](int s) {
-      if constexpr (CLUSTER == 1)
-        mbarrier_arrive(&empty[s]);
-      else
-        for (int r = 0; r < CLUSTER; ++r) mbarrier_arrive_cluster(&empty[s], r);
-    };
     int64_t it = 0;
     int stored = 0;  // boxes of C this consumer has stored (which staging box is next)
     for (int64_t u = cluster; u < tiles; u += clusters) {
@@ -157,10 +143,11 @@ matmul_t3_warp_specialized_kernel(const __grid_constant__ CUtensorMap a_map,
                                 wgmma_descriptor(bt + kk * 16 * 64, BOX * sizeof(T), 1024));
         wgmma_commit();
         wgmma_wait<1>();  // k tile it - 1's group is done: release its stage everywhere
-        if (t > 0 && lane == 0) release(static_cast<int>((it - 1) % STAGES));
+        if (t > 0 && lane == 0)
+          release_stage<CLUSTER>(&empty[static_cast<int>((it - 1) % STAGES)]);
       }
       wgmma_wait<0>();
-      if (lane == 0) release(static_cast<int>((it - 1) % STAGES));
+      if (lane == 0) release_stage<CLUSTER>(&empty[static_cast<int>((it - 1) % STAGES)]);
 
       // The epilogue, one 64 x 64 box of C at a time through two staging boxes: wait until
       // the store issued from this staging box two boxes ago has read it, fill it (value

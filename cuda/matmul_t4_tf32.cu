@@ -78,14 +78,7 @@ matmul_t4_tf32_kernel(const __grid_constant__ CUtensorMap a_map,
 
   const int tid = threadIdx.x, group = tid / 128;
   const unsigned rank = cluster_rank();
-  if (tid == 0) {
-    for (int s = 0; s < STAGES; ++s) {
-      mbarrier_init(&full[s], 1);
-      mbarrier_init(&empty[s], CONSUMER_WARPS * CLUSTER);
-    }
-    mbarrier_init_fence();
-  }
-  cluster_sync();
+  init_stage_barriers<STAGES>(full, empty, CONSUMER_WARPS * CLUSTER);
 
   // Cluster tiles: BM rows by CLUSTER * BN columns; block `rank` takes columns n0 + rank BN.
   const int64_t clusters = gridDim.x / CLUSTER, cluster = blockIdx.x / CLUSTER;
@@ -93,10 +86,10 @@ matmul_t4_tf32_kernel(const __grid_constant__ CUtensorMap a_map,
   const int64_t tiles = tiles_m * tiles_n;
   const int k_tiles = static_cast<int>(ceil_div(K, BK));
   const auto tile_origin = [&](int64_t u, int& m0, int& n0) {
-    const int64_t first = u / (GROUP * tiles_n) * GROUP;
-    const int64_t rows = tiles_m - first < GROUP ? tiles_m - first : GROUP;
-    m0 = static_cast<int>((first + (u % (GROUP * tiles_n)) % rows) * BM);
-    n0 = static_cast<int>((u % (GROUP * tiles_n)) / rows * CLUSTER * BN + rank * BN);
+    int64_t row, col;
+    grouped_tile<GROUP>(u, tiles_m, tiles_n, row, col);
+    m0 = static_cast<int>(row * BM);
+    n0 = static_cast<int>(col * CLUSTER * BN + rank * BN);
   };
 
   if (group == 0) {
@@ -128,12 +121,6 @@ matmul_t4_tf32_kernel(const __grid_constant__ CUtensorMap a_map,
     const int consumer = group - 1;  // C^T rows (C columns) 64 consumer .. of the block
     const int lane = tid % 32, warp = (tid % 128) / 32;
     const int g = lane / 4, q = lane % 4;
-    const auto release = [&](int s) {
-      if constexpr (CLUSTER == 1)
-        mbarrier_arrive(&empty[s]);
-      else
-        for (int r = 0; r < CLUSTER; ++r) mbarrier_arrive_cluster(&empty[s], r);
-    };
     // This thread's B^T rows (C columns inside the block). The wgmma row 16 warp + g + 8 h
     // may stand for any column of the block as long as the epilogue agrees. Here rows g and
     // g + 8 are adjacent columns c and c + 1, so a0, a1 (and a2, a3) are one 8-byte load;
@@ -191,18 +178,18 @@ matmul_t4_tf32_kernel(const __grid_constant__ CUtensorMap a_map,
         int s = issue(f0);
         if (running >= 0) {
           wgmma_wait<1>();
-          if (lane == 0) release(running);
+          if (lane == 0) release_stage<CLUSTER>(&empty[running]);
         }
         running = s;
         if (t + 1 < k_tiles) {
           s = issue(f1);
           wgmma_wait<1>();
-          if (lane == 0) release(running);
+          if (lane == 0) release_stage<CLUSTER>(&empty[running]);
           running = s;
         }
       }
       wgmma_wait<0>();
-      if (lane == 0) release(running);
+      if (lane == 0) release_stage<CLUSTER>(&empty[running]);
 
       // d[4 j + 2 h + e] is C^T(row 16 warp + g + 8 h, column 8 j + 2 q + e), that is
       // C(m0 + 8 j + 2 q + e, n0 + 32 box + c + h). For each j and e the two values h = 0, 1

@@ -93,23 +93,16 @@ matmul_t5_stream_k_kernel(const __grid_constant__ CUtensorMap a_map,
 
   const int tid = threadIdx.x, group = tid / 128;  // 0: producer; 1, 2: consumers
   const unsigned rank = cluster_rank();
-  if (tid == 0) {
-    for (int s = 0; s < STAGES; ++s) {
-      mbarrier_init(&full[s], 1);
-      mbarrier_init(&empty[s], CONSUMER_WARPS * CLUSTER);
-    }
-    mbarrier_init_fence();
-  }
-  cluster_sync();
+  init_stage_barriers<STAGES>(full, empty, CONSUMER_WARPS * CLUSTER);
 
   const int64_t clusters = gridDim.x / CLUSTER, cluster = blockIdx.x / CLUSTER;
   const int64_t tiles_n = ceil_div(N, BN), tiles_m = ceil_div(M, CLUSTER * BM);
   const int k_tiles = static_cast<int>(ceil_div(K, BK));
   const auto tile_origin = [&](int64_t u, int& m0, int& n0) {  // as t3
-    const int64_t first = u / (GROUP * tiles_n) * GROUP;
-    const int64_t rows = tiles_m - first < GROUP ? tiles_m - first : GROUP;
-    m0 = static_cast<int>((first + (u % (GROUP * tiles_n)) % rows) * CLUSTER * BM + rank * BM);
-    n0 = static_cast<int>((u % (GROUP * tiles_n)) / rows * BN);
+    int64_t row, col;
+    grouped_tile<GROUP>(u, tiles_m, tiles_n, row, col);
+    m0 = static_cast<int>(row * CLUSTER * BM + rank * BM);
+    n0 = static_cast<int>(col * BN);
   };
   // This cluster's work, in order: work(tile, first k tile, end k tile) for its whole tiles,
   // then for the one or two parts of tiles its run covers.
@@ -160,12 +153,6 @@ matmul_t5_stream_k_kernel(const __grid_constant__ CUtensorMap a_map,
     const int g = lane / 4, q = lane % 4;
     T* const staging = sC + consumer * 2 * BOX;
     const bool leader = me == 0;
-    const auto release = [&](int s) {
-      if constexpr (CLUSTER == 1)
-        mbarrier_arrive(&empty[s]);
-      else
-        for (int r = 0; r < CLUSTER; ++r) mbarrier_arrive_cluster(&empty[s], r);
-    };
     // Where the partial of cluster c's helper part lives (this block's rank, this consumer).
     const auto slot = [&](int64_t c) { return (c * CLUSTER + rank) * 2 + consumer; };
     int64_t it = 0;
@@ -188,10 +175,11 @@ matmul_t5_stream_k_kernel(const __grid_constant__ CUtensorMap a_map,
                                 wgmma_descriptor(bt + kk * 16 * 64, BOX * sizeof(T), 1024));
         wgmma_commit();
         wgmma_wait<1>();
-        if (t > kb && lane == 0) release(static_cast<int>((it - 1) % STAGES));
+        if (t > kb && lane == 0)
+          release_stage<CLUSTER>(&empty[static_cast<int>((it - 1) % STAGES)]);
       }
       wgmma_wait<0>();
-      if (lane == 0) release(static_cast<int>((it - 1) % STAGES));
+      if (lane == 0) release_stage<CLUSTER>(&empty[static_cast<int>((it - 1) % STAGES)]);
 
       if (kb > 0) {
         // A helper part: the partial sums go to this cluster's slot, each thread's values

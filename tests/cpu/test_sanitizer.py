@@ -19,7 +19,7 @@ def test_poisoning_fills_every_free_block_of_the_allocator_and_nothing_else(monk
     before and after."""
     import torch
 
-    from tests.support import sanitize_target
+    from bench import device
 
     snapshot = [{"blocks": [{"address": 4096, "size": 512, "state": "inactive"},
                             {"address": 4608, "size": 1024, "state": "active_allocated"}]},
@@ -41,7 +41,7 @@ def test_poisoning_fills_every_free_block_of_the_allocator_and_nothing_else(monk
     monkeypatch.setattr(torch.cuda, "memory_snapshot", lambda: snapshot)
     monkeypatch.setattr(torch.cuda, "synchronize", lambda: calls.append("sync"))
     monkeypatch.setattr(torch, "as_tensor", as_tensor)
-    sanitize_target.poison_free_memory()
+    device.poison_free_memory()
     assert filled == [(4096, 512, 255), (1 << 21, 2048, 255)]
     assert calls == ["sync", "sync"]
     from pathlib import Path

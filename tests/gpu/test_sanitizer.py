@@ -32,7 +32,7 @@ def test_compute_sanitizer_over_every_kernel(tool):
     env = dict(os.environ, PYTHONUNBUFFERED="1", TRITON_INTERPRET="0")
     cmd = [sanitizer, "--tool", tool, "--error-exitcode", "3", "--target-processes", "all",
            "--print-limit", "50", sys.executable, "-m", "tests.support.sanitize_target"]
-    if tool == "initcheck":   # TMA stores are invisible to initcheck: see poison_free_memory
+    if tool == "initcheck":   # TMA stores are invisible to initcheck: see bench.device.poison_free_memory
         cmd.append("--poison-outputs")
     proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, env=env, timeout=900)
     log = proc.stdout + proc.stderr

@@ -274,7 +274,7 @@ def test_compute_sanitizer_clean(tool):
     globs = ",".join(k.name for k in RUNGS)
     cmd = [sanitizer, "--tool", tool, "--error-exitcode", "3", "--target-processes", "all",
            sys.executable, "-m", "tests.support.sanitize_target", "--kernels", globs]
-    if tool == "initcheck":   # TMA stores are invisible to initcheck: see poison_free_memory
+    if tool == "initcheck":   # TMA stores are invisible to initcheck: see bench.device.poison_free_memory
         cmd.append("--poison-outputs")
     proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, env=env, timeout=600)
     log = proc.stdout + proc.stderr

@@ -29,6 +29,7 @@ def main(argv=None) -> int:
     import torch
 
     from bench import problems, registry
+    from bench.device import poison_free_memory
 
     p = argparse.ArgumentParser()
     p.add_argument("--kernels", default="*")
@@ -36,7 +37,7 @@ def main(argv=None) -> int:
                    help="run each kernel twice, filling the caching allocator's free "
                         "memory with 0xFF bytes (NaN in every float type) in between, so the "
                         "second, checked output lands on written, poisoned memory (for "
-                        "initcheck: see poison_free_memory)")
+                        "initcheck: see bench.device.poison_free_memory)")
     args = p.parse_args(argv)
     ran = 0
     for k in registry.select(args.kernels):
@@ -51,7 +52,7 @@ def main(argv=None) -> int:
                 inputs = problem.inputs(shape, precision, seed=1, device="cuda")
                 if args.poison_outputs:
                     k.runner(precision)(*inputs)   # the output's block, now free again
-                    poison_free_memory()
+                    poison_free_memory()   # bench.device: initcheck does not see TMA stores
                 out = k.runner(precision)(*inputs)
                 torch.cuda.synchronize()
                 err = problem.error(out, inputs)
@@ -61,33 +62,6 @@ def main(argv=None) -> int:
                 ran += 1
     print(f"ran {ran} kernel launches", flush=True)
     return 0
-
-
-def poison_free_memory() -> None:
-    """Fill every free block of torch's caching allocator with 0xFF bytes (NaN in float32,
-    float16 and bfloat16; 255 in uint8).
-
-    compute-sanitizer's initcheck does not count TMA stores (cp.async.bulk.tensor from
-    shared memory to global) as writes: t3's and t5's C, stored only that way, is reported
-    as an uninitialized read wherever the allocator placed it on memory no other kernel had
-    written (H100, 264x264x4104 bf16: 224 reads, every value right by the float64 check).
-    Run once, a kernel leaves its output's block free in the allocator; filled, that block
-    and every other free one count as written for initcheck, the second run's output lands
-    on one of them, and an element the kernel does not write stays NaN, which the value
-    check reports as wrong."""
-    import torch
-
-    class _Raw:   # a free block as a uint8 tensor without allocating it
-        def __init__(self, address: int, size: int):
-            self.__cuda_array_interface__ = {"shape": (size,), "typestr": "|u1",
-                                             "data": (address, False), "version": 3}
-
-    torch.cuda.synchronize()
-    for segment in torch.cuda.memory_snapshot():
-        for block in segment["blocks"]:
-            if block["state"] == "inactive" and block["size"] > 0:
-                torch.as_tensor(_Raw(block["address"], block["size"]), device="cuda").fill_(255)
-    torch.cuda.synchronize()
 
 
 def errors_by_kernel(log: str) -> dict[str, int]:

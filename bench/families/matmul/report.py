@@ -13,6 +13,12 @@ def _matmul(rows):
     return [r for r in rows if r.get("op", "matmul") == "matmul"]
 
 
+def _ok_by_key(rows) -> dict:
+    """The matmul rows with status ok, by (kernel, shape, precision)."""
+    return {(r["kernel"], r["shape"], r["precision"]): r for r in _matmul(rows)
+            if r.get("status") == "ok"}
+
+
 def ceiling_rows(c: dict) -> list[list[str]]:
     """The compute ceilings this family measured (bench/families/matmul/__init__.py)."""
     rows = [[f"cuBLAS {p}", f"{f(t, 1)} TFLOP/s", f"at {c.get('cublas_shape')}"]
@@ -313,7 +319,7 @@ def twin_pairs(profile_rows: list[dict], time_rows: list[dict]) -> list[tuple[st
     against the fastest Triton kernel (by the time of the same shape in the timing rows,
     where timed): fp32 on FFMA, fp16 and bf16 on tensor cores."""
     ok = [r for r in _matmul(profile_rows) if r.get("status") == "ok"]
-    at = {(r["kernel"], r["shape"], r["precision"]): r for r in ok}
+    at = _ok_by_key(profile_rows)
     pairs = []
     for r in ok:
         t = at.get((r.get("twin"), r["shape"], r["precision"]))
@@ -340,8 +346,7 @@ def section_twins(profile_payload: dict, time_payload: dict | None = None) -> st
     pairs = twin_pairs(profile_payload.get("rows", []), trows)
     if not pairs:
         return ""
-    ms = {(r["kernel"], r["shape"], r["precision"]): r for r in _matmul(trows)
-          if r.get("status") == "ok"}
+    ms = _ok_by_key(trows)
     table = []
     for what, c, t in pairs:
         for r in (c, t):
@@ -411,8 +416,7 @@ def section_tensor_cores(profile_payload: dict, time_payload: dict | None = None
     from bench.families.matmul.models import TENSOR_CORE_VERSIONS
 
     trows = (time_payload or {}).get("rows", [])
-    ms = {(r["kernel"], r["shape"], r["precision"]): r for r in _matmul(trows)
-          if r.get("status") == "ok"}
+    ms = _ok_by_key(trows)
     ok = [r for r in _matmul(profile_payload.get("rows", [])) if r.get("status") == "ok"
           and r["precision"] in ("bf16", "fp16", "tf32")]
     names = registry.by_name()
