@@ -312,15 +312,16 @@
 #endif
 
 // t6 large tile: t5 with 256 x 192 block tiles (each consumer warpgroup 128 x 192: two
-// m64n192 halves), 3 stages; each block of a cluster fetches BK / CLUSTER k rows of B and
-// multicasts them. The stream-K parameters as t5's.
+// m64n192 halves), 4 stages (C stored from registers: no staging in shared memory); each
+// block of a cluster fetches BK / CLUSTER k rows of B and multicasts them. The stream-K
+// parameters as t5's.
 #define CVT_T6_BM 256
 #define CVT_T6_BK 64
 #ifndef CVT_T6_BN
 #define CVT_T6_BN 192
 #endif
 #ifndef CVT_T6_STAGES
-#define CVT_T6_STAGES 3
+#define CVT_T6_STAGES 4
 #endif
 #ifndef CVT_T6_CLUSTER
 #define CVT_T6_CLUSTER 2

@@ -52,7 +52,7 @@ template <class T, int BN, int STAGES, int CLUSTER, int GROUP>
 __global__ void __launch_bounds__(384, 1)
 matmul_t6_large_tile_kernel(const __grid_constant__ CUtensorMap a_map,
                             const __grid_constant__ CUtensorMap b_map,
-                            const __grid_constant__ CUtensorMap c_map, int M, int N, int K,
+                            T* C, int M, int N, int K,
                             StreamKSchedule schedule, float* partials, unsigned* flags) {
 #ifdef CVT_HOPPER_DEVICE
   constexpr int BM = 256, BK = 64, BOX = 64 * 64;      // a B box: 64 k rows x 64 values
@@ -60,16 +60,14 @@ matmul_t6_large_tile_kernel(const __grid_constant__ CUtensorMap a_map,
   constexpr int B_BOXES = BN / 64, MY_ROWS = BK / CLUSTER;  // k rows of B this block fetches
   constexpr unsigned STAGE_BYTES = (A_STAGE + B_STAGE) * sizeof(T);
   constexpr int CONSUMER_WARPS = 8;
-  constexpr int HALF = 64 * BN;    // floats of a 64-row half of a consumer's tile
-  constexpr int PART = 2 * HALF;   // floats of one consumer warpgroup's partial tile
+  constexpr int PART = 128 * BN;  // floats of one consumer warpgroup's partial tile
   static_assert(MY_ROWS % 8 == 0, "a block's slice of B keeps whole swizzle atoms (8 rows)");
 
-  // Shared memory and barriers: as t5.
+  // Shared memory: the ring, then the barriers (as t5, without C's staging boxes).
   extern __shared__ unsigned char smem_raw[];
   T* const sA = reinterpret_cast<T*>(align_1024(smem_raw));
   T* const sB = sA + STAGES * A_STAGE;
-  T* const sC = sB + STAGES * B_STAGE;
-  uint64_t* const full = reinterpret_cast<uint64_t*>(sC + 2 * 2 * BOX);
+  uint64_t* const full = reinterpret_cast<uint64_t*>(sB + STAGES * B_STAGE);
   uint64_t* const empty = full + STAGES;
 
   const int tid = threadIdx.x, group = tid / 128;  // 0: producer; 1, 2: consumers
@@ -123,12 +121,10 @@ matmul_t6_large_tile_kernel(const __grid_constant__ CUtensorMap a_map,
     const int consumer = group - 1;
     const int lane = tid % 32, warp = (tid % 128) / 32, me = tid % 128;
     const int g = lane / 4, q = lane % 4;
-    T* const staging = sC + consumer * 2 * BOX;
     const bool leader = me == 0;
     const auto slot = [&](int64_t c) { return (c * CLUSTER + rank) * 2 + consumer; };
     int s = 0, last = 0;  // the ring's stage for the next k tile, the stage of the last one
     unsigned phase = 0;
-    int stored = 0;
     for_each_work([&](int64_t u, int kb, int ke) {
       int m0, n0;
       tile_origin(u, m0, n0);
@@ -184,35 +180,30 @@ matmul_t6_large_tile_kernel(const __grid_constant__ CUtensorMap a_map,
         done += schedule.run < k_tiles - done ? schedule.run : k_tiles - done;
       }
 
-      // The epilogue: t5's, for each half. The staging addresses are worked out here, per
-      // tile: left to itself the compiler computes them once, before the tile loop, and
-      // keeps them in registers through the k loop, where the accumulators need them all.
-      int row = warp * 16 + g, swizzle = g;  // this thread's first row r, and r % 8
-      asm volatile("" : "+r"(row), "+r"(swizzle));  // opaque: nothing derived is hoisted
+      // The epilogue: C from registers. d[h][4 j + 2 hh + e] is C(row0 + 64 h + 8 hh,
+      // n0 + 8 j + 2 q + e): two adjacent columns, one 4-byte store; N % 8 == 0 on this
+      // path, so col < N means col + 1 < N. Rows and columns are worked out here, per tile,
+      // from an opaque value: left to itself the compiler computes the addresses once,
+      // before the tile loop, and keeps them live through the k loop beside the 192
+      // accumulators.
+      int row0 = m0 + consumer * 128 + warp * 16 + g;
+      asm volatile("" : "+r"(row0));  // opaque: nothing derived from it is hoisted
 #pragma unroll
       for (int h = 0; h < 2; ++h)
 #pragma unroll
-        for (int box = 0; box < BN / 64; ++box, ++stored) {
-          T* const out = staging + (stored % 2) * BOX;
-          if (leader) tma_store_wait_read<1>();
-          named_barrier(1 + consumer, 128);
+        for (int hh = 0; hh < 2; ++hh) {
+          const int row = row0 + 64 * h + 8 * hh;
+          if (row >= M) continue;
+          T* const out = C + static_cast<int64_t>(row) * N;
 #pragma unroll
-          for (int j = 0; j < 8; ++j)
-#pragma unroll
-            for (int hh = 0; hh < 2; ++hh) {
-              const int r = row + 8 * hh, jj = box * 8 + j;  // columns 8 j + 2 q, + 1
-              *reinterpret_cast<unsigned*>(&out[r * 64 + ((j ^ swizzle) * 8) + 2 * q]) =
-                  pack_pair<T>(d[h][4 * jj + 2 * hh], d[h][4 * jj + 2 * hh + 1]);
-            }
-          fence_proxy_async_shared();
-          named_barrier(1 + consumer, 128);
-          if (leader) {
-            tma_store_2d(&c_map, out, n0 + box * 64, m0 + consumer * 128 + h * 64);
-            tma_store_commit();
+          for (int j = 0; j < BN / 8; ++j) {
+            const int col = n0 + 8 * j + 2 * q;
+            if (col < N)
+              *reinterpret_cast<unsigned*>(out + col) =
+                  pack_pair<T>(d[h][4 * j + 2 * hh], d[h][4 * j + 2 * hh + 1]);
           }
         }
     });
-    if (leader) tma_store_wait_all();
   }
   cluster_sync();
 #else
@@ -235,13 +226,12 @@ static cudaError_t launch_t6(const void* A, const void* B, void* C, int64_t M, i
   static_assert(BK == 64 && BM == 256, "CVT_T6_BM, CVT_T6_BK: two consumers of 128 rows");
   static_assert(CLUSTER == 1 || CLUSTER == 2 || CLUSTER == 4, "CVT_T6_CLUSTER");
   constexpr bool bf16 = std::is_same_v<T, __nv_bfloat16>;
-  CUtensorMap a_map, b_map, c_map;
+  CUtensorMap a_map, b_map;
   if (!tensor_map_16bit(&a_map, A, M, K, BM, bf16) ||
-      !tensor_map_16bit(&b_map, B, K, N, BK / CLUSTER, bf16) ||
-      !tensor_map_16bit(&c_map, C, M, N, 64, bf16))
+      !tensor_map_16bit(&b_map, B, K, N, BK / CLUSTER, bf16))
     return cudaErrorInvalidValue;
   constexpr auto kernel = matmul_t6_large_tile_kernel<T, BN, STAGES, CLUSTER, CVT_T6_GROUP>;
-  constexpr int smem = 1024 + (STAGES * (BM * BK + BK * BN) + 2 * 2 * 64 * 64) * 2 + STAGES * 16;
+  constexpr int smem = 1024 + STAGES * (BM * BK + BK * BN) * 2 + STAGES * 16;
   int clusters = 0;
   cudaError_t err = max_active_clusters<kernel>(CLUSTER, 384, smem, &clusters);
   if (err != cudaSuccess) return err;
@@ -258,7 +248,8 @@ static cudaError_t launch_t6(const void* A, const void* B, void* C, int64_t M, i
   }
   if (err == cudaSuccess)
     err = launch_persistent_clusters<kernel>(CLUSTER, 384, smem, clusters, stream, a_map, b_map,
-                                             c_map, static_cast<int>(M), static_cast<int>(N),
+                                             static_cast<T*>(C), static_cast<int>(M),
+                                             static_cast<int>(N),
                                              static_cast<int>(K), schedule, partials, flags);
   if (workspace != nullptr) {
     const cudaError_t freed = cudaFreeAsync(workspace, stream);

@@ -51,7 +51,7 @@ candidates=(
   "t6_large_tile|"
   "t6_large_tile|-DCVT_T6_BN=128"
   "t6_large_tile|-DCVT_T6_GROUP=16"
-  "t6_large_tile|-DCVT_T6_MIN_GAIN=8"
+  "t6_large_tile|-DCVT_T6_STAGES=3"
   "t4_tf32|"
   "t4_tf32|-DCVT_T4_CLUSTER=1"
   "t4_tf32|-DCVT_T4_STAGES=3"

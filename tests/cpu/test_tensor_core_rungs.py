@@ -111,9 +111,10 @@ HOPPER_SASS = {
     "t5": ("HGMMA.64x256x16.F32.BF16", "UTMALDG.2D.MULTICAST", "UTMASTG", "USETMAXREG",
            "SYNCS.PHASECHK", "STG.E.128", "LDG.E.128.STRONG.GPU", "STG.E.STRONG.GPU",
            "LDG.E.STRONG.GPU"),
-    # t6: t5 with two m64n192 halves per consumer warpgroup (and no spill: 192 accumulators)
+    # t6: t5 with two m64n192 halves per consumer warpgroup (and no spill: 192 accumulators),
+    # C stored from registers (4-byte pairs) instead of by TMA
     "t6": ("HGMMA.64x192x16.F32.BF16", "HGMMA.64x192x16.F32 ", "UTMALDG.2D.MULTICAST",
-           "UTMASTG", "USETMAXREG", "SYNCS.PHASECHK", "STG.E.128", "LDG.E.128.STRONG.GPU",
+           "USETMAXREG", "SYNCS.PHASECHK", "STG.E ", "STG.E.128", "LDG.E.128.STRONG.GPU",
            "STG.E.STRONG.GPU", "LDG.E.STRONG.GPU"),
 }
 
