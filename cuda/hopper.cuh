@@ -228,29 +228,15 @@ __device__ __forceinline__ void wgmma_wait() {
   "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, "     \
   "%110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, " \
   "%124, %125, %126, %127"
-#define CVT_REGS_64_95                                                                  \
-  "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, "     \
-  "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95"
-#define CVT_D32(i) CVT_D8(i), CVT_D8(i + 8), CVT_D8(i + 16), CVT_D8(i + 24)
 #define CVT_WGMMA_SCALE "p, 1, 1, 0, 1;\n}\n"  // accumulate, A and B as they are, B transposed
 
 template <int N, class T>
 __device__ __forceinline__ void wgmma_m64nNk16(float (&d)[N / 2], uint64_t a, uint64_t b) {
-  static_assert(N == 128 || N == 192 || N == 256, "the instruction shapes spelled out below");
+  static_assert(N == 128 || N == 256, "the instruction shapes spelled out below");
   static_assert(std::is_same_v<T, __half> || std::is_same_v<T, __nv_bfloat16>, "16-bit T");
 #ifdef CVT_HOPPER_DEVICE
 #define CVT_TYPES(TYPE) ".f32." TYPE "." TYPE " "
-  if constexpr (N == 192 && std::is_same_v<T, __nv_bfloat16>) {
-    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
-                 "wgmma.mma_async.sync.aligned.m64n192k16" CVT_TYPES("bf16")
-                 "{" CVT_REGS_0_63 ", " CVT_REGS_64_95 "}, %96, %97, " CVT_WGMMA_SCALE
-                 : CVT_D64(0), CVT_D32(64) : "l"(a), "l"(b));
-  } else if constexpr (N == 192) {
-    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
-                 "wgmma.mma_async.sync.aligned.m64n192k16" CVT_TYPES("f16")
-                 "{" CVT_REGS_0_63 ", " CVT_REGS_64_95 "}, %96, %97, " CVT_WGMMA_SCALE
-                 : CVT_D64(0), CVT_D32(64) : "l"(a), "l"(b));
-  } else if constexpr (N == 128 && std::is_same_v<T, __nv_bfloat16>) {
+  if constexpr (N == 128 && std::is_same_v<T, __nv_bfloat16>) {
     asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
                  "wgmma.mma_async.sync.aligned.m64n128k16" CVT_TYPES("bf16")
                  "{" CVT_REGS_0_63 "}, %64, %65, " CVT_WGMMA_SCALE
@@ -292,8 +278,6 @@ __device__ __forceinline__ void wgmma_m64n256k8_tf32_rs(float (&d)[128], const u
 #endif
 }
 #undef CVT_WGMMA_SCALE
-#undef CVT_D32
-#undef CVT_REGS_64_95
 #undef CVT_REGS_64_127
 #undef CVT_REGS_0_63
 #undef CVT_D64

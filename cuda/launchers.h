@@ -66,6 +66,5 @@ constexpr const char* needs_t2_wgmma_tma =
 constexpr const char* needs_t3_warp_specialized = needs_t2_wgmma_tma;
 constexpr const char* needs_t4_tf32 = needs_t2_wgmma_tma;
 constexpr const char* needs_t5_stream_k = needs_t2_wgmma_tma;
-constexpr const char* needs_t6_large_tile = needs_t2_wgmma_tma;
 
 }  // namespace cvt

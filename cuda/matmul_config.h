@@ -40,8 +40,7 @@
   X(t1_mma_sync)               \
   X(t2_wgmma_tma)              \
   X(t3_warp_specialized)       \
-  X(t5_stream_k)               \
-  X(t6_large_tile)
+  X(t5_stream_k)
 
 // The tensor-core rungs at tf32: float32 in and out, each a MatmulLauncher (the FFMA
 // ladder's contract) that multiplies on tensor cores. X(t4_tf32) is the op cvt::matmul_t4_tf32
@@ -309,34 +308,6 @@
 #endif
 #ifndef CVT_T5_MIN_GAIN
 #define CVT_T5_MIN_GAIN 16
-#endif
-
-// t6 large tile: t5 with 256 x 192 block tiles (each consumer warpgroup 128 x 192: two
-// m64n192 halves), 4 stages (C stored from registers: no staging in shared memory); each
-// block of a cluster fetches BK / CLUSTER k rows of B and multicasts them. The stream-K
-// parameters as t5's.
-#define CVT_T6_BM 256
-#define CVT_T6_BK 64
-#ifndef CVT_T6_BN
-#define CVT_T6_BN 192
-#endif
-#ifndef CVT_T6_STAGES
-#define CVT_T6_STAGES 4
-#endif
-#ifndef CVT_T6_CLUSTER
-#define CVT_T6_CLUSTER 2
-#endif
-#ifndef CVT_T6_GROUP
-#define CVT_T6_GROUP 8
-#endif
-#ifndef CVT_T6_MAX_SPLIT
-#define CVT_T6_MAX_SPLIT 4
-#endif
-#ifndef CVT_T6_MIN_RUN
-#define CVT_T6_MIN_RUN 4
-#endif
-#ifndef CVT_T6_MIN_GAIN
-#define CVT_T6_MIN_GAIN 16
 #endif
 
 // t4 tf32: t3's machinery on float32 inputs, computing C^T = B^T A^T (wgmma reads 32-bit

@@ -1,6 +1,7 @@
-// The stream-K schedule of the persistent tensor-core rungs (t5, t6): who multiplies which k
-// tiles of which tile, the walk of a cluster through its work, and the workspace in which
-// helpers hand partial tiles to owners. See "schedule" in cuda/matmul_t5_stream_k.cu.
+// The stream-K schedule of t5 (cuda/matmul_t5_stream_k.cu, "schedule"): who multiplies which
+// k tiles of which tile, the walk of a cluster through its work, and the workspace in which
+// helpers hand partial tiles to owners; apart from the kernel so that another persistent
+// rung can take the same schedule with its own tiles.
 #pragma once
 #include <cuda_runtime.h>
 

@@ -163,15 +163,4 @@ def records() -> list[Kernel]:
                 models.matmul_t5,
                 "global N³/BN + N³/BM (TMA; L2 reads N³/BN + N³/(CLUSTER·BM)), as t3",
                 _TMA_TWIN),
-        # t6: t5 with a larger tile (256 x 192), each consumer warpgroup 128 rows.
-        _hopper("cuda_t6_large_tile", "t6", "matmul_t6_large_tile",
-                "t5 with 256 x 192 tiles, each consumer warpgroup 128 x 192: 8% fewer "
-                "bytes from L2 per multiply-add (else t1's)",
-                ("fp16", "bf16"),
-                _params(BM="T6_BM", BN="T6_BN", BK="T6_BK", STAGES="T6_STAGES",
-                        CLUSTER="T6_CLUSTER", GROUP="T6_GROUP", MAX_SPLIT="T6_MAX_SPLIT",
-                        MIN_RUN="T6_MIN_RUN", MIN_GAIN="T6_MIN_GAIN", **_T1_FALLBACK),
-                models.matmul_t6,
-                "global N³/BN + N³/BM (TMA; L2 reads N³/BN + N³/(CLUSTER·BM)), as t3",
-                _TMA_TWIN),
     ]

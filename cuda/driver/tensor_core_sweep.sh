@@ -7,7 +7,7 @@
 # 1. builds one driver per candidate: the rung's file compiled with its parameters of
 #    cuda/matmul_config.h overridden by -D, linked with cuBLAS (-DCVT_WITH_CUBLAS -lcublas;
 #    without a cuBLAS to link, the kernels alone), in parallel; the ptxas report of each goes
-#    to OUT_DIR/build_<i>.log. The 16-bit rungs (t1-t3, t5, t6) run in tensor_core_driver, the tf32
+#    to OUT_DIR/build_<i>.log. The 16-bit rungs (t1-t3, t5) run in tensor_core_driver, the tf32
 #    rung (t4) in matmul_driver, which checks it with TF32's bound beside cuBLAS at tf32;
 # 2. checks every candidate at odd shapes on both paths (K and N multiples of 8, or of 4 for
 #    t4: the TMA or 16-byte path; odd K or N, and --misalign: the fall-back path), in bf16
@@ -48,10 +48,6 @@ candidates=(
   "t3_warp_specialized|-DCVT_T3_CLUSTER=4 -DCVT_T3_BN=256"
   "t5_stream_k|"
   "t5_stream_k|-DCVT_T5_MIN_GAIN=0"
-  "t6_large_tile|"
-  "t6_large_tile|-DCVT_T6_BN=128"
-  "t6_large_tile|-DCVT_T6_GROUP=16"
-  "t6_large_tile|-DCVT_T6_STAGES=3"
   "t4_tf32|"
   "t4_tf32|-DCVT_T4_CLUSTER=1"
   "t4_tf32|-DCVT_T4_STAGES=3"

@@ -12,15 +12,13 @@ from bench.families.matmul.models import MatmulShape
 
 LADDER = [k for k in registry.kernels() if k.backend == "cuda" and k.op == "matmul"
           and k.model is not None]
-SQUARE = [256, 512, 1024, 4096]   # multiples of every rung's block tile (v6: 128 x 256) but t6's
+SQUARE = [256, 512, 1024, 4096]   # multiples of every rung's block tile (v6: 128 x 256)
 
 
 @pytest.mark.parametrize("kernel", LADDER, ids=lambda k: k.name)
 @pytest.mark.parametrize("n", SQUARE)
 def test_model_equals_lecture_formula_at_tile_multiples(kernel, n):
     p = kernel.params()
-    if kernel.version == "t6":   # 256 x 192 tiles in clusters of 512 rows: multiples of 1536
-        n = -(-n // 1536) * 1536
     t = kernel.traffic(MatmulShape(n, n, n))
     assert t.global_loads == models.lecture_formula(kernel.version, n, p)
     assert t.fma == n**3  # no padding at tile multiples
@@ -82,9 +80,7 @@ def test_model_table_rows_carry_params_and_lecture():
     rows = model_table.rows(LADDER, "1024x1024x1024,100x90x80")
     assert len(rows) == 2 * len(LADDER)
     square = [r for r in rows if r["shape"] == "1024x1024x1024"]
-    assert all(r["lecture_global_loads"] == r["global_loads"] for r in square
-               if r["version"] != "t6")
-    assert [r["lecture_global_loads"] for r in square if r["version"] == "t6"] == [None]
+    assert all(r["lecture_global_loads"] == r["global_loads"] for r in square)
     assert all(r["lecture_global_loads"] is None for r in rows if r["shape"] == "100x90x80")
     assert all(r["params"] != "-" for r in rows)
 

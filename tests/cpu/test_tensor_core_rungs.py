@@ -111,11 +111,6 @@ HOPPER_SASS = {
     "t5": ("HGMMA.64x256x16.F32.BF16", "UTMALDG.2D.MULTICAST", "UTMASTG", "USETMAXREG",
            "SYNCS.PHASECHK", "STG.E.128", "LDG.E.128.STRONG.GPU", "STG.E.STRONG.GPU",
            "LDG.E.STRONG.GPU"),
-    # t6: t5 with two m64n192 halves per consumer warpgroup (and no spill: 192 accumulators),
-    # C stored from registers (4-byte pairs) instead of by TMA
-    "t6": ("HGMMA.64x192x16.F32.BF16", "HGMMA.64x192x16.F32 ", "UTMALDG.2D.MULTICAST",
-           "USETMAXREG", "SYNCS.PHASECHK", "STG.E ", "STG.E.128", "LDG.E.128.STRONG.GPU",
-           "STG.E.STRONG.GPU", "LDG.E.STRONG.GPU"),
 }
 
 
@@ -261,14 +256,11 @@ def test_model_equals_a_piece_count(kernel, shape):
 def test_lecture_style_formulas_at_tile_multiples(kernel, n):
     """global N^3/BN + N^3/BM; shared (ldmatrix) N^3/WN + N^3/WM for t1, none by threads for
     t2 and t3, B^T's fragments N^3/BM for t4; multiply-adds N^3; t3's L2 reads N^3/BN +
-    N^3/(CLUSTER BM), t4's N^3/(CLUSTER BN) + N^3/BM. t6's tiles (256 x 192, clusters of
-    512 rows) divide 1536, not 4096: N is 1536, 3072, 6144 for it."""
+    N^3/(CLUSTER BM), t4's N^3/(CLUSTER BN) + N^3/BM."""
     from bench.families.matmul.models import t3_l2_reads, t4_l2_reads
 
     precision = kernel.precisions[0]
     p = kernel.params(precision)
-    if kernel.version == "t6":
-        n = {256: 1536, 1024: 3072, 4096: 6144}[n]
     s = MatmulShape(n, n, n)
     t = kernel.traffic(s, precision)
     assert t.global_loads == n**3 // p["BN"] + n**3 // p["BM"]
@@ -278,7 +270,7 @@ def test_lecture_style_formulas_at_tile_multiples(kernel, n):
     else:
         assert t.shared_loads == (0 if kernel in HOPPER else n**3 // p["WN"] + n**3 // p["WM"])
     assert t.fma == n**3
-    if kernel.version in ("t3", "t5", "t6"):
+    if kernel.version in ("t3", "t5"):
         assert t3_l2_reads(s, p) == n**3 // p["BN"] + n**3 // (p["CLUSTER"] * p["BM"])
 
 
@@ -469,21 +461,16 @@ T5_SCHEDULES = [(tiles, clusters, k_tiles) for clusters in (1, 2, 17, 60, 66)
                 for k_tiles in (1, 2, 3, 8, 9, 16, 17, 64, 128, 1024)]
 
 
-STREAM_K = [k for k in HOPPER if k.version in ("t5", "t6")]
-
-
 @needs_nvcc
-@pytest.mark.parametrize("kernel", STREAM_K, ids=[k.name for k in STREAM_K])
-def test_t5_schedule_of_the_launcher_is_the_models(kernel, tmp_path):
-    """stream_k_schedule (compiled from the kernel's file with its parameters, run on the
-    host) and models.t5_schedule agree on every case; for t5 at the H100's 66 clusters 8192^3
-    splits its last 34 tiles in runs of 66 k tiles, 4096^3 and 1024^3 split nothing (too
-    little to gain for the hand-over), 264x264x4104 (the sanitizers' shape) splits its 4
-    tiles in runs of 17; t6 (the same parameters) the same for the same counts."""
+def test_t5_schedule_of_the_launcher_is_the_models(tmp_path):
+    """stream_k_schedule (compiled from the kernel's file, run on the host) and
+    models.t5_schedule agree on every case; at the H100's 66 clusters 8192^3 splits its last
+    34 tiles in runs of 66 k tiles, 4096^3 and 1024^3 split nothing (too little to gain for
+    the hand-over), 264x264x4104 (the sanitizers' shape) splits its 4 tiles in runs of 17."""
     from bench.families.matmul.models import t5_schedule
 
     main = tmp_path / "main.cu"
-    main.write_text(f'#include "{Path(kernel.source).name}"\n#include <cstdio>\n#include <cstdlib>\n'
+    main.write_text('#include "matmul_t5_stream_k.cu"\n#include <cstdio>\n#include <cstdlib>\n'
                     "int main(int argc, char** argv) {\n"
                     "  for (int i = 1; i + 2 < argc; i += 3) {\n"
                     "    const auto s = cvt::stream_k_schedule(atoll(argv[i]), atoll(argv[i + 1]),"
@@ -498,7 +485,7 @@ def test_t5_schedule_of_the_launcher_is_the_models(kernel, tmp_path):
     cases = T5_SCHEDULES + [(1024, 66, 128), (256, 66, 64), (16, 66, 16), (4, 66, 65)]
     args = [str(v) for case in cases for v in case]
     got = subprocess.run([str(exe), *args], capture_output=True, text=True, check=True).stdout
-    p = kernel.params("bf16")
+    p = registry.get("cuda_t5_stream_k").params("bf16")
     want = [t5_schedule(*case, p) for case in cases]
     assert [tuple(map(int, line.split())) for line in got.splitlines()] == want
     assert want[-4:] == [(990, 4352, 66), (198, 3712, 64), (0, 256, 16), (0, 260, 17)]

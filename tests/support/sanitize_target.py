@@ -14,8 +14,8 @@ import sys
 SHAPES = {
     # then: tiles cut in M, N and K on the 16-byte and TMA paths (K and N multiples of 8;
     # 264x520x136 is 3 x 3 tiles of 128 x 256, for t3 two rows of clusters, the second with
-    # a block half below M); 264x264x4104 splits t5's four tiles (t6's two) along k into
-    # runs of 17 k tiles (helpers' partials through global memory, owners adding them)
+    # a block half below M); 264x264x4104 splits t5's four tiles along k into runs of 17 k
+    # tiles (helpers' partials through global memory, owners adding them)
     "matmul": "127x129x31,1x65x17,136x264x40,264x520x136,264x264x4104",
     "vector_add": "1000,4097",
     "copy": "1000,4097",

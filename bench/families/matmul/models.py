@@ -19,7 +19,7 @@ from bindings.precision import element_bytes
 # v1-v3, then the FFMA rungs past it (cuda/matmul_v4_vectorized.cu ...).
 LADDER_VERSIONS = ("v1", "v1c", "v1.5", "v2", "v3", "v4", "v5", "v6", "v7", "v8")
 # The tensor-core rungs in order (the @tensor_cores group): cuda/matmul_t1_mma_sync.cu ...
-TENSOR_CORE_VERSIONS = ("t1", "t2", "t3", "t4", "t5", "t6")
+TENSOR_CORE_VERSIONS = ("t1", "t2", "t3", "t4", "t5")
 # Multiply-adds of one warp-level tensor-pipe instruction, as Nsight Compute counts them
 # (sm__inst_executed_pipe_tensor_op_hmma): mma.sync.m16n8k16 is one warp's 16 x 8 x 16; a
 # warpgroup's wgmma m64nNk16 is issued by its four warps, each counted once: 64 N 16 / 4.
@@ -315,17 +315,8 @@ def matmul_t5(s: MatmulShape, p) -> Traffic:
     return matmul_t3(s, p)
 
 
-def matmul_t6(s: MatmulShape, p) -> Traffic:
-    """t6 large tile: t5 with 256 x 192 block tiles; every count is t3's formula with t6's
-    BM, BN and CLUSTER (each block fetching BK / CLUSTER k rows of B and multicasting them
-    moves the same bytes as t3's whole boxes). The padding of the last row and column of
-    cluster tiles is multiplied (TMA's zeros). Helper parts: t5_partial_floats with t6's
-    record. Off the TMA path, t1's."""
-    return matmul_t3(s, p)
-
-
 def t5_schedule(tiles: int, clusters: int, k_tiles: int, p) -> tuple[int, int, int]:
-    """t5's and t6's schedule (cuda/stream_k.cuh, stream_k_schedule) of `tiles` cluster
+    """t5's schedule (cuda/matmul_t5_stream_k.cu, stream_k_schedule) of `tiles` cluster
     tiles of `k_tiles` k tiles over `clusters` clusters with the record's MAX_SPLIT, MIN_RUN
     and MIN_GAIN: (tiles taken whole, k tiles of the rest end to end, k tiles per cluster's
     run; k_tiles: nothing split)."""
@@ -340,9 +331,9 @@ def t5_schedule(tiles: int, clusters: int, k_tiles: int, p) -> tuple[int, int, i
 
 
 def t5_partial_floats(s: MatmulShape, p, clusters: int) -> int:
-    """Floats t5's (or t6's) helpers write to the workspace (and their owners read back
-    once) with `clusters` clusters in the grid: BM x BN per block of every helper part (a
-    run that starts inside a tile), CLUSTER blocks per cluster."""
+    """Floats t5's helpers write to the workspace (and their owners read back once) with
+    `clusters` clusters in the grid: 128 x BN per block of every helper part (a run that
+    starts inside a tile), CLUSTER blocks per cluster."""
     if not tma_path(s):
         return 0
     C, BM, BN = p["CLUSTER"], p["BM"], p["BN"]
@@ -396,6 +387,6 @@ def lecture_formula(version: str, n: int, p) -> int:
         return 2 * n**3 // p["V"]
     if version in ("v3", "v4"):
         return 2 * n**3 // p["L"]
-    if version in ("v5", "v6", "v7", "v8", "t1", "t2", "t3", "t4", "t5", "t6"):  # rectangular tile
+    if version in ("v5", "v6", "v7", "v8", "t1", "t2", "t3", "t4", "t5"):  # 2N^3/L, rectangular tile
         return n**3 // p["BN"] + n**3 // p["BM"]
     raise KeyError(version)

@@ -213,14 +213,8 @@ class MatmulProblem(Problem):
 
     def lecture_value(self, kernel, shape, params):
         """The lecture formula's count for a square product of a ladder version whose
-        parameters the formula names, at a multiple of its block tile (None otherwise: t6's
-        192 divides neither 1024 nor 4096)."""
+        parameters the formula names (None otherwise)."""
         if not (shape.M == shape.N == shape.K):
-            return None
-        tiles = [params[k] for k in ("BM", "BN") if isinstance(params.get(k), int)]
-        if isinstance(params.get("CLUSTER"), int) and isinstance(params.get("BM"), int):
-            tiles.append(params["CLUSTER"] * params["BM"])
-        if any(shape.M % t for t in tiles):
             return None
         try:
             return lecture_formula(kernel.version, shape.M, params)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# t6 first build: GPU tests of t6, the four sanitizers over t6, harness timing with alternating
+# t6 first build (t6_large_tile.patch): GPU tests of t6, the four sanitizers over t6, harness timing with alternating
 # sustained rounds (t3, t5, t6 beside cuBLAS), counters at 4096^3 and 8192^3, sustained rounds
 # with energy and clocks (scripts/sustained_rounds.py).
 set -u

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# t6 with C stored from registers and 4 stages: GPU tests of t6, the four sanitizers over t6,
+# t6 with C stored from registers and 4 stages (t6_registers_epilogue.patch on top): GPU tests of t6, the four sanitizers over t6,
 # harness timing with alternating sustained rounds (t5, t6 beside cuBLAS), counters at 4096^3 and 8192^3, sustained rounds
 # with energy and clocks (scripts/sustained_rounds.py).
 set -u
