@@ -538,7 +538,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="where time.csv/json go (default: %(default)s)")
     s.add_argument("--quick", action="store_true", help="fewer repetitions")
     s.add_argument("--alternate", type=_rounds, default=0, metavar="R",
-                   help="after each timing of 0.2-100 ms, R rounds alternating the kernel "
+                   help="after each timing of 0.1-100 ms, R rounds alternating the kernel "
                         "and the reference on the same inputs, each a second of launches back "
                         "to back; the median ratio is the row's 'alternating' %% of reference "
                         "(default: 0, off)")
@@ -593,7 +593,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "%(default)s)")
     s.add_argument("--quick", action="store_true", help="fewer shapes and repetitions")
     s.add_argument("--alternate", type=_rounds, default=0, metavar="R",
-                   help="after each timing of 0.2-100 ms, R rounds alternating the kernel "
+                   help="after each timing of 0.1-100 ms, R rounds alternating the kernel "
                         "and the reference on the same inputs, each a second of launches back "
                         "to back; the median ratio is the row's 'alternating' %% of reference "
                         "(default: 0, off)")

@@ -210,16 +210,24 @@ def _disagreement(r: dict) -> float:
 
 
 def section_crosscheck(time_payload: dict) -> str:
-    """The harness's timer (bench/timing.py) against triton.testing.do_bench, row by row."""
+    """The harness's timer (bench/timing.py) against triton.testing.do_bench, row by row;
+    with --alternate, also the rows of 0.1-0.2 ms that had alternating rounds and no
+    do_bench (its cells '-')."""
     rows = crosscheck_rows(time_payload)
-    if not rows:
+    alternate_only = [r for r in time_payload.get("rows", []) if r.get("status") == "ok"
+                      and not r.get("is_reference") and r not in rows
+                      and num(r.get("alternating_pct_reference")) > 0]
+    if not rows and not alternate_only:
         return ""
-    alternating = any(r.get("alternating_pct_reference") for r in rows)
+    alternating = bool(alternate_only) or any(r.get("alternating_pct_reference") for r in rows)
     table = [[r["kernel"], r["shape"], r["precision"], f(r["median_ms"], 4),
               f(r["dobench_ms"], 4), f(r["pct_reference"], 1),
               f(r["dobench_pct_reference"], 1), f"{100 * _disagreement(r):+.1f}%"]
              + ([f(r.get("alternating_pct_reference"), 1)] if alternating else [])
              for r in rows]
+    table += [[r["kernel"], r["shape"], r["precision"], f(r["median_ms"], 4), "-",
+               f(r["pct_reference"], 1), "-", "-", f(r["alternating_pct_reference"], 1)]
+              for r in alternate_only]
     off = [r for r in rows if abs(_disagreement(r)) > CROSSCHECK_AGREE]
     throttled = {(r["op"], r["shape"], r["precision"]) for r in time_payload.get("rows", [])
                  if "throttled" in (r.get("note") or "")}
@@ -244,7 +252,8 @@ def section_crosscheck(time_payload: dict) -> str:
             + (" The last column: the same kernel and the reference timed in alternating "
                "rounds right after each other, each a second of launches back to back "
                "(`--alternate`), the median of the rounds' ratios, which clock drift between "
-               "two timings minutes apart cannot move." if alternating else "") + "\n\n"
+               "two timings minutes apart cannot move; rows of 0.1-0.2 ms have these rounds "
+               "and no do_bench ('-')." if alternating else "") + "\n\n"
             + md_table(["kernel", "shape", "precision", "harness ms", "do_bench ms",
                         "harness % of reference", "do_bench % of reference", "harness / "
                         "do_bench ratio"]

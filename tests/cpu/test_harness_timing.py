@@ -91,6 +91,18 @@ def test_alternating_rounds_time_the_kernel_then_the_reference_each_round():
     assert Policy().alternate == 0
 
 
+def test_alternating_rounds_reach_below_the_cross_checks_floor():
+    """Rows of 0.1-100 ms get the rounds (4096^3 on tensor cores: ~0.18 ms, which do_bench
+    does not time); shorter or longer rows, or --alternate 0, none."""
+    from bench.timing import Policy
+
+    policy = Policy(alternate=3)
+    assert [policy.alternates(ms) for ms in (0.05, 0.1, 0.18, 0.2, 100.0, 150.0)] == \
+        [False, True, True, True, True, False]
+    assert not policy.crosschecks(0.18) and policy.crosschecks(0.2)
+    assert not Policy().alternates(0.18)
+
+
 def test_alternating_rounds_are_sustained_by_default(monkeypatch):
     """The rounds' default timer is sustained_ms: one warm-up launch, one timed launch that
     sizes the run (about `seconds` of launches, at least 10), then the launches back to back

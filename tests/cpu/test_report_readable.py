@@ -393,6 +393,15 @@ def test_the_cross_check_sets_both_timers_ratios_side_by_side():
     rows[2]["alternating_pct_reference"] = 97.5       # bench time --alternate R
     text = report.section_crosscheck({"rows": rows})
     assert "| alternating rounds % of reference |" in text and "| 97.5 |" in text
+    assert "tiny" not in text
+    # a row of 0.1-0.2 ms: alternating rounds, no do_bench; it joins the table with '-' for
+    # do_bench and is not counted among the rows the two timers compare
+    rows.append(dict(_timed("cuda_t5_stream_k", "cuda", 0.18, None, precision="bf16"),
+                     pct_reference=97.8, alternating_pct_reference=99.1))
+    text = report.section_crosscheck({"rows": rows})
+    assert "| cuda_t5_stream_k | 4096x4096x4096 | bf16 | 0.1800 | - | 97.8 | - | - | 99.1 |" in text
+    assert "1 of 2 rows agree within 3%" in text and "no do_bench ('-')" in text
+    assert "cuda_t5_stream_k" not in report._crosscheck_line({"rows": rows})
 
 
 def test_twins_sit_side_by_side_with_registers_shared_memory_and_instructions():
