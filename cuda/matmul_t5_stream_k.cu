@@ -15,7 +15,8 @@
 //             helper's part is always the first of its run and a helper never waits, so no
 //             one waits on a waiter, and most partials are ready before their owner asks.
 //   change    from t3: the work of a cluster is a list of (tile, first k tile, end k tile)
-//             that the producer and the consumers walk alike (for_each_work); the
+//             that the producer and the consumers walk alike (for_each_stream_k_work,
+//             cuda/stream_k.cuh, with the schedule and the workspace); the
 //             consumers' k loop runs over that range; after it a helper stores its partial
 //             and sets its flag, an owner of a split tile adds the partials before its
 //             epilogue. The grid is always as many clusters as fit (t3: no more than there
