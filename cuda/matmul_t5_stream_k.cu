@@ -15,8 +15,7 @@
 //             helper's part is always the first of its run and a helper never waits, so no
 //             one waits on a waiter, and most partials are ready before their owner asks.
 //   change    from t3: the work of a cluster is a list of (tile, first k tile, end k tile)
-//             that the producer and the consumers walk alike (for_each_stream_k_work,
-//             cuda/stream_k.cuh, with the schedule and the workspace); the
+//             that the producer and the consumers walk alike (for_each_work); the
 //             consumers' k loop runs over that range; after it a helper stores its partial
 //             and sets its flag, an owner of a split tile adds the partials before its
 //             epilogue. The grid is always as many clusters as fit (t3: no more than there
@@ -52,13 +51,22 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include <mutex>
+
 #include "common.cuh"
 #include "hopper.cuh"
 #include "launchers.h"
 #include "matmul_config.h"
-#include "stream_k.cuh"
 
 namespace cvt {
+
+// Who does what: tiles [0, whole) dealt round robin; then runs of `run` k tiles over the
+// `split_k_tiles` k tiles of the remaining tiles, one run per cluster.
+struct StreamKSchedule {
+  int64_t whole;          // tiles taken whole, T - T % G
+  int64_t split_k_tiles;  // k tiles of the remaining T % G tiles, end to end
+  int64_t run;            // k tiles per cluster's run (k_tiles: nothing split)
+};
 
 template <class T, int BN, int STAGES, int CLUSTER, int GROUP>
 __global__ void __launch_bounds__(384, 1)
@@ -96,9 +104,19 @@ matmul_t5_stream_k_kernel(const __grid_constant__ CUtensorMap a_map,
     m0 = static_cast<int>(row * CLUSTER * BM + rank * BM);
     n0 = static_cast<int>(col * BN);
   };
-  // This cluster's work, in order (cuda/stream_k.cuh).
+  // This cluster's work, in order: work(tile, first k tile, end k tile) for its whole tiles,
+  // then for the one or two parts of tiles its run covers.
   const auto for_each_work = [&](auto&& work) {
-    for_each_stream_k_work(cluster, clusters, k_tiles, schedule, work);
+    for (int64_t u = cluster; u < schedule.whole; u += clusters) work(u, 0, k_tiles);
+    const int64_t first = cluster * schedule.run;
+    const int64_t end = first + schedule.run < schedule.split_k_tiles
+                            ? first + schedule.run : schedule.split_k_tiles;
+    for (int64_t i = first; i < end;) {
+      const int kb = static_cast<int>(i % k_tiles);
+      const int ke = static_cast<int>(k_tiles - kb < end - i ? k_tiles : kb + (end - i));
+      work(schedule.whole + i / k_tiles, kb, ke);
+      i += ke - kb;
+    }
   };
 
   if (group == 0) {
@@ -219,11 +237,49 @@ matmul_t5_stream_k_kernel(const __grid_constant__ CUtensorMap a_map,
 #endif
 }
 
-// The schedule of `tiles` cluster tiles of `k_tiles` k tiles over `clusters` clusters
+// The schedule of `tiles` cluster tiles of `k_tiles` k tiles each over `clusters` clusters
 // (see "schedule" above).
 static StreamKSchedule stream_k_schedule(int64_t tiles, int64_t clusters, int64_t k_tiles) {
-  return stream_k_schedule(tiles, clusters, k_tiles, CVT_T5_MAX_SPLIT, CVT_T5_MIN_RUN,
-                           CVT_T5_MIN_GAIN);
+  const int64_t left = tiles % clusters;
+  StreamKSchedule s{tiles - left, left * k_tiles, k_tiles};
+  if (left > 0) {
+    const int64_t even = ceil_div(s.split_k_tiles, clusters);
+    int64_t least = ceil_div(k_tiles, CVT_T5_MAX_SPLIT);
+    if (least < CVT_T5_MIN_RUN) least = CVT_T5_MIN_RUN;
+    s.run = even > least ? even : least;
+    // Splitting pays only where the last round shrinks by more than the hand-over costs.
+    if (s.run > k_tiles - CVT_T5_MIN_GAIN) s.run = k_tiles;
+  }
+  return s;
+}
+
+// Workspace for the partials: from a memory pool of this launcher's own, stream-ordered
+// (freed after the kernel on the same stream, so concurrent streams never share it), kept
+// by the pool between launches (no release threshold).
+static cudaError_t workspace_alloc(void** ptr, size_t bytes, cudaStream_t stream) {
+  static std::mutex lock;
+  static cudaMemPool_t pools[64] = {};
+  int device = 0;
+  cudaError_t err = cudaGetDevice(&device);
+  if (err != cudaSuccess) return err;
+  if (device < 0 || device >= 64) return cudaErrorInvalidDevice;
+  {
+    std::lock_guard<std::mutex> guard(lock);
+    if (pools[device] == nullptr) {
+      cudaMemPoolProps props = {};
+      props.allocType = cudaMemAllocationTypePinned;
+      props.location.type = cudaMemLocationTypeDevice;
+      props.location.id = device;
+      cudaMemPool_t pool = nullptr;
+      if ((err = cudaMemPoolCreate(&pool, &props)) != cudaSuccess) return err;
+      uint64_t keep = UINT64_MAX;
+      if ((err = cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep)) !=
+          cudaSuccess)
+        return err;
+      pools[device] = pool;
+    }
+  }
+  return cudaMallocFromPoolAsync(ptr, bytes, pools[device], stream);
 }
 
 template <class T>
@@ -252,9 +308,16 @@ static cudaError_t launch_t5(const void* A, const void* B, void* C, int64_t M, i
   float* partials = nullptr;
   unsigned* flags = nullptr;
   if (schedule.run < k_tiles) {
+    // The flags (cleared before every launch: a helper raises its flag by writing 1), then
+    // the partials.
     const int64_t slots = static_cast<int64_t>(clusters) * CLUSTER * 2;
-    err = stream_k_workspace(slots, static_cast<size_t>(slots) * 64 * BN * sizeof(float), stream,
-                             &workspace, &flags, &partials);
+    const size_t flag_bytes = ceil_div(slots * sizeof(unsigned), 256) * 256;
+    const size_t part_bytes = static_cast<size_t>(slots) * 64 * BN * sizeof(float);
+    if ((err = workspace_alloc(&workspace, flag_bytes + part_bytes, stream)) != cudaSuccess)
+      return err;
+    flags = static_cast<unsigned*>(workspace);
+    partials = reinterpret_cast<float*>(static_cast<char*>(workspace) + flag_bytes);
+    err = cudaMemsetAsync(flags, 0, flag_bytes, stream);
   }
   if (err == cudaSuccess)
     err = launch_persistent_clusters<kernel>(CLUSTER, 384, smem, clusters, stream, a_map, b_map,
