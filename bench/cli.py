@@ -504,6 +504,12 @@ def build_parser() -> argparse.ArgumentParser:
     common.add_argument("--plugin", action="append", default=[], metavar="FILE",
                         help="a Python file of your own kernels (bench.plugins.kernel) to "
                              "run beside the built-in ones; repeatable (docs/plugins.md)")
+    alternating = argparse.ArgumentParser(add_help=False)   # bench time and bench report
+    alternating.add_argument("--alternate", type=_rounds, default=0, metavar="R",
+                             help="after each timing of 0.1-100 ms, R rounds alternating the "
+                                  "kernel and the reference on the same inputs, each a second "
+                                  "of launches back to back; the median ratio is the row's "
+                                  "'alternating' %% of reference (default: 0, off)")
 
     s = sub.add_parser("list", parents=[common], help="every registered kernel")
     s.add_argument("--kernels", default=None, help="comma-separated globs (default: all)")
@@ -528,7 +534,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "skip reason")
     s.set_defaults(func=cmd_check)
 
-    s = sub.add_parser("time", parents=[common], help="(GPU) timings, ceilings, %% cuBLAS; writes time.csv/json")
+    s = sub.add_parser("time", parents=[common, alternating], help="(GPU) timings, ceilings, %% cuBLAS; writes time.csv/json")
     s.add_argument("--kernels", default="*")
     s.add_argument("--shapes", default=None,
                    help="shapes for every op, or per op: 'copy=67108864;softmax=4096x32768' "
@@ -537,11 +543,6 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--out", default=results.DEFAULT_OUT,
                    help="where time.csv/json go (default: %(default)s)")
     s.add_argument("--quick", action="store_true", help="fewer repetitions")
-    s.add_argument("--alternate", type=_rounds, default=0, metavar="R",
-                   help="after each timing of 0.1-100 ms, R rounds alternating the kernel "
-                        "and the reference on the same inputs, each a second of launches back "
-                        "to back; the median ratio is the row's 'alternating' %% of reference "
-                        "(default: 0, off)")
     s.add_argument("--no-ceilings", action="store_true",
                    help="skip copy/cuBLAS ceilings (with --append: reuse the stored ones)")
     s.add_argument("--append", action="store_true",
@@ -587,16 +588,11 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--out", default=None, help="where the figures go (default: RESULTS/figures)")
     s.set_defaults(func=cmd_plot)
 
-    s = sub.add_parser("report", parents=[common], help="run the default suite; write files, figures, report.md")
+    s = sub.add_parser("report", parents=[common, alternating], help="run the default suite; write files, figures, report.md")
     s.add_argument("--out", default=results.DEFAULT_OUT,
                    help="where the result set, figures/ and report.md go (default: "
                         "%(default)s)")
     s.add_argument("--quick", action="store_true", help="fewer shapes and repetitions")
-    s.add_argument("--alternate", type=_rounds, default=0, metavar="R",
-                   help="after each timing of 0.1-100 ms, R rounds alternating the kernel "
-                        "and the reference on the same inputs, each a second of launches back "
-                        "to back; the median ratio is the row's 'alternating' %% of reference "
-                        "(default: 0, off)")
     s.add_argument("--kernels", default=None, help="globs (default: every kernel)")
     s.add_argument("--replot", action="store_true",
                    help="only redraw figures and report.md from the files in --out")

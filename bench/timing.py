@@ -244,7 +244,7 @@ def time_launches(fn, flush, policy: Policy | None = None) -> Timing:
     return Timing(median_ms=med, q1_ms=q1, q3_ms=q3, min_ms=ms[0], reps=reps)
 
 
-def sustained_ms(fn, seconds: float = 1.0, clock=None) -> float:
+def sustained_ms(fn, seconds: float = 1.0) -> float:
     """The mean time of fn() in ms over about `seconds` of launches back to back (no cache
     flush, no gap), timed by one pair of CUDA events: what a kernel holds in the steady
     state of a loop, clock throttling included. One launch first warms up and sizes the run
