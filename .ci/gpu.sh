@@ -4,9 +4,13 @@
 # logs packed into $OUT/logs.tgz at the end. Stages run in the order given:
 #
 #   OUT=/tmp/out bash .ci/gpu.sh STAGE [STAGE ...]     (logs and results: $OUT/logs.tgz)
-#     tiers     make test: every tier, slow included (the README's test command)
+#     tiers     make test: every tier, slow included (the README's test command; more than
+#               10 minutes on a fresh H100: where a run is limited to 10 minutes, run the
+#               stages fast and slow instead, the slow one in two parts with SLOW_K)
 #     fast      the GPU tier without the slow tests (about 2 minutes on the H100)
-#     slow      the slow GPU tests: offsets past 2^31, compute-sanitizer, fuzzing
+#     slow      the slow GPU tests: offsets past 2^31, compute-sanitizer, fuzzing (about 4
+#               minutes on the H100 without the sanitizers over every kernel, which take
+#               about 5 more: SLOW_K="not over_every_kernel", then SLOW_K=over_every_kernel)
 #     sweep     the FFMA rungs' tile sweep next to cuBLAS (cuda/driver/ffma_sweep.sh)
 #     tensor    the tensor-core rungs' tile sweep next to cuBLAS (cuda/driver/tensor_core_sweep.sh)
 #     user      a new user's walk (.ci/user_walk.sh): pip install . into a fresh environment,
@@ -47,10 +51,12 @@ build() {
 
 pytest_gpu() {   # name, timeout, pytest arguments...
   local name=$1 limit=$2; shift 2
-  timeout "$limit" python3 -m pytest tests/gpu -p no:cacheprovider -q -rfE \
+  # -v: every test's outcome is in the log as it ends, so a run cut by a time limit still
+  # names each failure (the summary of -rfE comes only at the end)
+  timeout "$limit" python3 -m pytest tests/gpu -p no:cacheprovider -v --tb=short -rfE \
     --junitxml="$OUT/junit_$name.xml" "$@" > "$OUT/pytest_$name.log" 2>&1
   echo "pytest $name rc=$?"
-  grep -E "^(FAILED|ERROR)" "$OUT/pytest_$name.log" | head -30
+  grep -E "(^| )(FAILED|ERROR) " "$OUT/pytest_$name.log" | sort -u | head -30
   tail -1 "$OUT/pytest_$name.log"
 }
 
@@ -59,9 +65,9 @@ for stage in "$@"; do
   echo "=== $stage"
   case "$stage" in
   tiers)   # the README's command as it is, its own build included
-    timeout "${TIERS_LIMIT:-580}" make test PYTEST_ARGS="-q -p no:cacheprovider -rfEs --durations=25" \
+    timeout "${TIERS_LIMIT:-580}" make test PYTEST_ARGS="-v --tb=short -p no:cacheprovider -rfEs --durations=25" \
       > "$OUT/pytest_tiers.log" 2>&1; echo "make test rc=$?"
-    grep -E "^(FAILED|ERROR)" "$OUT/pytest_tiers.log" | head -40
+    grep -E "(^| )(FAILED|ERROR) " "$OUT/pytest_tiers.log" | sort -u | head -40
     tail -1 "$OUT/pytest_tiers.log"
     ;;
   fast)
@@ -70,7 +76,7 @@ for stage in "$@"; do
     ;;
   slow)
     build
-    pytest_gpu slow "${SLOW_LIMIT:-420}" -m slow -n "${PYTEST_JOBS:-8}" --dist loadgroup
+    pytest_gpu slow "${SLOW_LIMIT:-420}" -m slow -k "${SLOW_K:-}" -n "${PYTEST_JOBS:-8}" --dist loadgroup
     ;;
   sweep)
     timeout "${SWEEP_LIMIT:-360}" bash cuda/driver/ffma_sweep.sh "$OUT/sweep" > "$OUT/sweep.log" 2>&1

@@ -48,11 +48,17 @@ def check_device(op: str, *tensors: torch.Tensor) -> None:
 def aligned16(t: torch.Tensor) -> bool:
     """Whether t's first element sits on a 16-byte boundary. Under torch.compile the wrapper
     is traced with fake tensors, which have no address: then the storage offset decides
-    (PyTorch's allocators start every storage on a 16-byte boundary, or more)."""
-    try:
-        return t.data_ptr() % 16 == 0
-    except RuntimeError:  # "Cannot access data pointer of Tensor (e.g. FakeTensor ...)"
-        return (t.storage_offset() * t.element_size()) % 16 == 0
+    (PyTorch's allocators start every storage on a 16-byte boundary, or more). A fake
+    tensor's data_ptr() is refused by some PyTorch releases and only warned about (then
+    meaningless) by others, so it is never asked."""
+    from torch._subclasses.fake_tensor import is_fake
+
+    if not is_fake(t):
+        try:
+            return t.data_ptr() % 16 == 0
+        except RuntimeError:  # "Cannot access data pointer of Tensor (e.g. FakeTensor ...)"
+            pass
+    return (t.storage_offset() * t.element_size()) % 16 == 0
 
 
 def vector_width(dtype: torch.dtype, *tensors: torch.Tensor, row_elements: int | None = None) -> int:
