@@ -3,6 +3,8 @@ prints (tests/support/sanitize_target.py); the sanitizer itself runs in
 tests/gpu/test_sanitizer.py; the poisoning of free memory that initcheck runs ask for."""
 from __future__ import annotations
 
+import pytest
+
 from tests.support.sanitize_target import errors_by_kernel
 
 
@@ -50,3 +52,30 @@ def test_poisoning_fills_every_free_block_of_the_allocator_and_nothing_else(monk
     for name in ("test_sanitizer.py", "test_tensor_core_rungs.py"):
         text = (gpu / name).read_text()
         assert 'if tool == "initcheck":' in text and 'cmd.append("--poison-outputs")' in text
+
+
+def test_the_target_launches_each_tuning_candidate_once(monkeypatch):
+    """Under the sanitizer the autotuners' do_bench (looked up when a candidate is timed)
+    launches the candidate once, untimed; a candidate that fails still ranks last."""
+    import triton.testing
+
+    from tests.support import sanitize_target
+    from triton_impl import _common
+
+    monkeypatch.setattr(triton.testing, "do_bench", triton.testing.do_bench)  # restored after
+    monkeypatch.setenv("TRITON_CACHE_AUTOTUNING", "1")
+    sanitize_target.untimed_tuning()
+    assert triton.testing.do_bench is sanitize_target.launch_once
+    from triton import knobs
+
+    assert not knobs.autotuning.cache    # no untimed result is written for later runs
+    _prune, bench = _common.tuning_hooks("triton_autotuned", lambda cfg, elem: 0)
+    launches = []
+    assert bench(lambda: launches.append(1), (0.5, 0.2, 0.8)) == [1.0, 1.0, 1.0]
+    assert launches == [1]
+
+    def broken():
+        raise RuntimeError("out of resources")
+
+    with pytest.warns(UserWarning, match="a candidate failed and is skipped"):
+        assert bench(broken, (0.5,)) == [float("inf")]
