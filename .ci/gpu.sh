@@ -7,7 +7,7 @@
 #     tiers     make test: every tier, slow included (the README's test command; more than
 #               10 minutes on a fresh H100: where a run is limited to 10 minutes, run the
 #               stages fast and slow instead, the slow one in two parts with SLOW_K)
-#     fast      the GPU tier without the slow tests (about 2 minutes on the H100)
+#     fast      the GPU tier without the slow tests (about 4 minutes on the H100)
 #     slow      the slow GPU tests: offsets past 2^31, compute-sanitizer, fuzzing (about 4
 #               minutes on the H100 without the sanitizers over every kernel, which take
 #               about 5 more: SLOW_K="not over_every_kernel", then SLOW_K=over_every_kernel)
