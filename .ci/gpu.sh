@@ -49,6 +49,10 @@ build() {
   built=yes
 }
 
+failures() {   # log, how many: each failed or erroring test once (pytest -v lines and -rfE summary)
+  grep -E "(^| )(FAILED|ERROR) " "$1" | sort -u | head -"$2"
+}
+
 pytest_gpu() {   # name, timeout, pytest arguments...
   local name=$1 limit=$2; shift 2
   # -v: every test's outcome is in the log as it ends, so a run cut by a time limit still
@@ -56,7 +60,7 @@ pytest_gpu() {   # name, timeout, pytest arguments...
   timeout "$limit" python3 -m pytest tests/gpu -p no:cacheprovider -v --tb=short -rfE \
     --junitxml="$OUT/junit_$name.xml" "$@" > "$OUT/pytest_$name.log" 2>&1
   echo "pytest $name rc=$?"
-  grep -E "(^| )(FAILED|ERROR) " "$OUT/pytest_$name.log" | sort -u | head -30
+  failures "$OUT/pytest_$name.log" 30
   tail -1 "$OUT/pytest_$name.log"
 }
 
@@ -67,7 +71,7 @@ for stage in "$@"; do
   tiers)   # the README's command as it is, its own build included
     timeout "${TIERS_LIMIT:-580}" make test PYTEST_ARGS="-v --tb=short -p no:cacheprovider -rfEs --durations=25" \
       > "$OUT/pytest_tiers.log" 2>&1; echo "make test rc=$?"
-    grep -E "(^| )(FAILED|ERROR) " "$OUT/pytest_tiers.log" | sort -u | head -40
+    failures "$OUT/pytest_tiers.log" 40
     tail -1 "$OUT/pytest_tiers.log"
     ;;
   fast)
