@@ -79,3 +79,23 @@ def test_the_target_launches_each_tuning_candidate_once(monkeypatch):
 
     with pytest.warns(UserWarning, match="a candidate failed and is skipped"):
         assert bench(broken, (0.5,)) == [float("inf")]
+
+
+def test_racecheck_over_triton_keeps_every_edge_and_laps_every_ring():
+    """racecheck's matmul shapes for the Triton kernels (RACECHECK_TRITON_MATMUL) keep the
+    tile edges of the full set, stay under the autotuners' threshold (their cost: the
+    comment beside them), and run every ring of stages round four times or more."""
+    from bench import problems
+    from tests.support import sanitize_target as st
+    from triton_impl import _common, tiles
+
+    problem = problems.get("matmul")
+    small = problem.parse_shapes(st.RACECHECK_TRITON_MATMUL)
+    full = problem.parse_shapes(st.SHAPES["matmul"])
+    assert len(small) == len(full)
+    assert all(s.M * s.N * s.K <= _common.SMALL_PROBLEM_FMAS for s in small)
+    ring = max(c["num_stages"] * c["BLOCK_K"] for cs in tiles.AUTOTUNE_CONFIGS.values()
+               for c in cs)
+    assert max(s.K for s in small) >= 4 * ring
+    kept = st.SHAPES["matmul"].split(",")[:-1]
+    assert st.RACECHECK_TRITON_MATMUL.split(",")[:-1] == kept   # only the long one replaced

@@ -24,6 +24,16 @@ SHAPES = {
     "rgb_to_grey": "3x31x17,3x9x1030",
 }
 
+# The matmul shapes of racecheck over the Triton kernels (tests/gpu/test_sanitizer.py): the
+# same tile edges, 264x264x4104 replaced by 136x136x1032 (16 or more k-steps: every ring of
+# stages, at most 4 x 64 deep, laps four times or more). racecheck instruments every memory
+# access of a launch: over the Triton half at the shapes above it ran 57 of its 133 launches
+# in 300 s on the H100 (triton_v1_naive 72 s, triton_grouped 66 s, triton_v1.5 48 s), and
+# 264x264x4104 holds 93% of the five shapes' multiply-adds. Below 2^27 multiply-adds the
+# autotuners keep their small-problem tiles, so racecheck sees those; memcheck and initcheck
+# still run every candidate at 264x264x4104.
+RACECHECK_TRITON_MATMUL = "127x129x31,1x65x17,136x264x40,264x520x136,136x136x1032"
+
 
 def launch_once(fn, *args, quantiles=None, **kwargs):
     """triton.testing.do_bench as the autotuners see it in this process (untimed_tuning):
@@ -62,6 +72,8 @@ def main(argv=None) -> int:
                         "memory with 0xFF bytes (NaN in every float type) in between, so the "
                         "second, checked output lands on written, poisoned memory (for "
                         "initcheck: see bench.device.poison_free_memory)")
+    p.add_argument("--matmul-shapes", default=SHAPES["matmul"],
+                   help="the matmul shapes (default: SHAPES['matmul'])")
     args = p.parse_args(argv)
     untimed_tuning()
     ran = 0
@@ -69,7 +81,8 @@ def main(argv=None) -> int:
         if k.backend not in ("cuda", "triton") or k.op not in SHAPES:
             continue
         problem = problems.get(k.op)
-        for shape in problem.parse_shapes(SHAPES[k.op]):
+        shapes = args.matmul_shapes if k.op == "matmul" else SHAPES[k.op]
+        for shape in problem.parse_shapes(shapes):
             if k.op == "softmax" and k.version == "row_sram" and shape.around()[1] > 32768:
                 continue
             for precision in k.precisions:
