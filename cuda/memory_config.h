@@ -191,6 +191,17 @@
 #ifndef CVT_SPLIT_REFILL_MAX_CLUSTER
 #define CVT_SPLIT_REFILL_MAX_CLUSTER 8
 #endif
+// The slice's arithmetic: 1 (lean) takes exp as ex2.approx.ftz (the output's argument raised
+// by 64) and the maximum of 16-bit pairs as pairs; 0 takes __expf and element-wise maxima as
+// the other softmax kernels do (softmax_split.cu says why; cuda/driver/softmax_split_sweep.sh
+// times both). __launch_bounds__ asks for registers that let CVT_SPLIT_MIN_BLOCKS blocks share
+// an SM (2 with 1024 threads: at most 32 registers).
+#ifndef CVT_SPLIT_LEAN
+#define CVT_SPLIT_LEAN 1
+#endif
+#ifndef CVT_SPLIT_MIN_BLOCKS
+#define CVT_SPLIT_MIN_BLOCKS 1
+#endif
 
 // ---------------------------------------------------------------------------------------
 // RGB -> grey (rgb_to_grey.cu): blocks of CVT_GREY_BY rows x CVT_GREY_BX threads, each

@@ -68,6 +68,8 @@ constexpr int64_t kSplitSliceBytes = CVT_SPLIT_SLICE_BYTES;
 constexpr int kSplitMaxCluster = CVT_SPLIT_MAX_CLUSTER;
 constexpr int kSplitRefillMaxCluster = CVT_SPLIT_REFILL_MAX_CLUSTER;
 constexpr int kSplitThreads = CVT_SPLIT_THREADS;  // threads per block, at most
+constexpr int kSplitMinBlocks = CVT_SPLIT_MIN_BLOCKS;  // __launch_bounds__' blocks per SM
+constexpr bool kSplitLean = CVT_SPLIT_LEAN != 0;      // the slice's arithmetic: ex2.approx.ftz
 cudaError_t launch_softmax_split(DType dtype, const void* x, void* y, int64_t rows, int64_t n,
                                  int cluster, bool refill, cudaStream_t stream);
 

@@ -40,7 +40,10 @@
 //             (cudaErrorNotSupported elsewhere). Vector path (16-byte cp.async) when n *
 //             sizeof(T) and both pointers are multiples of 16 bytes, else element copies.
 //             Rows of -inf, NaN and +inf behave as in versions 1 and 2.
+//   lean      (CVT_SPLIT_LEAN = 1, the default) the slice's exps as ex2.approx.ftz and 16-bit
+//             maxima on pairs: 29% fewer instructions (comment above ex2_ftz below).
 //   run       python docs/performance/debts/debts_h100.py OUT    (the variants side by side)
+//             bash cuda/driver/softmax_split_sweep.sh OUT         (lean or not, clusters, threads)
 #include <cmath>
 #include <cooperative_groups.h>
 #include <cuda_pipeline.h>
@@ -62,8 +65,86 @@ __device__ __forceinline__ void copy_to_shared(T* dst, const T* src) {
   }
 }
 
+// The slice's arithmetic, lean (kSplitLean: CVT_SPLIT_LEAN = 1, memory_config.h). __expf is
+// ex2.approx.f32 of x * log2(e), and ex2.approx without .ftz spends a compare and two predicated
+// multiplies on every element for its subnormal results (argument halved, result squared): with
+// the conversions, 24.6 instructions per 16-bit element (Nsight Compute: issue slots 58% busy in
+// the float16 refill kernel, 30% in float32). A sum of exps that is at least 1 loses nothing
+// when terms below 2^-126 are flushed to zero, so the slice's sum takes ex2.approx.ftz. The
+// output takes it on the argument raised by 64 and a scale lowered by 2^-64 (inv = 1 / sum is at
+// least 2^-31, so inv * 2^-64 stays normal): every output down to 2^-190 comes from a normal
+// exp, and only the last multiply rounds to a subnormal, as before. Raising by 64 rounds the
+// argument to 2^-18 (3e-6 relative): kept for 16-bit outputs, whose ulp is 2^-11 or 2^-8;
+// float32 outputs keep vec_exp_scaled. The maximum of 16-bit elements is taken on pairs (HMNMX2:
+// exact) and converted once.
+__device__ __forceinline__ float ex2_ftz(float t) {
+  float r;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(t));
+  return r;
+}
+
+template <typename T, int VEC>
+__device__ __forceinline__ float split_vec_max(const Vec<T, VEC>& a) {
+  if constexpr (kSplitLean && sizeof(T) == 2 && VEC % 2 == 0) {
+    using P = std::conditional_t<std::is_same_v<T, __half>, __half2, __nv_bfloat162>;
+    P r;
+    memcpy(&r, &a.v[0], 4);
+#pragma unroll
+    for (int i = 1; i < VEC / 2; ++i) {
+      P p;
+      memcpy(&p, &a.v[2 * i], 4);
+      r = __hmax2(r, p);
+    }
+    Vec<T, 2> two;
+    memcpy(&two, &r, 4);
+    const float2 f = pair_to_float(two, 0);
+    return fmaxf(f.x, f.y);
+  } else {
+    return vec_max(a);
+  }
+}
+
+constexpr float kLog2e = 1.4426950408889634f;
+
+template <typename T, int VEC>
+__device__ __forceinline__ float split_sum_exp(const Vec<T, VEC>& a, float shift) {
+  if constexpr (kSplitLean) {
+    float r = 0.0f;
+    if constexpr (sizeof(T) == 2 && VEC % 2 == 0) {
+#pragma unroll
+      for (int i = 0; i < VEC / 2; ++i) {
+        const float2 f = pair_to_float(a, i);
+        r += ex2_ftz((f.x - shift) * kLog2e) + ex2_ftz((f.y - shift) * kLog2e);
+      }
+    } else {
+#pragma unroll
+      for (int j = 0; j < VEC; ++j) r += ex2_ftz((to_float(a.v[j]) - shift) * kLog2e);
+    }
+    return r;
+  } else {
+    return vec_sum_exp(a, shift);
+  }
+}
+
+template <typename T, int VEC>
+__device__ __forceinline__ Vec<T, VEC> split_exp_scaled(const Vec<T, VEC>& a, float shift, float scale) {
+  if constexpr (kSplitLean && sizeof(T) == 2 && VEC % 2 == 0) {
+    const float low = scale * 0x1p-64f;
+    Vec<T, VEC> out;
+#pragma unroll
+    for (int i = 0; i < VEC / 2; ++i) {
+      const float2 f = pair_to_float(a, i);
+      out.v[2 * i] = from_float<T>(ex2_ftz(fmaf(f.x - shift, kLog2e, 64.0f)) * low);
+      out.v[2 * i + 1] = from_float<T>(ex2_ftz(fmaf(f.y - shift, kLog2e, 64.0f)) * low);
+    }
+    return out;
+  } else {
+    return vec_exp_scaled(a, shift, scale);
+  }
+}
+
 template <typename T, int VEC, bool CLUSTER, bool REFILL>
-__global__ void __launch_bounds__(kSplitThreads)
+__global__ void __launch_bounds__(kSplitThreads, kSplitMinBlocks)
 softmax_row_split_kernel(const T* __restrict__ x, T* __restrict__ y, int64_t rows, int64_t n,
                          int64_t slice_vecs) {
   extern __shared__ __align__(16) unsigned char slice_raw[];  // slice_vecs vectors of T
@@ -104,12 +185,12 @@ softmax_row_split_kernel(const T* __restrict__ x, T* __restrict__ y, int64_t row
     // The slice's maximum and sum of exps: per thread, then per block.
     float m = -INFINITY;
     for (int v = threadIdx.x; v < count; v += blockDim.x) {
-      m = fmaxf(m, vec_max(*reinterpret_cast<const Vec<T, VEC>*>(slice + v * VEC)));
+      m = fmaxf(m, split_vec_max(*reinterpret_cast<const Vec<T, VEC>*>(slice + v * VEC)));
     }
     const float own_shift = m == -INFINITY ? 0.0f : m;  // all -inf: exp(-inf) = 0, no NaN
     float s = 0.0f;
     for (int v = threadIdx.x; v < count; v += blockDim.x) {
-      s += vec_sum_exp(*reinterpret_cast<const Vec<T, VEC>*>(slice + v * VEC), own_shift);
+      s += split_sum_exp(*reinterpret_cast<const Vec<T, VEC>*>(slice + v * VEC), own_shift);
     }
     float row_max = block_allreduce(m, MaxOp(), -INFINITY, scratch);
     const float block_shift = row_max == -INFINITY ? 0.0f : row_max;
@@ -148,7 +229,7 @@ softmax_row_split_kernel(const T* __restrict__ x, T* __restrict__ y, int64_t row
     const T* xn = REFILL && next < rows ? x + next * n + first * VEC : nullptr;
     for (int v = threadIdx.x; v < count; v += blockDim.x) {
       const Vec<T, VEC> a = *reinterpret_cast<const Vec<T, VEC>*>(slice + v * VEC);
-      store_vec<T, VEC>(ys + v * VEC, vec_exp_scaled(a, row_max, inv));
+      store_vec<T, VEC>(ys + v * VEC, split_exp_scaled(a, row_max, inv));
       if (REFILL && xn != nullptr) copy_to_shared<T, VEC>(slice + v * VEC, xn + v * VEC);
     }
     if (REFILL && xn != nullptr) __pipeline_commit();
