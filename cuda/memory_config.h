@@ -202,6 +202,17 @@
 #ifndef CVT_SPLIT_MIN_BLOCKS
 #define CVT_SPLIT_MIN_BLOCKS 1
 #endif
+// Two candidates of the split's synchronisation, off by default until measured (the sweep's
+// lean1_relaxed, lean1_pairs): CVT_SPLIT_RELAXED_ARRIVE = 1 arrives at the cluster barriers
+// without release semantics, thread 0 fencing the one store the other blocks read (its pair);
+// CVT_SPLIT_PAIR_REDUCE = 1 folds each block's (max, sum) in one block reduction of pairs
+// instead of two (a maximum, then a sum).
+#ifndef CVT_SPLIT_RELAXED_ARRIVE
+#define CVT_SPLIT_RELAXED_ARRIVE 0
+#endif
+#ifndef CVT_SPLIT_PAIR_REDUCE
+#define CVT_SPLIT_PAIR_REDUCE 0
+#endif
 
 // ---------------------------------------------------------------------------------------
 // RGB -> grey (rgb_to_grey.cu): blocks of CVT_GREY_BY rows x CVT_GREY_BX threads, each

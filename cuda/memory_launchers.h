@@ -70,6 +70,8 @@ constexpr int kSplitRefillMaxCluster = CVT_SPLIT_REFILL_MAX_CLUSTER;
 constexpr int kSplitThreads = CVT_SPLIT_THREADS;  // threads per block, at most
 constexpr int kSplitMinBlocks = CVT_SPLIT_MIN_BLOCKS;  // __launch_bounds__' blocks per SM
 constexpr bool kSplitLean = CVT_SPLIT_LEAN != 0;      // the slice's arithmetic: ex2.approx.ftz
+constexpr bool kSplitRelaxedArrive = CVT_SPLIT_RELAXED_ARRIVE != 0;  // cluster barriers: no release
+constexpr bool kSplitPairReduce = CVT_SPLIT_PAIR_REDUCE != 0;        // one block reduction per row
 cudaError_t launch_softmax_split(DType dtype, const void* x, void* y, int64_t rows, int64_t n,
                                  int cluster, bool refill, cudaStream_t stream);
 

@@ -143,6 +143,42 @@ __device__ __forceinline__ Vec<T, VEC> split_exp_scaled(const Vec<T, VEC>& a, fl
   }
 }
 
+// (max, sum of exp(x - max)) of two parts folded into the pair of both, as the online
+// softmax folds its chunks; a part of only -inf is (-inf, 0), a NaN anywhere makes the sum NaN.
+__device__ __forceinline__ float2 fold_pairs(float2 a, float2 b) {
+  const float m = fmaxf(a.x, b.x);
+  const float shift = m == -INFINITY ? 0.0f : m;
+  return make_float2(m, a.y * __expf(a.x - shift) + b.y * __expf(b.x - shift));
+}
+
+// Every thread of a 1-D block gets the fold of all threads' pairs (kSplitPairReduce): one
+// block reduction where a maximum, then a sum took two. Same barriers as block_allreduce.
+__device__ __forceinline__ float2 block_fold_pairs(float2 v, float2* scratch) {
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
+#pragma unroll
+  for (int offset = 16; offset > 0; offset >>= 1) {
+    const float2 other = make_float2(__shfl_xor_sync(0xffffffffu, v.x, offset),
+                                     __shfl_xor_sync(0xffffffffu, v.y, offset));
+    v = fold_pairs(v, other);
+  }
+  if (warps == 1) return v;
+  __syncthreads();
+  if (lane == 0) scratch[warp] = v;
+  __syncthreads();
+  if (warp == 0) {
+    float2 w = lane < warps ? scratch[lane] : make_float2(-INFINITY, 0.0f);
+#pragma unroll
+    for (int offset = 16; offset > 0; offset >>= 1) {
+      const float2 other = make_float2(__shfl_xor_sync(0xffffffffu, w.x, offset),
+                                       __shfl_xor_sync(0xffffffffu, w.y, offset));
+      w = fold_pairs(w, other);
+    }
+    if (lane == 0) scratch[32] = w;
+  }
+  __syncthreads();
+  return scratch[32];
+}
+
 template <typename T, int VEC, bool CLUSTER, bool REFILL>
 __global__ void __launch_bounds__(kSplitThreads, kSplitMinBlocks)
 softmax_row_split_kernel(const T* __restrict__ x, T* __restrict__ y, int64_t rows, int64_t n,
@@ -150,6 +186,7 @@ softmax_row_split_kernel(const T* __restrict__ x, T* __restrict__ y, int64_t row
   extern __shared__ __align__(16) unsigned char slice_raw[];  // slice_vecs vectors of T
   T* slice = reinterpret_cast<T*>(slice_raw);
   __shared__ float scratch[33];
+  __shared__ float2 pair_scratch[kSplitPairReduce ? 33 : 1];
 
   int rank = 0, size = 1;  // this block's slice of the row, and the slices per row
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
@@ -192,9 +229,16 @@ softmax_row_split_kernel(const T* __restrict__ x, T* __restrict__ y, int64_t row
     for (int v = threadIdx.x; v < count; v += blockDim.x) {
       s += split_sum_exp(*reinterpret_cast<const Vec<T, VEC>*>(slice + v * VEC), own_shift);
     }
-    float row_max = block_allreduce(m, MaxOp(), -INFINITY, scratch);
-    const float block_shift = row_max == -INFINITY ? 0.0f : row_max;
-    float row_sum = block_allreduce(s * __expf(m - block_shift), SumOp(), 0.0f, scratch);
+    float row_max, row_sum;
+    if constexpr (kSplitPairReduce) {
+      const float2 block = block_fold_pairs(make_float2(m, s), pair_scratch);
+      row_max = block.x;
+      row_sum = block.y;
+    } else {
+      row_max = block_allreduce(m, MaxOp(), -INFINITY, scratch);
+      const float block_shift = row_max == -INFINITY ? 0.0f : row_max;
+      row_sum = block_allreduce(s * __expf(m - block_shift), SumOp(), 0.0f, scratch);
+    }
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     if constexpr (CLUSTER) {
@@ -203,7 +247,15 @@ softmax_row_split_kernel(const T* __restrict__ x, T* __restrict__ y, int64_t row
       __shared__ float2 partial;  // this block's (max, sum), read by the whole cluster
       cg::cluster_group cluster = cg::this_cluster();
       if (threadIdx.x == 0) partial = make_float2(row_max, row_sum);
-      cluster.sync();
+      if constexpr (kSplitRelaxedArrive) {
+        // Only the pair is read across the cluster: thread 0 orders its store, and no thread
+        // waits at the arrive for its own outputs of the last row to become visible.
+        if (threadIdx.x == 0) asm volatile("fence.release.cluster;" ::: "memory");
+        asm volatile("barrier.cluster.arrive.relaxed.aligned;" ::: "memory");
+        asm volatile("barrier.cluster.wait.aligned;" ::: "memory");
+      } else {
+        cluster.sync();
+      }
       const int lane = threadIdx.x & 31;
       float pm = -INFINITY, ps = 0.0f;
       if (lane < size) {
@@ -216,7 +268,11 @@ softmax_row_split_kernel(const T* __restrict__ x, T* __restrict__ y, int64_t row
       row_sum = warp_allreduce(ps * __expf(pm - shift), SumOp());
       // Done reading the others' pairs; they may reuse (or free, by exiting) theirs once
       // every block has arrived here. Arrive now, wait after the output is written.
-      cluster.barrier_arrive();
+      if constexpr (kSplitRelaxedArrive) {
+        asm volatile("barrier.cluster.arrive.relaxed.aligned;" ::: "memory");  // reads done
+      } else {
+        cluster.barrier_arrive();
+      }
     }
 #endif
 

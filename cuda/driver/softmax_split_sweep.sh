@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The split softmax's variants at 4096 x 393216 next to a device-to-device copy, on the GPU,
-# in one command (about 2 minutes on the H100, builds included):
+# in one command (about a minute on the H100, builds included):
 #
 #   bash cuda/driver/softmax_split_sweep.sh OUT_DIR
 #
@@ -11,6 +11,11 @@
 #      lean1       the default: ex2.approx.ftz, the output's argument raised by 64, 16-bit
 #                  maxima as pairs
 #      lean1_t1024 the default with 1024-thread blocks, two per SM (__launch_bounds__(1024, 2))
+#      lean1_relaxed  the default with CVT_SPLIT_RELAXED_ARRIVE=1: the cluster barriers
+#                  arrived at without release semantics, thread 0 fencing its pair
+#      lean1_pairs the default with CVT_SPLIT_PAIR_REDUCE=1: one block reduction of
+#                  (max, sum) pairs per row instead of two
+#      lean1_relaxed_pairs  both
 # 2. runs each at 4096 x 393216 in float32, float16 and bfloat16 with the refill variant's
 #    clusters of 4, 8 and 12 (float32: 8 and 16) and version 3 (C = -1), every variant
 #    checked on two rows against float64 before it is timed;
@@ -25,6 +30,9 @@ declare -A FLAGS=(
   [lean0]="-DCVT_SPLIT_LEAN=0"
   [lean1]=""
   [lean1_t1024]="-DCVT_SPLIT_THREADS=1024 -DCVT_SPLIT_MIN_BLOCKS=2"
+  [lean1_relaxed]="-DCVT_SPLIT_RELAXED_ARRIVE=1"
+  [lean1_pairs]="-DCVT_SPLIT_PAIR_REDUCE=1"
+  [lean1_relaxed_pairs]="-DCVT_SPLIT_RELAXED_ARRIVE=1 -DCVT_SPLIT_PAIR_REDUCE=1"
 )
 for name in "${!FLAGS[@]}"; do
   # shellcheck disable=SC2086  # FLAGS: several -D words
@@ -34,7 +42,7 @@ done
 wait
 raw=$out/raw.txt
 : > "$raw"
-for name in lean0 lean1 lean1_t1024; do
+for name in lean0 lean1 lean1_t1024 lean1_relaxed lean1_pairs lean1_relaxed_pairs; do
   "$out/driver_$name" fp32 4096 393216 10 8,16,-1 "$name" >> "$raw"
   "$out/driver_$name" fp16 4096 393216 10 4,8,12,-1 "$name" >> "$raw"
   "$out/driver_$name" bf16 4096 393216 10 4,8,12,-1 "$name" >> "$raw"
