@@ -84,7 +84,7 @@ import torch
 import triton
 import triton.language as tl
 
-from triton_impl import _common, matmul_swap_gluon, tiles_hopper
+from triton_impl import _common, _memory, matmul_swap_gluon, tiles_hopper
 from triton_impl._common import tile_count    # by name: torch.compile copies it
 from triton_impl.matmul_autotuned import round_to_tf32, wait_for_dot
 
@@ -209,7 +209,7 @@ def _tma_rows_ok(t: torch.Tensor, row_dim: int) -> bool:
     inner = 1 - row_dim
     e = t.element_size()
     return (t.stride(inner) == 1 and (t.stride(row_dim) * e) % 16 == 0
-            and t.data_ptr() % 16 == 0)
+            and _memory.aligned16(t))              # never a fake tensor's address
 
 
 def _staged_row_major(x: torch.Tensor) -> torch.Tensor:

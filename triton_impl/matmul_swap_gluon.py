@@ -76,7 +76,7 @@ from triton.experimental.gluon.language.nvidia.hopper import (
     mbarrier, tma, warpgroup_mma, warpgroup_mma_wait)
 from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
 
-from triton_impl import _common
+from triton_impl import _common, _memory
 
 NUM_WARPS = 8                        # two consumer warpgroups, 64 rows of C^T each
 CONFIG = dict(BLOCK_M=256, BLOCK_N=128, BLOCK_K=32, STAGES=4, GROUP_M=8, IN_FLIGHT=3)
@@ -238,7 +238,7 @@ def tma_compatible(t: torch.Tensor) -> bool:
         return False
     _step, s_b, s_r, s_c = _normalised_strides(t)
     return (s_c == 1 and s_r > 0 and s_b > 0 and s_r % 4 == 0 and s_b % 4 == 0
-            and t.data_ptr() % 16 == 0)
+            and _memory.aligned16(t))              # never a fake tensor's address
 
 
 def _descriptor(t: torch.Tensor, rows: int, cols: int):

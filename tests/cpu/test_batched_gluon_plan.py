@@ -4,8 +4,9 @@ The plan turns (..., M, K) @ (..., K, N) into launches of matmul_swap_gluon over
 (one batch axis each, stride 0 where an operand is broadcast). Here the plan is built for
 CPU tensors as if a Hopper GPU were present, and each launch is carried out by torch in
 float64 on its views: the products must tile the whole of C, once each, with the right
-operands. Also: the 3-D descriptors each stack gets (shape, strides, batch step), and the
-inputs TMA cannot read, which must fall back. The kernel itself runs in
+operands. Also: the 3-D descriptors each stack gets (shape, strides, batch step), the
+inputs TMA cannot read, which must fall back, and the TMA checks (here and in
+triton_persistent) under fake tensors, which have no address. The kernel itself runs in
 tests/gpu/test_matmul_batched_gluon.py and is checked compiled in
 tests/cpu/test_wgmma_hazards.py.
 """
@@ -118,3 +119,22 @@ def test_not_without_hopper_nor_at_other_precisions(hopper):
 def test_not_on_a_machine_without_hopper():
     a, b = torch.randn(2, 64, 32), torch.randn(2, 32, 16)
     assert mb.gluon_plan(a, b, "tf32") is None
+
+
+def test_tma_checks_never_ask_a_fake_tensor_for_its_address():
+    """Traced with fake tensors (torch.compile, opcheck), the TMA checks of the Gluon swap and
+    of triton_persistent take a stack's alignment from its storage offset: PyTorch warns that a
+    fake tensor's data_ptr() is meaningless (some releases refuse)."""
+    import warnings
+
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    from triton_impl import matmul_persistent as mp
+
+    with FakeTensorMode(), warnings.catch_warnings():
+        warnings.simplefilter("error")             # the data_ptr() warning would fail here
+        stack = torch.empty(2, 64, 32)
+        assert mg.tma_compatible(stack) and mg.tma_compatible(stack[:, 4:])   # 512 bytes in
+        assert not mg.tma_compatible(stack.view(-1)[1:2049].view(2, 32, 32))  # 4 bytes in
+        rows = torch.empty(64, 32)
+        assert mp._tma_rows_ok(rows, 0) and not mp._tma_rows_ok(rows.view(-1)[1:1025].view(32, 32), 0)
