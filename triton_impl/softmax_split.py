@@ -45,6 +45,13 @@ the Triton twin of cuda/softmax_split.cu, with global memory where CUDA has a cl
   hints     load_hint="evict_first" or "cg" marks the segment loads of either kernel (L2
             evict-first policy; .cg: past L1), to see whether the 16-bit rows lose in how
             they are loaded rather than in the exchange.
+  lean      (lean=True; the default stays tl.exp) the exps by ex2.approx.ftz, as CUDA's
+            version 3 takes them by default (cuda/softmax_split.cu, CVT_SPLIT_LEAN): tl.exp
+            spends a compare and two predicated multiplies per element on subnormal results;
+            the segment's sum flushes them (a sum of at least 1 cannot see them), a 16-bit
+            output takes the argument raised by 64 and the scale lowered by 2^-64. In SASS
+            the 16-bit kernel drops from 800 to 608 instructions, float32 from 824 to 728
+            (its output keeps tl.exp). The interpreter runs tl.exp.
   mapping   CUDA (cuda/softmax_split.cu)           this file
             block per slice, slice in shared        program per segment, segment in registers
               memory (copied by cp.async)
@@ -73,13 +80,29 @@ NAME = "triton_softmax_split"
 SPIN_LIMIT = 1 << 20      # polls of the arrival counter before a program gives up (~1 s)
 
 
+LOG2E = tl.constexpr(1.4426950408889634)    # log2(e)
+
+
 @triton.jit
-def _publish_pair(pairs, seg, x):
+def _exp2_ftz(t):
+    """2^t by ex2.approx.ftz.f32: results below 2^-126 flushed to zero, without the compare and
+    the two predicated multiplies tl.exp spends per element on them (the LEAN variant; an
+    inline instruction the interpreter cannot run, so the wrapper turns LEAN off there)."""
+    return tl.inline_asm_elementwise("ex2.approx.ftz.f32 $0, $1;", "=r,r", [t],
+                                     dtype=tl.float32, is_pure=True, pack=1)
+
+
+@triton.jit
+def _publish_pair(pairs, seg, x, LEAN: tl.constexpr = False):
     """This program's (max, sum of exp(x - max)) of its segment, stored at pair `seg` of the
-    row's pairs (an all -inf segment: (-inf, 0))."""
+    row's pairs (an all -inf segment: (-inf, 0)). LEAN: the sum's exps flushed below 2^-126
+    (they cannot move a sum that is at least 1), as cuda/softmax_split.cu's lean arithmetic."""
     m = tl.max(x, axis=0)
     shift = tl.where(m == -float("inf"), 0.0, m)               # all -inf: exp(-inf) = 0
-    s = tl.sum(tl.exp(x - shift), axis=0)
+    if LEAN:
+        s = tl.sum(_exp2_ftz((x - shift) * LOG2E), axis=0)
+    else:
+        s = tl.sum(tl.exp(x - shift), axis=0)
     mine = pairs + 2 * seg                    # i32 ok: 2 seg < 2 G < 2^17 (G <= resident)
     tl.store(mine, m)
     tl.store(mine + 1, s)
@@ -97,8 +120,11 @@ def _wait_for_pairs(count_ptr, row, SEGMENTS: tl.constexpr, SPIN_LIMIT: tl.const
 
 
 @triton.jit
-def _normalized(x, pairs, k, SEGMENTS: tl.constexpr):
-    """exp(x - row max) / row sum, the row's max and sum folded from its G pairs."""
+def _normalized(x, pairs, k, SEGMENTS: tl.constexpr, LEAN_OUT: tl.constexpr = False):
+    """exp(x - row max) / row sum, the row's max and sum folded from its G pairs. LEAN_OUT
+    (16-bit outputs of the LEAN variant): exp2 flushed below 2^-126 of the argument raised by
+    64, the scale lowered by 2^-64, so outputs down to 2^-190 keep their subnormals; the raise
+    rounds the argument to 2^-18, 3e-6 relative (cuda/softmax_split.cu's lean arithmetic)."""
     # .cg: from L2, never a stale L1 line (the pairs of a neighbour row share lines)
     theirs = pairs + 2 * k                    # i32 ok: 2 k < 2 G < 2^17 (G <= resident)
     pm = tl.load(theirs, mask=k < SEGMENTS, other=-float("inf"), cache_modifier=".cg")
@@ -106,6 +132,9 @@ def _normalized(x, pairs, k, SEGMENTS: tl.constexpr):
     row_max = tl.max(pm, axis=0)
     shift = tl.where(row_max == -float("inf"), 0.0, row_max)
     row_sum = tl.sum(ps * tl.exp(pm - shift), axis=0)
+    if LEAN_OUT:
+        low = (1.0 / row_sum) * 5.421010862427522e-20          # inv * 2^-64: normal
+        return _exp2_ftz((x - row_max) * LOG2E + 64.0) * low   # a row of -inf: NaN
     return tl.exp(x - row_max) * (1.0 / row_sum)               # a row of -inf: exp(NaN) = NaN
 
 
@@ -122,6 +151,8 @@ def softmax_row_split_kernel(
     SPIN_LIMIT: tl.constexpr,                 # polls before giving up
     LOAD_CACHE: tl.constexpr = "",            # cache modifier of the segment loads ("", ".cg")
     LOAD_EVICT: tl.constexpr = "",            # their L2 policy ("", "evict_first")
+    LEAN: tl.constexpr = False,               # exps by ex2.approx.ftz (_exp2_ftz; not interpreted)
+    LEAN_OUT: tl.constexpr = False,           # LEAN with 16-bit outputs: the output's exps too
 ):
     pid = tl.program_id(0)
     seg = pid % SEGMENTS                      # this program's segment of every row it takes
@@ -142,13 +173,13 @@ def softmax_row_split_kernel(
                     eviction_policy=LOAD_EVICT).to(tl.float32)
         pairs = part_ptr + row64 * (2 * SEGMENTS)
         if PHASE != 2:
-            _publish_pair(pairs, seg, x)
+            _publish_pair(pairs, seg, x, LEAN)
         if PHASE == 0:
             tl.debug_barrier()                # every store of the pair before the release
             tl.atomic_add(count_ptr + row, 1, sem="release")
             _wait_for_pairs(count_ptr, row, SEGMENTS, SPIN_LIMIT)
         if PHASE != 1:
-            y = _normalized(x, pairs, k, SEGMENTS)
+            y = _normalized(x, pairs, k, SEGMENTS, LEAN_OUT)
             tl.store(y_row + cols, y.to(y_ptr.dtype.element_ty), mask=mask, cache_modifier=".cs")
 
 
@@ -177,6 +208,8 @@ def softmax_row_split_pipelined_kernel(
     LOAD_CACHE: tl.constexpr = "",            # cache modifier of the segment loads ("", ".cg")
     LOAD_EVICT: tl.constexpr = "",            # their L2 policy ("", "evict_first")
     PREFETCH_AT_TOP: tl.constexpr = False,    # next segment issued before the pair, not after the release
+    LEAN: tl.constexpr = False,               # exps by ex2.approx.ftz (_exp2_ftz; not interpreted)
+    LEAN_OUT: tl.constexpr = False,           # LEAN with 16-bit outputs: the output's exps too
 ):
     """PHASE 0 of softmax_row_split_kernel with the row loop software-pipelined: the loop
     carries the program's segment of its next row, loaded (in the input's type) while this
@@ -199,7 +232,7 @@ def softmax_row_split_pipelined_kernel(
             x_next = _segment_of_row(x_ptr, nxt, rows, n, cols, mask, VEC, LOAD_CACHE,
                                      LOAD_EVICT)
         pairs = part_ptr + row64 * (2 * SEGMENTS)
-        _publish_pair(pairs, seg, x)
+        _publish_pair(pairs, seg, x, LEAN)
         tl.debug_barrier()                    # every store of the pair before the release
         tl.atomic_add(count_ptr + row, 1, sem="release")
         if not PREFETCH_AT_TOP:
@@ -210,7 +243,7 @@ def softmax_row_split_pipelined_kernel(
             x_next = _segment_of_row(x_ptr, nxt, rows, n, cols, mask, VEC, LOAD_CACHE,
                                      LOAD_EVICT)
         _wait_for_pairs(count_ptr, row, SEGMENTS, SPIN_LIMIT)
-        y = _normalized(x, pairs, k, SEGMENTS)
+        y = _normalized(x, pairs, k, SEGMENTS, LEAN_OUT)
         y_row = y_ptr + row64 * n
         if VEC > 1:
             y_row = tl.multiple_of(y_row, 16)
@@ -265,7 +298,8 @@ def config(element_size: int, n: int, block: int | None = None, warps: int | Non
 def softmax_split(x: torch.Tensor, dim: int = -1, *, block: int | None = None,
                   warps: int | None = None, two_launches: bool = False,
                   groups: int | None = None, pipelined: bool = False,
-                  prefetch_at: str = "release", load_hint: str = "") -> torch.Tensor:
+                  prefetch_at: str = "release", load_hint: str = "",
+                  lean: bool = False) -> torch.Tensor:
     """softmax(x, dim=-1) with each row split over G programs. ``block``/``warps`` override
     tiles.SOFTMAX_SPLIT (tiles.SOFTMAX_SPLIT_PIPELINED with ``pipelined``); ``two_launches``
     runs PHASE 1 + 2 (always, under the interpreter, when a row takes several programs);
@@ -274,7 +308,9 @@ def softmax_split(x: torch.Tensor, dim: int = -1, *, block: int | None = None,
     segment loaded during this row's exchange), ``prefetch_at`` says where its loads are
     issued: "release" (after the release of the row's pair) or "top" (before the pair's
     arithmetic); ``load_hint`` ("", "evict_first", "cg") marks the segment loads
-    (LOAD_HINTS)."""
+    (LOAD_HINTS); ``lean`` takes the exps by ex2.approx.ftz (_exp2_ftz: the sum's, and the
+    output's for 16-bit outputs), as cuda/softmax_split.cu does by default; the interpreter
+    runs tl.exp (it cannot run the inline instruction)."""
     _memory.check_float(NAME, x)
     if x.dim() == 0 or dim not in (-1, x.dim() - 1):
         raise ValueError(f"{NAME}: softmax over the last dimension only, got dim {dim} of a "
@@ -303,9 +339,10 @@ def softmax_split(x: torch.Tensor, dim: int = -1, *, block: int | None = None,
     pairs = torch.empty((rows, segments, 2), dtype=torch.float32, device=x.device)
     count = torch.zeros(rows, dtype=torch.int32, device=x.device)
     cache, evict = LOAD_HINTS[load_hint]
+    lean = lean and not _common.interpreting()
     meta = dict(BLOCK=block, SEGMENTS=segments, SEGMENTS_P2=triton.next_power_of_2(segments),
                 VEC=vec, SPIN_LIMIT=SPIN_LIMIT, LOAD_CACHE=cache, LOAD_EVICT=evict,
-                num_warps=warps)
+                LEAN=lean, LEAN_OUT=lean and x.dtype != torch.float32, num_warps=warps)
     args = (x, y, pairs, count, rows, n)
     interpreting = _common.interpreting()
     if two_launches or (interpreting and segments > 1):

@@ -97,6 +97,8 @@ cases = []
 for elem, dt in ((4, "fp32"), (2, "bf16")):
     cases.append((dt, ss.softmax_row_split_kernel, elem, dt, *tiles.SOFTMAX_SPLIT[elem],
                   dict(PHASE=0)))
+    cases.append((dt + " lean", ss.softmax_row_split_kernel, elem, dt, *tiles.SOFTMAX_SPLIT[elem],
+                  dict(PHASE=0, LEAN=True, LEAN_OUT=elem == 2)))
     for top in (False, True):
         cases.append((dt + (" pipelined top" if top else " pipelined"),
                       ss.softmax_row_split_pipelined_kernel, elem, dt,
@@ -117,6 +119,7 @@ for name, kernel, elem, dt, block, warps, extra in cases:
         cg_loads=len(re.findall(r"ld\.global\.cg", ptx)),
         ld128=sass.count("LDG.E.128"), st128=sass.count("STG.E.EF.128"),
         spills=sass.count("STL"), registers=int(re.findall(r"REG:(\d+)", res)[0]),
+        instructions=len(re.findall(r"/\*[0-9a-f]{4}\*/", sass)), fixups=sass.count("-126"),
         next_segment=next_segment(sass) if kernel is ss.softmax_row_split_pipelined_kernel
         else None)
 print(json.dumps(report))
@@ -147,7 +150,7 @@ def test_batched_tf32_swap_candidates_are_race_free(compiled):
 
 @pytest.mark.slow
 def test_split_softmax_exchange_and_vector_accesses(compiled):
-    assert len(compiled["split"]) == 6
+    assert len(compiled["split"]) == 8
     for name, r in compiled["split"].items():
         assert r["release"] == 1 and r["acquire"] >= 1 and r["cg_loads"] == 2, (name, r)
         # 32 elements per thread: float32 8 vectors of 16 bytes, 16-bit 4 (8192 / 256 threads
@@ -157,6 +160,19 @@ def test_split_softmax_exchange_and_vector_accesses(compiled):
         loads = 2 * vectors if "pipelined" in name else vectors
         assert r["ld128"] == loads and r["st128"] == vectors, (name, r)
         assert r["spills"] == 0 and r["registers"] <= 128, (name, r)
+
+
+@pytest.mark.slow
+def test_split_softmax_lean_takes_its_exps_without_the_subnormal_fixup(compiled):
+    """lean=True: the exps of the segment's sum (and, for 16-bit outputs, of the output) by
+    ex2.approx.ftz: the compare against -126 of tl.exp's fix-up is left only where tl.exp
+    remains (the fold of the pairs; float32 outputs), and the kernel is shorter."""
+    split = compiled["split"]
+    for dt in ("fp32", "bf16"):
+        plain, lean = split[dt], split[dt + " lean"]
+        assert lean["instructions"] < plain["instructions"], (dt, plain, lean)
+        assert lean["fixups"] < plain["fixups"] and lean["registers"] <= plain["registers"]
+    assert split["bf16 lean"]["fixups"] <= 2, split["bf16 lean"]
 
 
 @pytest.mark.slow
@@ -194,5 +210,6 @@ def test_the_script_plans_every_variant_without_a_gpu():
     for line in (line for line in lines if line.startswith("softmax")):
         names = set(line.split(": ", 1)[1].split(", "))
         assert {f"triton split {v}" for v in ("(default)", "pipelined", "pipelined top",
-                                              "pipelined 4096x4w", "evict", "pipelined .cg")} <= names
+                                              "pipelined 4096x4w", "evict", "pipelined .cg",
+                                              "lean")} <= names
     assert not (ROOT / "unused-out").exists()

@@ -274,3 +274,15 @@ def test_batched_autotuned_equals_the_fixed_tile_it_runs():
     tile = dict(tiles.INTERPRETER_CONFIG["fp16"])
     assert torch.equal(matmul_batched.matmul(a, b, "fp16"),
                        matmul_batched.matmul(a, b, "fp16", tile=tile))
+
+
+def test_split_softmax_lean_falls_back_to_tl_exp_under_the_interpreter():
+    """lean=True takes its exps by an inline ex2.approx.ftz, which the interpreter cannot
+    run: there the wrapper runs tl.exp, bit for bit the plain answer (the lean SASS is
+    checked in tests/cpu/test_debt_variants_compiled.py, its numbers on the GPU)."""
+    from triton_impl import softmax_split
+
+    x = _x((5, 300))
+    for kw in (dict(), dict(pipelined=True), dict(block=128)):
+        assert torch.equal(softmax_split.softmax_split(x, lean=True, **kw),
+                           softmax_split.softmax_split(x, **kw))

@@ -262,7 +262,7 @@ def softmax_variants(n: int, elem: int, quick: bool = False) -> list[dict]:
         return make
 
     def triton_split(block=None, warps=None, two_launches=False, **keywords):
-        def make():     # keywords: pipelined, prefetch_at, load_hint (softmax_split.py)
+        def make():     # keywords: pipelined, prefetch_at, load_hint, lean (softmax_split.py)
             from triton_impl import softmax_split
             return lambda x: softmax_split.softmax_split(x, block=block, warps=warps,
                                                          two_launches=two_launches, **keywords)
@@ -291,6 +291,7 @@ def softmax_variants(n: int, elem: int, quick: bool = False) -> list[dict]:
                       sram_max)]
     out += [entry("triton online", "default", registry_runner("triton_softmax_online", p))]
     out.append(entry("triton split (default)", "variant", triton_split()))
+    out.append(entry("triton split lean", "variant", triton_split(lean=True)))
     if not quick:
         default = tiles.SOFTMAX_SPLIT[elem][0]
         for block, warps in ((4096, 4), (8192, 8), (16384, 16)):
