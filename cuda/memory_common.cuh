@@ -206,19 +206,28 @@ struct SumOp {
   __device__ __forceinline__ float operator()(float a, float b) const { return a + b; }
 };
 
-template <typename Op>
-__device__ __forceinline__ float warp_allreduce(float v, Op op) {
+// The value of lane (this lane ^ mask) of the warp: a float, or a pair of floats (the split
+// softmax folds (max, sum) pairs) moved as two shuffles.
+__device__ __forceinline__ float shfl_xor(float v, int mask) {
+  return __shfl_xor_sync(0xffffffffu, v, mask);
+}
+__device__ __forceinline__ float2 shfl_xor(float2 v, int mask) {
+  return make_float2(shfl_xor(v.x, mask), shfl_xor(v.y, mask));
+}
+
+template <typename T, typename Op>
+__device__ __forceinline__ T warp_allreduce(T v, Op op) {
 #pragma unroll
-  for (int offset = 16; offset > 0; offset >>= 1) v = op(v, __shfl_xor_sync(0xffffffffu, v, offset));
+  for (int offset = 16; offset > 0; offset >>= 1) v = op(v, shfl_xor(v, offset));
   return v;
 }
 
 // Every thread of a 1-D block (blockDim.x a multiple of 32) gets op folded over the block.
-// `scratch` is 33 floats of shared memory; the first __syncthreads makes a second call
+// `scratch` is 33 values of shared memory; the first __syncthreads makes a second call
 // with the same scratch safe (nobody still reads scratch[32] of the previous one).
 // A block of one warp (short rows) needs neither: the shuffles are the whole reduction.
-template <typename Op>
-__device__ __forceinline__ float block_allreduce(float v, Op op, float identity, float* scratch) {
+template <typename T, typename Op>
+__device__ __forceinline__ T block_allreduce(T v, Op op, T identity, T* scratch) {
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
   v = warp_allreduce(v, op);
   if (warps == 1) return v;  // uniform across the block: no thread skips a barrier alone
@@ -226,7 +235,7 @@ __device__ __forceinline__ float block_allreduce(float v, Op op, float identity,
   if (lane == 0) scratch[warp] = v;
   __syncthreads();
   if (warp == 0) {
-    float w = lane < warps ? scratch[lane] : identity;
+    T w = lane < warps ? scratch[lane] : identity;
     w = warp_allreduce(w, op);
     if (lane == 0) scratch[32] = w;
   }

@@ -145,39 +145,15 @@ __device__ __forceinline__ Vec<T, VEC> split_exp_scaled(const Vec<T, VEC>& a, fl
 
 // (max, sum of exp(x - max)) of two parts folded into the pair of both, as the online
 // softmax folds its chunks; a part of only -inf is (-inf, 0), a NaN anywhere makes the sum NaN.
-__device__ __forceinline__ float2 fold_pairs(float2 a, float2 b) {
-  const float m = fmaxf(a.x, b.x);
-  const float shift = m == -INFINITY ? 0.0f : m;
-  return make_float2(m, a.y * __expf(a.x - shift) + b.y * __expf(b.x - shift));
-}
-
-// Every thread of a 1-D block gets the fold of all threads' pairs (kSplitPairReduce): one
-// block reduction where a maximum, then a sum took two. Same barriers as block_allreduce.
-__device__ __forceinline__ float2 block_fold_pairs(float2 v, float2* scratch) {
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
-#pragma unroll
-  for (int offset = 16; offset > 0; offset >>= 1) {
-    const float2 other = make_float2(__shfl_xor_sync(0xffffffffu, v.x, offset),
-                                     __shfl_xor_sync(0xffffffffu, v.y, offset));
-    v = fold_pairs(v, other);
+// kSplitPairReduce folds a block's pairs with it in one block_allreduce, where a maximum,
+// then a sum took two.
+struct FoldPairs {
+  __device__ __forceinline__ float2 operator()(float2 a, float2 b) const {
+    const float m = fmaxf(a.x, b.x);
+    const float shift = m == -INFINITY ? 0.0f : m;
+    return make_float2(m, a.y * __expf(a.x - shift) + b.y * __expf(b.x - shift));
   }
-  if (warps == 1) return v;
-  __syncthreads();
-  if (lane == 0) scratch[warp] = v;
-  __syncthreads();
-  if (warp == 0) {
-    float2 w = lane < warps ? scratch[lane] : make_float2(-INFINITY, 0.0f);
-#pragma unroll
-    for (int offset = 16; offset > 0; offset >>= 1) {
-      const float2 other = make_float2(__shfl_xor_sync(0xffffffffu, w.x, offset),
-                                       __shfl_xor_sync(0xffffffffu, w.y, offset));
-      w = fold_pairs(w, other);
-    }
-    if (lane == 0) scratch[32] = w;
-  }
-  __syncthreads();
-  return scratch[32];
-}
+};
 
 template <typename T, int VEC, bool CLUSTER, bool REFILL>
 __global__ void __launch_bounds__(kSplitThreads, kSplitMinBlocks)
@@ -231,7 +207,8 @@ softmax_row_split_kernel(const T* __restrict__ x, T* __restrict__ y, int64_t row
     }
     float row_max, row_sum;
     if constexpr (kSplitPairReduce) {
-      const float2 block = block_fold_pairs(make_float2(m, s), pair_scratch);
+      const float2 block = block_allreduce(make_float2(m, s), FoldPairs(),
+                                           make_float2(-INFINITY, 0.0f), pair_scratch);
       row_max = block.x;
       row_sum = block.y;
     } else {

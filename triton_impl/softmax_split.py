@@ -152,7 +152,6 @@ def softmax_row_split_kernel(
     LOAD_CACHE: tl.constexpr = "",            # cache modifier of the segment loads ("", ".cg")
     LOAD_EVICT: tl.constexpr = "",            # their L2 policy ("", "evict_first")
     LEAN: tl.constexpr = False,               # exps by ex2.approx.ftz (_exp2_ftz; not interpreted)
-    LEAN_OUT: tl.constexpr = False,           # LEAN with 16-bit outputs: the output's exps too
 ):
     pid = tl.program_id(0)
     seg = pid % SEGMENTS                      # this program's segment of every row it takes
@@ -179,7 +178,7 @@ def softmax_row_split_kernel(
             tl.atomic_add(count_ptr + row, 1, sem="release")
             _wait_for_pairs(count_ptr, row, SEGMENTS, SPIN_LIMIT)
         if PHASE != 1:
-            y = _normalized(x, pairs, k, SEGMENTS, LEAN_OUT)
+            y = _normalized(x, pairs, k, SEGMENTS, LEAN and y_ptr.dtype.element_ty != tl.float32)
             tl.store(y_row + cols, y.to(y_ptr.dtype.element_ty), mask=mask, cache_modifier=".cs")
 
 
@@ -209,7 +208,6 @@ def softmax_row_split_pipelined_kernel(
     LOAD_EVICT: tl.constexpr = "",            # their L2 policy ("", "evict_first")
     PREFETCH_AT_TOP: tl.constexpr = False,    # next segment issued before the pair, not after the release
     LEAN: tl.constexpr = False,               # exps by ex2.approx.ftz (_exp2_ftz; not interpreted)
-    LEAN_OUT: tl.constexpr = False,           # LEAN with 16-bit outputs: the output's exps too
 ):
     """PHASE 0 of softmax_row_split_kernel with the row loop software-pipelined: the loop
     carries the program's segment of its next row, loaded (in the input's type) while this
@@ -243,7 +241,7 @@ def softmax_row_split_pipelined_kernel(
             x_next = _segment_of_row(x_ptr, nxt, rows, n, cols, mask, VEC, LOAD_CACHE,
                                      LOAD_EVICT)
         _wait_for_pairs(count_ptr, row, SEGMENTS, SPIN_LIMIT)
-        y = _normalized(x, pairs, k, SEGMENTS, LEAN_OUT)
+        y = _normalized(x, pairs, k, SEGMENTS, LEAN and y_ptr.dtype.element_ty != tl.float32)
         y_row = y_ptr + row64 * n
         if VEC > 1:
             y_row = tl.multiple_of(y_row, 16)
@@ -342,7 +340,7 @@ def softmax_split(x: torch.Tensor, dim: int = -1, *, block: int | None = None,
     lean = lean and not _common.interpreting()
     meta = dict(BLOCK=block, SEGMENTS=segments, SEGMENTS_P2=triton.next_power_of_2(segments),
                 VEC=vec, SPIN_LIMIT=SPIN_LIMIT, LOAD_CACHE=cache, LOAD_EVICT=evict,
-                LEAN=lean, LEAN_OUT=lean and x.dtype != torch.float32, num_warps=warps)
+                LEAN=lean, num_warps=warps)
     args = (x, y, pairs, count, rows, n)
     interpreting = _common.interpreting()
     if two_launches or (interpreting and segments > 1):

@@ -1,5 +1,6 @@
-// What the standalone drivers (matmul_driver.cu, tensor_core_driver.cu) share: timing a
-// launch the way the harness does, and reading M N K triples from the command line.
+// What the standalone drivers (matmul_driver.cu, tensor_core_driver.cu,
+// softmax_split_driver.cu) share: timing a launch the way the harness does, and reading
+// M N K triples from the command line.
 #pragma once
 #include <algorithm>
 #include <cstdint>
@@ -9,12 +10,12 @@
 
 #include "cuda_check.h"
 
-// Median time in ms of `reps` launches (after two warm-up launches), each timed alone with
-// CUDA events, with L2 flushed before each (a memset of 4x its size) so that every launch
-// reads its inputs from DRAM. `launch()` enqueues one launch on `stream` and returns its
-// cudaError_t.
+// The times in ms, sorted, of `reps` launches (after two warm-up launches), each timed alone
+// with CUDA events, with L2 flushed before each (a memset of 4x its size) so that every
+// launch reads its inputs from DRAM. `launch()` enqueues one launch on `stream` and returns
+// its cudaError_t.
 template <class Launch>
-double median_launch_ms(Launch&& launch, int reps, cudaStream_t stream) {
+std::vector<float> launch_times_ms(Launch&& launch, int reps, cudaStream_t stream) {
   int l2_bytes = 0;
   CUDA_CHECK(cudaDeviceGetAttribute(&l2_bytes, cudaDevAttrL2CacheSize, 0));
   const size_t flush_bytes = 4 * static_cast<size_t>(l2_bytes);  // evicts A, B and C from L2
@@ -38,6 +39,13 @@ double median_launch_ms(Launch&& launch, int reps, cudaStream_t stream) {
   CUDA_CHECK(cudaFree(flush));
   CUDA_CHECK(cudaEventDestroy(start));
   CUDA_CHECK(cudaEventDestroy(stop));
+  return times;
+}
+
+// Their median (launch_times_ms).
+template <class Launch>
+double median_launch_ms(Launch&& launch, int reps, cudaStream_t stream) {
+  const std::vector<float> times = launch_times_ms(launch, reps, stream);
   return times[times.size() / 2];
 }
 

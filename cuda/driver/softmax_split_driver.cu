@@ -13,10 +13,11 @@
 // ("check", tiny the smallest normal of the type) beside the harness's bound
 // (bench/families/memory/problems.py); above it the driver stops with status 1. Then three
 // rounds, each timing REPS launches of a device-to-device copy of the input and of every
-// variant (CUDA events around each launch, a 256 MiB memset before each to flush L2, two
-// warm-up launches), and one line per variant: the median over the rounds' launches, GB/s
-// counted on the compulsory bytes (the row read once, written once) and the % of the copy's
-// bandwidth, min and max. The program to put under ncu and compute-sanitizer for this kernel.
+// variant (driver_common.h's launch_times_ms: CUDA events around each launch, L2 flushed
+// before each, two warm-up launches), and one line per variant: the median over the rounds'
+// launches, GB/s counted on the compulsory bytes (the row read once, written once) and the %
+// of the copy's bandwidth, min and max. The program to put under ncu and compute-sanitizer for
+// this kernel.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -28,16 +29,8 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include "driver_common.h"  // CUDA_CHECK, launch_times_ms
 #include "softmax_split.cu"  // the kernel and its launcher, compiled with this file's -D
-
-#define CK(call)                                                                    \
-  do {                                                                              \
-    cudaError_t e_ = (call);                                                        \
-    if (e_ != cudaSuccess) {                                                        \
-      printf("CUDA error %s at line %d\n", cudaGetErrorString(e_), __LINE__);       \
-      exit(1);                                                                      \
-    }                                                                               \
-  } while (0)
 
 enum Kind { kF32 = 0, kF16 = 1, kBF16 = 2 };
 constexpr int kCopy = 1000;  // the copy's entry among the cluster sizes
@@ -84,18 +77,14 @@ int main(int argc, char** argv) {
   for (char* t = strtok(argv[5], ","); t; t = strtok(nullptr, ",")) clusters.push_back(atoi(t));
   const char* label = argc > 6 ? argv[6] : "";
   const size_t es = kind == kF32 ? 4 : 2, bytes = rows * n * es;
-  void *x, *y, *flush;
-  CK(cudaMalloc(&x, bytes));
-  CK(cudaMalloc(&y, bytes));
-  CK(cudaMalloc(&flush, 256 << 20));
+  void *x, *y;
+  CUDA_CHECK(cudaMalloc(&x, bytes));
+  CUDA_CHECK(cudaMalloc(&y, bytes));
   fill<<<1024, 256>>>(static_cast<unsigned short*>(x), static_cast<float*>(x), rows * n, kind);
-  CK(cudaDeviceSynchronize());
+  CUDA_CHECK(cudaDeviceSynchronize());
   const cvt::DType dt = kind == kF32   ? cvt::DType::kFloat32
                         : kind == kF16 ? cvt::DType::kFloat16
                                        : cvt::DType::kBFloat16;
-  cudaEvent_t start, stop;
-  CK(cudaEventCreate(&start));
-  CK(cudaEventCreate(&stop));
   const auto run = [&](int c) -> cudaError_t {
     if (c == kCopy) return cudaMemcpyAsync(y, x, bytes, cudaMemcpyDeviceToDevice, 0);
     if (c < 0) return cvt::launch_softmax_split(dt, x, y, rows, n, 0, false, 0);  // version 3
@@ -106,7 +95,7 @@ int main(int argc, char** argv) {
   std::vector<unsigned char> hx(n * es), hy(n * es);
   const double tiny = kind == kF16 ? 6.1e-5 : 1.2e-38;  // the smallest normal of the type
   for (int c : clusters) {
-    CK(cudaMemset(y, 0xff, bytes));
+    CUDA_CHECK(cudaMemset(y, 0xff, bytes));
     cudaError_t e = run(c);
     if (e == cudaSuccess) e = cudaDeviceSynchronize();
     if (e != cudaSuccess) {
@@ -115,8 +104,9 @@ int main(int argc, char** argv) {
     }
     double worst = 0;
     for (int64_t r : {int64_t{0}, rows - 1}) {
-      CK(cudaMemcpy(hx.data(), static_cast<char*>(x) + r * n * es, n * es, cudaMemcpyDeviceToHost));
-      CK(cudaMemcpy(hy.data(), static_cast<char*>(y) + r * n * es, n * es, cudaMemcpyDeviceToHost));
+      const size_t at = r * n * es, row = n * es;
+      CUDA_CHECK(cudaMemcpy(hx.data(), static_cast<char*>(x) + at, row, cudaMemcpyDeviceToHost));
+      CUDA_CHECK(cudaMemcpy(hy.data(), static_cast<char*>(y) + at, row, cudaMemcpyDeviceToHost));
       double m = -INFINITY, s = 0;
       for (int64_t i = 0; i < n; ++i) m = std::max<double>(m, host_get(hx.data(), kind, i));
       for (int64_t i = 0; i < n; ++i) s += std::exp(host_get(hx.data(), kind, i) - m);
@@ -143,17 +133,8 @@ int main(int argc, char** argv) {
   std::vector<std::vector<float>> ms(all.size());
   for (int round = 0; round < 3; ++round) {
     for (size_t k = 0; k < all.size(); ++k) {
-      for (int w = 0; w < 2; ++w) CK(run(all[k]));
-      for (int r = 0; r < reps; ++r) {
-        CK(cudaMemsetAsync(flush, r, 256 << 20, 0));
-        CK(cudaEventRecord(start));
-        CK(run(all[k]));
-        CK(cudaEventRecord(stop));
-        CK(cudaEventSynchronize(stop));
-        float t = 0;
-        CK(cudaEventElapsedTime(&t, start, stop));
-        ms[k].push_back(t);
-      }
+      const std::vector<float> t = launch_times_ms([&] { return run(all[k]); }, reps, 0);
+      ms[k].insert(ms[k].end(), t.begin(), t.end());
     }
   }
   float copy = 0;
