@@ -196,8 +196,11 @@ def plan(kernels, shapes=None, precisions: list[str] | None = None,
             if precisions and precision not in precisions:
                 continue
             for shape in kshapes:
+                why = kernel.refusal(shape)
                 for mode in modes:
-                    work.append((kernel, problem, shape, precision, mode))
+                    work.append(CheckResult(kernel.name, str(shape), precision, mode, math.nan,
+                                            math.nan, "skip", why) if why else
+                                (kernel, problem, shape, precision, mode))
     return work
 
 

@@ -185,6 +185,12 @@ def run(kernels, shapes_text: str | None = None, precisions: list[str] | None = 
     rows = []
     bar = terminal.Progress(len(work), "time", unit="timings")
     for problem, shape, k, p, is_ref in work:
+        why = k.refusal(shape)
+        if why:                       # a shape the kernel does not take: said, not timed
+            rows.append(dict(_row(k, problem, shape, p, status="skip", note=why),
+                             is_reference=is_ref))
+            bar.advance()
+            continue
         bar.start(f"{k.name} {shape} {p}")
         try:
             fn = k.runner(p)

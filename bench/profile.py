@@ -486,6 +486,8 @@ def run(kernels, shapes_text: str | None, precisions: list[str] | None, out_dir,
                 raise
             continue                  # one text for every op: it does not fit this one
         for shape in shapes or []:
+            if k.refusal(shape):
+                continue              # a shape the kernel does not take (Kernel.refuses)
             for p in k.precisions:
                 if precisions and p not in precisions:
                     continue

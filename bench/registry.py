@@ -64,6 +64,10 @@ class Kernel:
                 said when the kernel is skipped on an older GPU
     max_capability  the newest GPU it runs on, or None for any newer one: (9, 0) for code
                 built for sm_90a (wgmma), which no later GPU runs
+    refuses     shape -> why the kernel does not take this shape of its op, or "" when it
+                does (softmax_row_sram: rows longer than its shared memory; the split
+                softmax: columns); check, time, profile and the sanitizer skip such a shape
+                with the reason, where calling the kernel would raise it as an error
     """
 
     name: str
@@ -84,6 +88,11 @@ class Kernel:
     min_capability: tuple[int, int] = ARCH_FLOOR
     needs: str = ""
     max_capability: tuple[int, int] | None = None
+    refuses: Callable | None = None
+
+    def refusal(self, shape) -> str:
+        """Why this kernel does not take `shape` (see `refuses`), or "" when it does."""
+        return self.refuses(shape) if self.refuses is not None else ""
 
     def runner(self, precision: str) -> Callable:
         if precision not in self.precisions:

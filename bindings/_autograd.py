@@ -20,6 +20,7 @@ MEMORY = {
     "relu_dropout": "relu_dropout",
     "softmax_row_sram": "softmax",
     "softmax_online": "softmax",
+    "softmax_split": "softmax",
     "rgb_to_grey": None,          # uint8 image in, uint8 grey out: nothing to differentiate
 }
 

@@ -75,6 +75,18 @@ def _softmax(op: str, sram: bool):
     return fake
 
 
+def _softmax_split(x: torch.Tensor, dim: int) -> torch.Tensor:
+    op = "softmax_split"
+    _float(op, x)
+    torch._check(x.dim() >= 1, lambda: f"{op}: x must have at least one dimension, got a 0-D tensor")
+    torch._check(-x.dim() <= dim < x.dim(), lambda: f"{op}: dim must be in "
+                 f"[{-x.dim()}, {x.dim() - 1}] for a {x.dim()}-D tensor, got {dim}")
+    torch._check(dim % x.dim() == x.dim() - 1, lambda: f"{op}: rows only: dim must be the last "
+                 f"({x.dim() - 1} or -1) for a {x.dim()}-D tensor, got {dim}; softmax_online "
+                 f"takes any dim")
+    return torch.empty_like(x, memory_format=torch.contiguous_format)
+
+
 def _rgb_to_grey(img: torch.Tensor) -> torch.Tensor:
     torch._check(img.dtype == torch.uint8, lambda: f"rgb_to_grey: the image must be uint8, got {img.dtype}")
     torch._check(img.dim() == 3 and img.shape[0] == 3, lambda: "rgb_to_grey: the image must be "
@@ -96,6 +108,7 @@ FAKES = {
     "relu_dropout": _relu_dropout,
     "softmax_row_sram": _softmax("softmax_row_sram", sram=True),
     "softmax_online": _softmax("softmax_online", sram=False),
+    "softmax_split": _softmax_split,
     "rgb_to_grey": _rgb_to_grey,
 }
 

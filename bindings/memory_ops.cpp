@@ -152,6 +152,34 @@ at::Tensor softmax_online(const at::Tensor& x, int64_t dim) {
   return run_softmax("softmax_online", x, dim, false);
 }
 
+// Version 3 (softmax_split.cu), rows only: a row split over a thread-block cluster, the
+// persistent refill kernel. Columns (dim not the last) are softmax_online's; a row longer
+// than a cluster of kSplitMaxCluster blocks can hold, and a row that needs a cluster on a GPU
+// without clusters, are refused with the limit named.
+at::Tensor softmax_split(const at::Tensor& x, int64_t dim) {
+  constexpr const char* op = "softmax_split";
+  const cvt::DType dtype = float_dtype(op, x);
+  check_cuda(op, x);
+  const SoftmaxView v = softmax_view(op, x, dim);
+  TORCH_CHECK((dim < 0 ? dim + x.dim() : dim) == x.dim() - 1, op,
+              ": rows only: dim must be the last (", x.dim() - 1, " or -1) for a ", x.dim(),
+              "-D tensor, got ", dim, "; softmax_online takes any dim");
+  const c10::cuda::CUDAGuard guard(x.device());
+  const at::Tensor a = x.contiguous();
+  at::Tensor out = at::empty(a.sizes(), a.options());
+  if (a.numel() == 0) return out;
+  const cudaError_t err = cvt::launch_softmax_split(dtype, a.data_ptr(), out.data_ptr(), v.outer,
+                                                    v.n, 0, true, stream_of(a));
+  TORCH_CHECK(err != cudaErrorNotSupported, op, ": a row of ", v.n, " elements needs a "
+              "thread-block cluster, which this GPU does not run (compute capability 9.0 and a "
+              "GPC that holds the cluster); softmax_online takes rows of any length");
+  TORCH_CHECK(err != cudaErrorInvalidValue, op, ": a row of ", v.n, " elements is past the limit "
+              "of ", cvt::kSplitMaxCluster, " slices of the largest shared memory a block may "
+              "have; softmax_online takes rows of any length");
+  check_launch(op, err);
+  return out;
+}
+
 // The row-softmax variant under measurement (cuda/memory_launchers.h): one debug op outside
 // CVT_MEMORY_OPS (no fake kernel, no registry record), for docs/performance/debts/. Softmax
 // over the last dimension; `variant` is "split" (version 3, softmax_split.cu) or
@@ -219,6 +247,7 @@ at::Tensor rgb_to_grey(const at::Tensor& img) {
 #define CVT_SCHEMA_relu_dropout "(Tensor x, float p, int seed) -> Tensor"
 #define CVT_SCHEMA_softmax_row_sram "(Tensor x, int dim) -> Tensor"
 #define CVT_SCHEMA_softmax_online "(Tensor x, int dim) -> Tensor"
+#define CVT_SCHEMA_softmax_split "(Tensor x, int dim) -> Tensor"
 #define CVT_SCHEMA_rgb_to_grey "(Tensor img) -> Tensor"
 
 TORCH_LIBRARY_FRAGMENT(cvt, m) {

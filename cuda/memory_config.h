@@ -27,6 +27,7 @@
   X(relu_dropout)         \
   X(softmax_row_sram)     \
   X(softmax_online)       \
+  X(softmax_split)        \
   X(rgb_to_grey)
 
 // ---------------------------------------------------------------------------------------
@@ -168,8 +169,8 @@
 #endif
 
 // ---------------------------------------------------------------------------------------
-// Row-softmax variant under measurement (docs/performance/debts/NOTES.md): reachable only
-// through the debug op cvt::softmax_rows_variant, never through the ops above.
+// Softmax version 3, split rows (softmax_split.cu; docs/performance/debts/NOTES.md): the op
+// softmax_split runs its refill kernel; the debug op cvt::softmax_rows_variant every form.
 // ---------------------------------------------------------------------------------------
 
 // Version 3, split rows (softmax_split.cu): a row cut into slices, one block per slice, the

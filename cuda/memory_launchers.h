@@ -51,9 +51,9 @@ cudaError_t launch_softmax_row_sram(DType dtype, const void* x, void* y, int64_t
 cudaError_t launch_softmax_online(DType dtype, const void* x, void* y, int64_t outer, int64_t n,
                                   int64_t inner, int sms, cudaStream_t stream);
 
-// Row-softmax variant under measurement (memory_config.h; the debug op
-// cvt::softmax_rows_variant): softmax over the last dimension of a contiguous [rows, n]
-// tensor, same contract as above.
+// Softmax version 3 (memory_config.h; the op cvt::softmax_split runs refill with the
+// automatic cluster size, the debug op cvt::softmax_rows_variant every form): softmax over
+// the last dimension of a contiguous [rows, n] tensor, same contract as above.
 //   split            version 3 (softmax_split.cu): a row over a cluster of `cluster` blocks
 //                    (0: the smallest power of two whose slices fit kSplitSliceBytes), each
 //                    keeping its slice in shared memory; one read, one write. cluster > 1 needs

@@ -1,6 +1,6 @@
-// Softmax, version 3 (under measurement): a row split over the blocks of a thread-block
-// cluster, each slice kept in shared memory: read once, written once, for rows of any size
-// up to the shared memory of a cluster.
+// Softmax, version 3: a row split over the blocks of a thread-block cluster, each slice kept
+// in shared memory: read once, written once, for rows of any size up to the shared memory of
+// a cluster.
 //
 //   idea      a row too long for one SM (4096 x 393216: a 768 KiB float16 row, 1.5 MiB in
 //             float32, where an SM has 227 KiB of shared memory) is cut into C slices, one
@@ -35,7 +35,8 @@
 //             GPCs hold 30 clusters of 8 (240 of the 264 two-per-SM block slots).
 //   traffic   reads N, writes N elements: compulsory = model = 2 N sizeof(T), one pass, plus
 //             8 C bytes of DSMEM per row (the pairs).
-//   precond.  contiguous [rows, n] (dim = -1 only; the debug op cvt::softmax_rows_variant);
+//   precond.  contiguous [rows, n] (dim = -1 only; the op cvt::softmax_split runs refill, the
+//             debug op cvt::softmax_rows_variant every form);
 //             any n >= 1 up to the limit above; C > 1 needs compute capability 9.0 or newer
 //             (cudaErrorNotSupported elsewhere). Vector path (16-byte cp.async) when n *
 //             sizeof(T) and both pointers are multiples of 16 bytes, else element copies.

@@ -1,4 +1,4 @@
-"""Softmax over the last dimension with a row split over several programs (under measurement):
+"""Softmax over the last dimension with a row split over several programs (version 3):
 the Triton twin of cuda/softmax_split.cu, with global memory where CUDA has a cluster.
 
   idea      a row too long for one program's registers (4096 x 393216: 1.5 MiB of float32
@@ -63,7 +63,8 @@ the Triton twin of cuda/softmax_split.cu, with global memory where CUDA has a cl
   precond.  float32 / float16 / bfloat16, softmax over the last dimension (the wrapper makes
             x contiguous); any n >= 1 with n + BLOCK < 2^31, fewer than 2^31 - 2^16 rows (the
             row loop's counter stays in 32 bits); G <= what the GPU holds at once
-            (else ValueError: ask for two_launches). Rows of -inf, NaN and +inf behave as in
+            (else ValueError: ask for two_launches; the op cvt_triton.softmax_split, the
+            registry's triton_softmax_split, takes the two launches itself). Rows of -inf, NaN and +inf behave as in
             softmax.py.
   run       python docs/performance/debts/debts_h100.py OUT --sections softmax   (the
             variants side by side; --plan lists them)
@@ -297,7 +298,7 @@ def softmax_split(x: torch.Tensor, dim: int = -1, *, block: int | None = None,
                   warps: int | None = None, two_launches: bool = False,
                   groups: int | None = None, pipelined: bool = False,
                   prefetch_at: str = "release", load_hint: str = "",
-                  lean: bool = False) -> torch.Tensor:
+                  lean: bool = False, fallback: bool = False) -> torch.Tensor:
     """softmax(x, dim=-1) with each row split over G programs. ``block``/``warps`` override
     tiles.SOFTMAX_SPLIT (tiles.SOFTMAX_SPLIT_PIPELINED with ``pipelined``); ``two_launches``
     runs PHASE 1 + 2 (always, under the interpreter, when a row takes several programs);
@@ -308,7 +309,8 @@ def softmax_split(x: torch.Tensor, dim: int = -1, *, block: int | None = None,
     arithmetic); ``load_hint`` ("", "evict_first", "cg") marks the segment loads
     (LOAD_HINTS); ``lean`` takes the exps by ex2.approx.ftz (_exp2_ftz: the sum's, and the
     output's for 16-bit outputs), as cuda/softmax_split.cu does by default; the interpreter
-    runs tl.exp (it cannot run the inline instruction)."""
+    runs tl.exp (it cannot run the inline instruction). ``fallback``: a row that needs more
+    programs than the GPU holds at once runs the two launches (else ValueError)."""
     _memory.check_float(NAME, x)
     if x.dim() == 0 or dim not in (-1, x.dim() - 1):
         raise ValueError(f"{NAME}: softmax over the last dimension only, got dim {dim} of a "
@@ -343,11 +345,15 @@ def softmax_split(x: torch.Tensor, dim: int = -1, *, block: int | None = None,
                 LEAN=lean, num_warps=warps)
     args = (x, y, pairs, count, rows, n)
     interpreting = _common.interpreting()
-    if two_launches or (interpreting and segments > 1):
+
+    def in_two_launches():
         grid = (segments * min(rows, 65535),)  # any size: no program waits for another
         _common.launch(softmax_row_split_kernel, grid, *args, PHASE=1, **meta)
         _common.launch(softmax_row_split_kernel, grid, *args, PHASE=2, **meta)
         return y
+
+    if two_launches or (interpreting and segments > 1):
+        return in_two_launches()
     if pipelined:
         kernel = softmax_row_split_pipelined_kernel
         one_launch = dict(meta, PREFETCH_AT_TOP=prefetch_at == "top")
@@ -358,6 +364,8 @@ def softmax_split(x: torch.Tensor, dim: int = -1, *, block: int | None = None,
     else:
         resident = _resident_for(kernel, args, one_launch, x.device)
     most = resident // segments
+    if most < 1 and fallback:
+        return in_two_launches()
     if most < 1:
         raise ValueError(f"{NAME}: a row of {n} elements needs {segments} programs running at "
                          f"once, the GPU holds {resident} of this kernel; use two_launches=True "
@@ -366,3 +374,17 @@ def softmax_split(x: torch.Tensor, dim: int = -1, *, block: int | None = None,
     grid = (segments * min(most, groups or most, rows),)
     _common.launch(kernel, grid, *args, **one_launch)
     return y
+
+
+def _split_impl(x: torch.Tensor, dim: int) -> torch.Tensor:
+    # Traced (torch.compile, opcheck: fake tensors), the two launches: the one-launch grid is
+    # sized from the compiled kernel's registers (_resident_for), which a fake tensor cannot
+    # compile; the graph then reads the row twice (3 N, like the online version).
+    return softmax_split(x, dim, two_launches=_common.tracing((x,)), fallback=True)
+
+
+def op():
+    """torch.ops.cvt_triton.softmax_split(x, dim) (registered on first call): the plain
+    one-launch exchange, tiles.SOFTMAX_SPLIT's segments, rows only (dim = the last); a row
+    that needs more programs than the GPU holds at once takes the two launches."""
+    return _common.register_op("softmax_split", _split_impl, derivative="softmax")

@@ -158,6 +158,14 @@ def _online_triton_params(precision=None) -> dict:
     return dict(BLOCK=chunk, num_warps=warps, one_pass_n=tiles.softmax()["SRAM_MAX_N"])
 
 
+def _split_triton_params(precision=None) -> dict:
+    """triton_impl/tiles.py's segment of the split (elements, num_warps) by element size."""
+    from triton_impl import tiles
+
+    return {f"BLOCK_{e}B": block for e, (block, _w) in tiles.SOFTMAX_SPLIT.items()} | {
+        f"num_warps_{e}B": w for e, (_b, w) in tiles.SOFTMAX_SPLIT.items()}
+
+
 # --- parameters: read from cuda/memory_config.h, never copied ---------------------------
 
 def _cuda_params(derive):
@@ -193,22 +201,41 @@ def _online_cuda_params(h: dict) -> dict:
 
 # --- records ---------------------------------------------------------------------------
 
+def _longer_than_sram(shape) -> str:
+    """Kernel.refuses of the row_sram pair: a row (column) longer than its shared memory."""
+    n = mm.TensorShape.coerce(shape).around()[1]
+    limit = config.memory_params()["SOFTMAX_SRAM_MAX_N"]
+    return (f"rows of {n} elements: the row must fit shared memory (at most {limit}); "
+            f"the online and split versions take it" if n > limit else "")
+
+
+def _columns(shape) -> str:
+    """Kernel.refuses of the split pair: softmax over a dimension other than the last."""
+    s = mm.TensorShape.coerce(shape)
+    return (f"dim {s.dim} of {'x'.join(map(str, s.dims))}: the split takes rows (the last "
+            f"dimension); row_sram and online take columns" if s.dim is not None else "")
+
+
 def _params(**values: int):
     return lambda precision=None: dict(values)
 
 
 def _pair(op, version, cuda_summary, triton_summary, model, formula, cuda_loader,
           triton_loader, cuda_source, triton_source, cuda_params=None, triton_params=None,
-          precisions=FLOATS, suffix=""):
+          precisions=FLOATS, suffix="", refuses=None, cuda_needs=None):
+    """The CUDA kernel and its Triton twin. refuses: both kernels' Kernel.refuses;
+    cuda_needs: (min_capability, needs) where the CUDA kernel needs more than the floor."""
     cuda_name, triton_name = f"cuda_{op}{suffix}", f"triton_{op}{suffix}"
+    needs = dict(min_capability=cuda_needs[0], needs=cuda_needs[1]) if cuda_needs else {}
     return [
         Kernel(name=cuda_name, op=op, backend="cuda", version=version, summary=cuda_summary,
                source=cuda_source, precisions=precisions, loader=cuda_loader,
-               params=cuda_params or _params(), model=model, twin=triton_name, formula=formula),
+               params=cuda_params or _params(), model=model, twin=triton_name, formula=formula,
+               refuses=refuses, **needs),
         Kernel(name=triton_name, op=op, backend="triton", version=version,
                summary=triton_summary, source=triton_source, precisions=precisions,
                loader=triton_loader, params=triton_params or _params(), model=model,
-               twin=cuda_name, runs_on_cpu=True, formula=formula),
+               twin=cuda_name, runs_on_cpu=True, formula=formula, refuses=refuses),
     ]
 
 
@@ -283,7 +310,8 @@ def records() -> list[Kernel]:
                _triton("softmax", "row_sram"), "cuda/softmax_row_sram.cu",
                "triton_impl/softmax.py",
                _cuda_params(lambda h: dict(max_n=h["SOFTMAX_SRAM_MAX_N"], staged=True)),
-               _triton_params("softmax", max_n="SRAM_MAX_N"), suffix="_row_sram"),
+               _triton_params("softmax", max_n="SRAM_MAX_N"), suffix="_row_sram",
+               refuses=_longer_than_sram),
         *_pair("softmax", "online",
                "softmax over any dim, any length: online max and sum, backward pass; "
                "16-bit steps kept packed",
@@ -294,6 +322,19 @@ def records() -> list[Kernel]:
                _cuda_params(_online_cuda_params),
                _online_triton_params,
                suffix="_online"),
+        *_pair("softmax", "split",
+               "rows of any length over a thread-block cluster: slices in shared memory, "
+               "(max, sum) through DSMEM; persistent",
+               "rows over co-resident programs (a persistent grid): segments in registers, "
+               "(max, sum) through global memory",
+               mm.softmax_split, "reads N, writes N (rows split)", _cuda("softmax_split"),
+               _triton("softmax_split"), "cuda/softmax_split.cu",
+               "triton_impl/softmax_split.py",
+               _cuda_params(lambda h: dict(staged=True, threads=h["SPLIT_THREADS"],
+                                           slice_bytes=h["SPLIT_SLICE_BYTES"],
+                                           max_cluster=h["SPLIT_REFILL_MAX_CLUSTER"])),
+               _split_triton_params, suffix="_split", refuses=_columns,
+               cuda_needs=((9, 0), "Hopper: thread-block clusters, distributed shared memory")),
         Kernel(name="triton_softmax_bug_flush_small", op="softmax", backend="triton",
                version="bug-flush", summary="DELIBERATELY WRONG: the online softmax with every "
                "output below 5e-4 of its row's maximum flushed to zero",

@@ -3,7 +3,8 @@
 //   memory_driver list
 //   memory_driver all [--reps R]          every kernel, every dtype, awkward sizes
 //   memory_driver KERNEL [--reps R]       one of: vector_add copy relu_dropout
-//                                         softmax_row_sram softmax_online rgb_to_grey
+//                                         softmax_row_sram softmax_online softmax_split
+//                                         rgb_to_grey
 //                                         (CVT_MEMORY_OPS, memory_config.h)
 //
 // Each case fills the inputs with random values, poisons the output (NaN, or 0xAB bytes for
@@ -176,10 +177,13 @@ static int run_softmax(const char* kernel, DType t, int64_t outer, int64_t n, in
   Buffer dx(bytes, off * es), dy(bytes, off * es);
   CUDA_CHECK(cudaMemcpy(dx.ptr(), hx.data(), bytes, cudaMemcpyHostToDevice));
   CUDA_CHECK(cudaMemset(dy.ptr(), 0xFF, bytes));
-  const bool sram = std::string(kernel) == "softmax_row_sram";
-  std::function<cudaError_t()> launch = [&] {
-    return sram ? cvt::launch_softmax_row_sram(t, dx.ptr(), dy.ptr(), outer, n, inner, o.sms, 0)
-                : cvt::launch_softmax_online(t, dx.ptr(), dy.ptr(), outer, n, inner, o.sms, 0);
+  const std::string k = kernel;
+  std::function<cudaError_t()> launch = [&] {  // the split takes rows only (inner == 1)
+    return k == "softmax_row_sram"
+               ? cvt::launch_softmax_row_sram(t, dx.ptr(), dy.ptr(), outer, n, inner, o.sms, 0)
+           : k == "softmax_split"
+               ? cvt::launch_softmax_split(t, dx.ptr(), dy.ptr(), outer * inner, n, 0, true, 0)
+               : cvt::launch_softmax_online(t, dx.ptr(), dy.ptr(), outer, n, inner, o.sms, 0);
   };
   CUDA_CHECK(launch());
   CUDA_CHECK(cudaDeviceSynchronize());
@@ -267,15 +271,21 @@ static int run(const std::string& k, const Options& o) {
       }
       failures += run_elementwise(k.c_str(), t, 4099, 1, o, rng);  // misaligned: scalar path
     }
-  } else if (k == "softmax_row_sram" || k == "softmax_online") {
+  } else if (k == "softmax_row_sram" || k == "softmax_online" || k == "softmax_split") {
     struct Case { int64_t outer, n, inner; size_t off; bool minus_inf; };
     std::vector<Case> cases = {{5, 1, 1, 0, false},   {7, 33, 1, 0, false}, {3, 1000, 1, 0, true},
-                               {2, 1001, 1, 1, false}, {4, 4096, 1, 0, false}, {2, 32768, 1, 0, false},
-                               {1, 100, 100, 0, true}, {2, 3, 5, 0, false},  {3, 300, 7, 1, false},
-                               {1, 5000, 40, 0, false}};
-    if (k == "softmax_online") {
+                               {2, 1001, 1, 1, false}, {4, 4096, 1, 0, false}, {2, 32768, 1, 0, false}};
+    if (k != "softmax_split") {  // columns: the split takes rows only
+      cases.insert(cases.end(), {{1, 100, 100, 0, true}, {2, 3, 5, 0, false},
+                                 {3, 300, 7, 1, false},  {1, 5000, 40, 0, false}});
+    }
+    if (k != "softmax_row_sram") {
       cases.push_back({2, 100003, 1, 0, true});   // longer than SRAM, scalar path
       cases.push_back({2, 70000, 1, 0, false});   // several vector steps (16-bit: 32768 each)
+    }
+    if (k == "softmax_split") {
+      cases.push_back({3, 393216, 1, 0, true});   // clusters of 8 blocks
+      cases.push_back({300, 4096, 1, 1, false});  // more rows than clusters: the refill loop
     }
     for (DType t : types) {
       for (const Case& c : cases) {

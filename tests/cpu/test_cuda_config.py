@@ -24,7 +24,7 @@ needs_gxx = pytest.mark.skipif(GXX is None, reason="g++ not on PATH")
 
 HEADERS = {"matmul_config.h": config.params, "memory_config.h": config.memory_params}
 MEMORY_KERNELS = ("vector_add", "copy", "relu_dropout", "softmax_row_sram", "softmax_online",
-                  "rgb_to_grey")
+                  "softmax_split", "rgb_to_grey")
 
 
 def _gxx(tmp_path: Path, source: str, *flags: str) -> str:

@@ -35,6 +35,7 @@ IMPLEMENTATIONS = {
     "relu_dropout": _relu_dropout,
     "softmax_row_sram": lambda x, dim: torch.softmax(x, dim),
     "softmax_online": lambda x, dim: torch.softmax(x, dim),
+    "softmax_split": lambda x, dim: torch.softmax(x, dim),
     "rgb_to_grey": lambda img: (0.2989 * img[0] + 0.5870 * img[1] + 0.1140 * img[2]
                                 + 0.5).to(torch.uint8),
 }
@@ -144,6 +145,11 @@ def test_relu_dropout(ops, p):
 @pytest.mark.parametrize("shape,dim", [((4, 6), -1), ((4, 6), 0), ((3, 4, 5), 1)])
 def test_softmax(ops, op, shape, dim):
     check(lambda x: getattr(ops, op)(x, dim), leaf(*shape, seed=6))
+
+
+@pytest.mark.parametrize("shape", [(4, 6), (3, 4, 5)])
+def test_softmax_split_rows(ops, shape):
+    check(lambda x: ops.softmax_split(x, -1), leaf(*shape, seed=6))
 
 
 @pytest.mark.parametrize("a_shape,b_shape", [((2, 1, 3, 4), (3, 4, 5)), ((3, 4), (2, 4, 5)),

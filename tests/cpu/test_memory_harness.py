@@ -40,7 +40,26 @@ def test_plan_adds_pytorch_eager_at_every_shape():
     shapes = problems.get("softmax").parse_shapes(problems.get("softmax").time_shapes["cuda"])
     refs = [(k.name, str(s)) for _p, s, k, _prec, ref in work if ref]
     assert refs == [("torch_softmax", str(s)) for s in shapes for _ in ("fp32", "fp16", "bf16")]
-    assert not skipped and len(shapes) == 11
+    assert not skipped and len(shapes) == 12
+
+
+def test_a_shape_a_kernel_refuses_is_skipped_with_the_reason():
+    """Kernel.refuses: row_sram takes no row over 32768, the split no column; check says so
+    (and time, profile and the sanitizer skip the same shapes) where a call would raise."""
+    from bench import check
+
+    kernels = registry.select("cuda_softmax_row_sram,triton_softmax_split")
+    work = check.plan(kernels, "3x40000,7x20:dim=0,5x300", ["fp32"], ("random",), "cuda")
+    skipped = {(r.kernel, r.shape): r.note for r in work if isinstance(r, check.CheckResult)}
+    runs = {(k.name, str(shape)) for k, _p, shape, _prec, _m in
+            (w for w in work if isinstance(w, tuple))}
+    assert set(skipped) == {("cuda_softmax_row_sram", "3x40000"),
+                            ("triton_softmax_split", "7x20:dim=0")}
+    assert "at most 32768" in skipped[("cuda_softmax_row_sram", "3x40000")]
+    assert "the split takes rows" in skipped[("triton_softmax_split", "7x20:dim=0")]
+    assert runs == {("cuda_softmax_row_sram", "7x20:dim=0"), ("cuda_softmax_row_sram", "5x300"),
+                    ("triton_softmax_split", "3x40000"), ("triton_softmax_split", "5x300")}
+    assert all(r.status == "skip" for r in work if isinstance(r, check.CheckResult))
 
 
 def test_plan_skips_ops_whose_shapes_do_not_fit():

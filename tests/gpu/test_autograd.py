@@ -170,14 +170,16 @@ SOFTMAX_SHAPES = [((7, 1000), -1), ((1000, 33), 0), ((4, 3, 1001), 1), ((2, 2000
 def test_softmax_jacobian_vector_product(kernel, precision, shape, dim):
     """dx = y * (g - sum(g * y, dim)) against float64 autograd; error per element relative to
     y (|g| + sum |g| y), the size of its terms, within twice the forward's bound."""
+    problem = problems.get("softmax")
+    parsed = problem.parse_shape("x".join(map(str, shape)) + f":dim={dim % len(shape)}")
+    if kernel.refusal(parsed):          # the split takes rows only (Kernel.refuses)
+        pytest.skip(kernel.refusal(parsed))
     fn = runnable(kernel, precision)
     gen = torch.Generator().manual_seed(len(shape) + dim)
     dtype = prec.torch_dtype(precision)
     x = (3 * torch.randn(shape, generator=gen)).to(dtype=dtype, device="cuda").requires_grad_()
     g = torch.randn(shape, generator=gen).to(dtype=dtype, device="cuda")
-    problem = problems.get("softmax")
-    bound = 2 * problem.tolerance(problem.parse_shape(
-        "x".join(map(str, shape)) + f":dim={dim % len(shape)}"), precision)
+    bound = 2 * problem.tolerance(parsed, precision)
     y64 = torch.softmax(x.detach().double(), dim)
     magnitude = y64 * (g.double().abs() + (g.double().abs() * y64).sum(dim, keepdim=True))
     fn(x, dim).backward(g)
@@ -193,7 +195,7 @@ def triton_ops() -> dict:
     from triton_impl import (copy, matmul_autotuned, matmul_batched, matmul_grouped,
                              matmul_persistent, matmul_v1_5_thread_tiling, matmul_v1_naive,
                              matmul_v2_register_tiling, matmul_v3_smem_tiling, relu_dropout,
-                             softmax, vector_add)
+                             softmax, softmax_split, vector_add)
 
     ladder = (matmul_v1_naive, matmul_v1_5_thread_tiling, matmul_v2_register_tiling,
               matmul_v3_smem_tiling)
@@ -204,7 +206,8 @@ def triton_ops() -> dict:
                vector_add=(vector_add.op(), ()), copy=(copy.op(), ()),
                relu_dropout=(relu_dropout.op(), (0.3, 5)),
                softmax_row_sram=(softmax.op("row_sram"), (0,)),
-               softmax_online=(softmax.op("online"), (-1,)))
+               softmax_online=(softmax.op("online"), (-1,)),
+               softmax_split=(softmax_split.op(), (-1,)))
     if torch.cuda.get_device_capability() >= (9, 0):
         out["matmul_persistent"] = (matmul_persistent.op(), ("tf32",))
     return out
@@ -221,7 +224,7 @@ def test_opcheck_autograd_registration(ops):
     x = leaf(33, 17)
     checks += [(ops.vector_add, (x, leaf(33, 17))), (ops.copy, (x,)),
                (ops.relu_dropout, (x, 0.3, 5)), (ops.softmax_row_sram, (x, 0)),
-               (ops.softmax_online, (x, -1))]
+               (ops.softmax_online, (x, -1)), (ops.softmax_split, (x, -1))]
     for name, (op, extra) in triton_ops().items():
         if name.startswith("matmul_"):
             checks.append((op, (leaf(33, 17), leaf(17, 29), *extra)))

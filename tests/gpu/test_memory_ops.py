@@ -38,11 +38,11 @@ def ops():
 @pytest.fixture(scope="module")
 def tops():
     """The Triton twins' ops (torch.ops.cvt_triton.*)."""
-    from triton_impl import copy, relu_dropout, rgb_to_grey, softmax, vector_add
+    from triton_impl import copy, relu_dropout, rgb_to_grey, softmax, softmax_split, vector_add
 
     return dict(vector_add=vector_add.op(), copy=copy.op(), relu_dropout=relu_dropout.op(),
                 softmax_row_sram=softmax.op("row_sram"), softmax_online=softmax.op("online"),
-                rgb_to_grey=rgb_to_grey.op())
+                softmax_split=softmax_split.op(), rgb_to_grey=rgb_to_grey.op())
 
 
 def both(ops, tops, name):
@@ -165,6 +165,9 @@ def _cuda_bad_inputs():
         ("softmax_online", (torch.tensor(1.0, **f32), 0), "softmax_online: x must have at least one dimension"),
         ("softmax_row_sram", (torch.ones(2, 32769, **f32), -1), "softmax_row_sram: a row of 32769 elements"),
         ("softmax_row_sram", (torch.ones(2, 3), 0), "softmax_row_sram: x must be a CUDA tensor, got cpu"),
+        ("softmax_split", (torch.ones(3, 4, **f32), 0), "softmax_split: rows only: dim must be the last (1 or -1) for a 2-D tensor, got 0"),
+        ("softmax_split", (torch.ones(3, 4, dtype=torch.float64, **f32), -1), "softmax_split: x must be float32, float16 or bfloat16"),
+        ("softmax_split", (torch.ones(2, 3), -1), "softmax_split: x must be a CUDA tensor, got cpu"),
         ("rgb_to_grey", (torch.ones(3, 4, 4, **f32),), "rgb_to_grey: the image must be uint8, got Float"),
         ("rgb_to_grey", (torch.ones(4, 4, 4, dtype=torch.uint8, **f32),), "rgb_to_grey: the image must be 3 x H x W"),
         ("rgb_to_grey", (torch.ones(3, 4, 4, dtype=torch.uint8),), "rgb_to_grey: the image must be a CUDA tensor, got cpu"),
@@ -187,6 +190,8 @@ def test_triton_ops_reject_bad_input_with_clear_errors(tops):
         tops["softmax_row_sram"](torch.ones(2, 32769, device="cuda"), -1)
     with pytest.raises(TypeError, match="triton_rgb_to_grey: the image must be uint8"):
         tops["rgb_to_grey"](torch.ones(3, 4, 4, device="cuda"))
+    with pytest.raises(ValueError, match="triton_softmax_split: softmax over the last dimension only"):
+        tops["softmax_split"](torch.ones(3, 4, device="cuda"), 0)
 
 
 # --------------------------------------------------------------------------- dropout

@@ -149,8 +149,10 @@ def test_softmax_jacobian_vector_product(kernel, precision, shape, dim):
     x = (3 * torch.randn(shape, generator=gen)).to(dtype).requires_grad_()
     g = torch.randn(shape, generator=gen).to(dtype)
     problem = problems.get("softmax")
-    bound = 2 * problem.tolerance(problem.parse_shape(
-        "x".join(map(str, shape)) + f":dim={dim % len(shape)}"), precision)
+    parsed = problem.parse_shape("x".join(map(str, shape)) + f":dim={dim % len(shape)}")
+    if kernel.refusal(parsed):          # the split takes rows only (Kernel.refuses)
+        pytest.skip(kernel.refusal(parsed))
+    bound = 2 * problem.tolerance(parsed, precision)
     y64 = torch.softmax(x.detach().double(), dim)
     magnitude = y64 * (g.double().abs() + (g.double().abs() * y64).sum(dim, keepdim=True))
     kernels.get(kernel.name)(x, dim).backward(g)

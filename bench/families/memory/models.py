@@ -228,6 +228,20 @@ def softmax_online(shape, p) -> MemTraffic:
     return _stream(s.numel, e, inputs=1, passes=passes)
 
 
+def softmax_split(shape, p) -> MemTraffic:
+    """A row split over several blocks (programs) that exchange their (max, sum): one read,
+    one write of N, for rows of any length. p["staged"] = True (the CUDA twin: each slice
+    copied into shared memory, then read by three sweeps: maximum, sum, output) adds 3 N e
+    of shared-memory reads; the Triton twin keeps its segment in registers. The exchange's
+    pairs (8 bytes per block or program and row) are left out."""
+    s = TensorShape.coerce(shape)
+    N, e = s.numel, _eb(p)
+    t = _stream(N, e, inputs=1)
+    if p.get("staged"):
+        return MemTraffic(**{**asdict(t), "shared_read_bytes": 3 * N * e})
+    return t
+
+
 def rgb_to_grey(shape, p) -> MemTraffic:
     """3 planes of H x W bytes read, one written: 4 H W bytes, compulsory = model."""
     _c, h, w = TensorShape.coerce(shape).image()
