@@ -49,12 +49,15 @@ class PluginError(ValueError):
 def kernel(op: str, backend: str, precisions, summary: str, name: str | None = None,
            version: str = "plugin", twin: str | None = None, model=None, params=None,
            runs_on_cpu: bool | None = None, formula: str = "",
-           min_capability: tuple[int, int] | None = None, needs: str = ""):
+           min_capability: tuple[int, int] | None = None, needs: str = "",
+           refuses=None):
     """Declares the decorated function a kernel of the suite (see the module doc).
 
     runs_on_cpu defaults to True for a Triton kernel (the interpreter runs it without a
-    GPU) and False otherwise. The registry (bench/registry.py) turns the declaration into
-    its record and checks it: a known op, precisions and backend, a name of its own."""
+    GPU) and False otherwise. refuses (shape -> reason, or ""): the shapes of its op it does
+    not take, skipped with the reason by check, time and profile (Kernel.refuses). The
+    registry (bench/registry.py) turns the declaration into its record and checks it: a
+    known op, precisions and backend, a name of its own."""
 
     def declare(fn):
         source = inspect.getsourcefile(fn) or "<plugin>"
@@ -71,7 +74,7 @@ def kernel(op: str, backend: str, precisions, summary: str, name: str | None = N
             summary=summary, source=_display(source), precisions=tuple(precisions),
             loader=loader, params=lambda precision=None: fixed, model=model, twin=twin,
             runs_on_cpu=(backend == "triton") if runs_on_cpu is None else runs_on_cpu,
-            formula=formula, needs=needs,
+            formula=formula, needs=needs, refuses=refuses,
             **({"min_capability": tuple(min_capability)} if min_capability else {}))
         if _collecting is None:
             raise PluginError(f"{record['name']}: @kernel is for files loaded with --plugin "

@@ -159,3 +159,20 @@ def test_a_failed_check_row_carries_the_diagnosis():
     r = check.check_one(Forgetful(), problem, problem.parse_shape("33x31x19"), "fp32")
     assert r.status == "FAIL" and "whole rows: the last row (32)" in r.note
     assert "all NaN" in r.note
+
+
+def test_a_plugin_kernel_may_refuse_shapes(plugin_env, tmp_path, capsys):
+    """refuses: check skips the shapes the kernel does not take, with its reason."""
+    path = _write(tmp_path, """
+        from bench.plugins import kernel
+
+        @kernel(op="copy", backend="torch", precisions=("fp32",), summary="short copies only",
+                runs_on_cpu=True, refuses=lambda s: "over 5000 elements" if s.numel > 5000 else "")
+        def my_short_copy(x):
+            assert x.numel() <= 5000, "called on a shape it refuses"
+            return x.clone()
+    """)
+    assert cli.main(["check", "-v", "--plugin", str(path), "--kernels", "my_*",
+                     "--shapes", "1000,9000"]) == 0
+    out = capsys.readouterr().out
+    assert "1 passed, 0 failed, 1 skipped" in out and "elements" in out   # numbers folded
