@@ -347,7 +347,8 @@ def softmax_split(x: torch.Tensor, dim: int = -1, *, block: int | None = None,
     interpreting = _common.interpreting()
 
     def in_two_launches():
-        grid = (segments * min(rows, 65535),)  # any size: no program waits for another
+        # any size (no program waits for another), within the grid limit of 2^31 - 1 programs
+        grid = (segments * min(rows, 65535, max(1, (2**31 - 1) // segments)),)
         _common.launch(softmax_row_split_kernel, grid, *args, PHASE=1, **meta)
         _common.launch(softmax_row_split_kernel, grid, *args, PHASE=2, **meta)
         return y
