@@ -94,6 +94,59 @@ def _exp2_ftz(t):
 
 
 @triton.jit
+def _exp2(t, FTZ: tl.constexpr):
+    """2^t: by _exp2_ftz (FTZ, the compiled kernel), else tl.exp2 (the interpreter)."""
+    if FTZ:
+        return _exp2_ftz(t)
+    return tl.exp2(t)
+
+
+RAISE = tl.constexpr(8.0)    # EXP_ONCE, 16-bit outputs: the kept exps are 2^8 e
+
+
+@triton.jit
+def _segment_exps(x, OUT_16: tl.constexpr, FTZ: tl.constexpr):
+    """EXP_ONCE: the segment's maximum m, the exps it keeps for the output and their sum
+    s = sum exp(x - m). float32 outputs keep e = tl.exp(x - m) (subnormals included). 16-bit
+    outputs keep 2^RAISE e by ex2.approx.ftz: flushed only where e < 2^-134, below bfloat16's
+    smallest subnormal (2^-133) however the row's scale multiplies it (the scale is <= 1), and
+    the argument rounded to 2^-20 (1e-6 relative, far below 16-bit precision)."""
+    m = tl.max(x, axis=0)
+    shift = tl.where(m == -float("inf"), 0.0, m)               # all -inf: exp(-inf) = 0
+    if OUT_16:
+        e = _exp2((x - shift) * LOG2E + RAISE, FTZ)
+        s = tl.sum(e, axis=0) * 0.00390625                     # 2^-RAISE
+    else:
+        e = tl.exp(x - shift)
+        s = tl.sum(e, axis=0)
+    return m, e, s
+
+
+@triton.jit
+def _row_fold(pairs, k, SEGMENTS: tl.constexpr):
+    """The row's maximum M = max m_g and sum S = sum s_g exp(m_g - M), folded from its G
+    pairs (read past L1, .cg: the pairs of a neighbour row may share an L1 line)."""
+    theirs = pairs + 2 * k                    # i32 ok: 2 k < 2 G < 2^17 (G <= resident)
+    pm = tl.load(theirs, mask=k < SEGMENTS, other=-float("inf"), cache_modifier=".cg")
+    ps = tl.load(theirs + 1, mask=k < SEGMENTS, other=0.0, cache_modifier=".cg")
+    row_max = tl.max(pm, axis=0)
+    shift = tl.where(row_max == -float("inf"), 0.0, row_max)
+    return row_max, tl.sum(ps * tl.exp(pm - shift), axis=0)
+
+
+@triton.jit
+def _rescaled(e, m, row_max, row_sum, OUT_16: tl.constexpr):
+    """EXP_ONCE's output: the kept exps times exp(m - M) / S (2^-RAISE more for 16-bit
+    outputs), one multiply per element where the output otherwise takes a second exp.
+    exp(m - M) <= 1, so e times it never overflows; a segment of -inf (m = -inf) gives
+    0 * 0 = 0, a row of -inf (M = -inf, S = 0) NaN as in softmax, a NaN or +inf S NaN."""
+    scale = tl.exp(m - row_max) * (1.0 / row_sum)
+    if OUT_16:
+        scale = scale * 0.00390625                             # 2^-RAISE
+    return e * scale
+
+
+@triton.jit
 def _publish_pair(pairs, seg, x, LEAN: tl.constexpr = False):
     """This program's (max, sum of exp(x - max)) of its segment, stored at pair `seg` of the
     row's pairs (an all -inf segment: (-inf, 0)). LEAN: the sum's exps flushed below 2^-126
@@ -126,13 +179,7 @@ def _normalized(x, pairs, k, SEGMENTS: tl.constexpr, LEAN_OUT: tl.constexpr = Fa
     (16-bit outputs of the LEAN variant): exp2 flushed below 2^-126 of the argument raised by
     64, the scale lowered by 2^-64, so outputs down to 2^-190 keep their subnormals; the raise
     rounds the argument to 2^-18, 3e-6 relative (cuda/softmax_split.cu's lean arithmetic)."""
-    # .cg: from L2, never a stale L1 line (the pairs of a neighbour row share lines)
-    theirs = pairs + 2 * k                    # i32 ok: 2 k < 2 G < 2^17 (G <= resident)
-    pm = tl.load(theirs, mask=k < SEGMENTS, other=-float("inf"), cache_modifier=".cg")
-    ps = tl.load(theirs + 1, mask=k < SEGMENTS, other=0.0, cache_modifier=".cg")
-    row_max = tl.max(pm, axis=0)
-    shift = tl.where(row_max == -float("inf"), 0.0, row_max)
-    row_sum = tl.sum(ps * tl.exp(pm - shift), axis=0)
+    row_max, row_sum = _row_fold(pairs, k, SEGMENTS)
     if LEAN_OUT:
         low = (1.0 / row_sum) * 5.421010862427522e-20          # inv * 2^-64: normal
         return _exp2_ftz((x - row_max) * LOG2E + 64.0) * low   # a row of -inf: NaN
@@ -153,6 +200,8 @@ def softmax_row_split_kernel(
     LOAD_CACHE: tl.constexpr = "",            # cache modifier of the segment loads ("", ".cg")
     LOAD_EVICT: tl.constexpr = "",            # their L2 policy ("", "evict_first")
     LEAN: tl.constexpr = False,               # exps by ex2.approx.ftz (_exp2_ftz; not interpreted)
+    EXP_ONCE: tl.constexpr = False,           # the pair's exps kept and rescaled (_segment_exps)
+    FTZ: tl.constexpr = False,                # EXP_ONCE's 16-bit exps by _exp2_ftz (not interpreted)
 ):
     pid = tl.program_id(0)
     seg = pid % SEGMENTS                      # this program's segment of every row it takes
@@ -172,14 +221,24 @@ def softmax_row_split_kernel(
         x = tl.load(x_row + cols, mask=mask, other=-float("inf"), cache_modifier=LOAD_CACHE,
                     eviction_policy=LOAD_EVICT).to(tl.float32)
         pairs = part_ptr + row64 * (2 * SEGMENTS)
-        if PHASE != 2:
+        out_16: tl.constexpr = y_ptr.dtype.element_ty != tl.float32
+        if EXP_ONCE:
+            m, e, s = _segment_exps(x, out_16, FTZ)
+            if PHASE != 2:
+                tl.store(pairs + 2 * seg, m)
+                tl.store(pairs + 2 * seg + 1, s)
+        elif PHASE != 2:
             _publish_pair(pairs, seg, x, LEAN)
         if PHASE == 0:
             tl.debug_barrier()                # every store of the pair before the release
             tl.atomic_add(count_ptr + row, 1, sem="release")
             _wait_for_pairs(count_ptr, row, SEGMENTS, SPIN_LIMIT)
         if PHASE != 1:
-            y = _normalized(x, pairs, k, SEGMENTS, LEAN and y_ptr.dtype.element_ty != tl.float32)
+            if EXP_ONCE:
+                row_max, row_sum = _row_fold(pairs, k, SEGMENTS)
+                y = _rescaled(e, m, row_max, row_sum, out_16)
+            else:
+                y = _normalized(x, pairs, k, SEGMENTS, LEAN and out_16)
             tl.store(y_row + cols, y.to(y_ptr.dtype.element_ty), mask=mask, cache_modifier=".cs")
 
 
@@ -298,7 +357,8 @@ def softmax_split(x: torch.Tensor, dim: int = -1, *, block: int | None = None,
                   warps: int | None = None, two_launches: bool = False,
                   groups: int | None = None, pipelined: bool = False,
                   prefetch_at: str = "release", load_hint: str = "",
-                  lean: bool = False, fallback: bool = False) -> torch.Tensor:
+                  lean: bool = False, exp_once: bool = False,
+                  fallback: bool = False) -> torch.Tensor:
     """softmax(x, dim=-1) with each row split over G programs. ``block``/``warps`` override
     tiles.SOFTMAX_SPLIT (tiles.SOFTMAX_SPLIT_PIPELINED with ``pipelined``); ``two_launches``
     runs PHASE 1 + 2 (always, under the interpreter, when a row takes several programs);
@@ -309,7 +369,10 @@ def softmax_split(x: torch.Tensor, dim: int = -1, *, block: int | None = None,
     arithmetic); ``load_hint`` ("", "evict_first", "cg") marks the segment loads
     (LOAD_HINTS); ``lean`` takes the exps by ex2.approx.ftz (_exp2_ftz: the sum's, and the
     output's for 16-bit outputs), as cuda/softmax_split.cu does by default; the interpreter
-    runs tl.exp (it cannot run the inline instruction). ``fallback``: a row that needs more
+    runs tl.exp (it cannot run the inline instruction). ``exp_once`` keeps the exps of the
+    pair's sum and rescales them for the output (_segment_exps, _rescaled: one exp per element
+    where the others take two; the plain kernel only; 16-bit exps by _exp2_ftz, tl.exp2 under
+    the interpreter). ``fallback``: a row that needs more
     programs than the GPU holds at once runs the two launches (else ValueError)."""
     _memory.check_float(NAME, x)
     if x.dim() == 0 or dim not in (-1, x.dim() - 1):
@@ -321,6 +384,9 @@ def softmax_split(x: torch.Tensor, dim: int = -1, *, block: int | None = None,
     if prefetch_at not in ("release", "top") or (prefetch_at != "release" and not pipelined):
         raise ValueError(f"{NAME}: prefetch_at must be 'release' or 'top' (the latter with "
                          f"pipelined=True), got {prefetch_at!r} with pipelined={pipelined}")
+    if exp_once and (pipelined or lean):
+        raise ValueError(f"{NAME}: exp_once is an arithmetic of the plain loop; it cannot be "
+                         f"combined with pipelined={pipelined} or lean={lean}")
     if pipelined and two_launches:
         raise ValueError(f"{NAME}: pipelined is the one-launch kernel; it cannot run as "
                          f"two_launches")
@@ -343,6 +409,8 @@ def softmax_split(x: torch.Tensor, dim: int = -1, *, block: int | None = None,
     meta = dict(BLOCK=block, SEGMENTS=segments, SEGMENTS_P2=triton.next_power_of_2(segments),
                 VEC=vec, SPIN_LIMIT=SPIN_LIMIT, LOAD_CACHE=cache, LOAD_EVICT=evict,
                 LEAN=lean, num_warps=warps)
+    if exp_once:                              # (only the plain kernel takes them)
+        meta.update(EXP_ONCE=True, FTZ=not _common.interpreting())
     args = (x, y, pairs, count, rows, n)
     interpreting = _common.interpreting()
 

@@ -4,8 +4,8 @@ compiled for sm_90 without a GPU, and the measuring script's plan.
   - triton_batched's autotuned tf32 candidates (its default at tf32) that swap the operands
     (B^T from registers) wait for each k-step's wgmma: no register written while a wgmma still reads it
     (bench/wgmma_hazards.py) and no wgmma serialised by ptxas (warning C7515);
-  - the split softmax's one-launch kernels (still variants under measurement: plain and
-    software-pipelined) publish their pair with a release atomic, poll with acquire loads,
+  - the split softmax's one-launch kernels (plain, lean, exp once and software-pipelined)
+    publish their pair with a release atomic, poll with acquire loads,
     read the pairs past L1 (.cg) and move their segment with 16-byte accesses, without
     spilling; the pipelined loop's loads of the next row are issued before the poll loop
     and first waited for after it (the scoreboards in the SASS control bits);
@@ -99,6 +99,8 @@ for elem, dt in ((4, "fp32"), (2, "bf16")):
                   dict(PHASE=0)))
     cases.append((dt + " lean", ss.softmax_row_split_kernel, elem, dt, *tiles.SOFTMAX_SPLIT[elem],
                   dict(PHASE=0, LEAN=True)))
+    cases.append((dt + " exp once", ss.softmax_row_split_kernel, elem, dt,
+                  *tiles.SOFTMAX_SPLIT[elem], dict(PHASE=0, EXP_ONCE=True, FTZ=True)))
     for top in (False, True):
         cases.append((dt + (" pipelined top" if top else " pipelined"),
                       ss.softmax_row_split_pipelined_kernel, elem, dt,
@@ -120,6 +122,7 @@ for name, kernel, elem, dt, block, warps, extra in cases:
         ld128=sass.count("LDG.E.128"), st128=sass.count("STG.E.EF.128"),
         spills=sass.count("STL"), registers=int(re.findall(r"REG:(\d+)", res)[0]),
         instructions=len(re.findall(r"/\*[0-9a-f]{4}\*/", sass)), fixups=sass.count("-126"),
+        exps=sass.count("MUFU.EX2"),
         next_segment=next_segment(sass) if kernel is ss.softmax_row_split_pipelined_kernel
         else None)
 print(json.dumps(report))
@@ -150,7 +153,7 @@ def test_batched_tf32_swap_candidates_are_race_free(compiled):
 
 @pytest.mark.slow
 def test_split_softmax_exchange_and_vector_accesses(compiled):
-    assert len(compiled["split"]) == 8
+    assert len(compiled["split"]) == 10
     for name, r in compiled["split"].items():
         assert r["release"] == 1 and r["acquire"] >= 1 and r["cg_loads"] == 2, (name, r)
         # 32 elements per thread: float32 8 vectors of 16 bytes, 16-bit 4 (8192 / 256 threads
@@ -173,6 +176,19 @@ def test_split_softmax_lean_takes_its_exps_without_the_subnormal_fixup(compiled)
         assert lean["instructions"] < plain["instructions"], (dt, plain, lean)
         assert lean["fixups"] < plain["fixups"] and lean["registers"] <= plain["registers"]
     assert split["bf16 lean"]["fixups"] <= 2, split["bf16 lean"]
+
+
+@pytest.mark.slow
+def test_split_softmax_exp_once_takes_one_exp_per_element(compiled):
+    """exp_once=True: the output multiplies the sum's kept exps by the segment's scale, so
+    the kernel executes one MUFU.EX2 per element (32 per thread) plus the fold's few, where
+    the plain and lean kernels take two; it is the shortest of the three and spills nothing."""
+    split = compiled["split"]
+    for dt in ("fp32", "bf16"):
+        plain, lean, once = split[dt], split[dt + " lean"], split[dt + " exp once"]
+        assert 32 <= once["exps"] <= 40 and plain["exps"] >= 64, (dt, plain, once)
+        assert once["instructions"] < lean["instructions"] < plain["instructions"], dt
+        assert once["registers"] <= plain["registers"] and once["spills"] == 0, (dt, once)
 
 
 @pytest.mark.slow

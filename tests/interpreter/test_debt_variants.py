@@ -286,3 +286,51 @@ def test_split_softmax_lean_falls_back_to_tl_exp_under_the_interpreter():
     for kw in (dict(), dict(pipelined=True), dict(block=128)):
         assert torch.equal(softmax_split.softmax_split(x, lean=True, **kw),
                            softmax_split.softmax_split(x, **kw))
+
+
+@pytest.mark.parametrize("dtype,precision", [(torch.float32, "fp32"), (torch.float16, "fp16")])
+@pytest.mark.parametrize("shape,block", [((5, 300), None), ((3, 1000), 128), ((2, 4099), 1024),
+                                         ((4, 1), None)])
+def test_split_softmax_exp_once_is_the_softmax(shape, block, dtype, precision):
+    """exp_once=True keeps the exps of the segment's sum and multiplies them by exp(m - M) / S
+    (16-bit outputs: exps raised by 2^8, the scale lowered by as much; tl.exp2 under the
+    interpreter): one segment per row runs the one-launch exchange, several the two launches,
+    whose second launch takes the same arithmetic."""
+    from triton_impl import softmax_split
+
+    x = _x(shape, dtype)
+    y = softmax_split.softmax_split(x, block=block, exp_once=True)
+    err, bound = _softmax_error(y, x, precision)
+    assert err <= bound, (err, bound)
+
+
+def test_split_softmax_exp_once_non_finite_and_tiny_outputs():
+    """A NaN, a +inf, half and all of a row -inf: as torch.softmax. Outputs far below the
+    row's maximum (x - M from -80 to -105: float32 subnormals, a segment's scale exp(m - M)
+    itself subnormal) stay within the bound, which counts errors below the smallest normal
+    number in its units."""
+    from triton_impl import softmax_split
+
+    x = _x((4, 300))
+    x[0, 5] = math.nan
+    x[1, 299] = math.inf
+    x[2, :150] = -math.inf
+    x[3, :] = -math.inf
+    y = softmax_split.softmax_split(x, block=64, exp_once=True)
+    err, bound = _softmax_error(y, x, "fp32")
+    assert err <= bound
+    assert torch.isnan(y[[0, 1, 3]]).all() and not torch.isnan(y[2]).any()
+    tiny = torch.zeros(2, 256)
+    tiny[:, 1:] = -80.0 - torch.arange(255) * 0.1
+    for block in (64, 256):
+        y = softmax_split.softmax_split(tiny, block=block, exp_once=True)
+        err, bound = _softmax_error(y, tiny, "fp32")
+        assert err <= bound and (y[:, 1:] > 0).any()
+
+
+def test_split_softmax_exp_once_keywords_are_checked():
+    from triton_impl import softmax_split
+
+    for kw in (dict(pipelined=True), dict(lean=True)):
+        with pytest.raises(ValueError, match="exp_once"):
+            softmax_split.softmax_split(_x((3, 40)), exp_once=True, **kw)

@@ -2,6 +2,7 @@
 
     python docs/performance/debts/debts_h100.py OUT [--sections softmax,tf32,batched]
                                                     [--rounds N] [--quick] [--plan]
+                                                    [--variants REGEX]
 
 Three debts (NOTES.md beside this file says why each kernel is slow, what each variant
 changes and what we predict):
@@ -45,6 +46,7 @@ import csv
 import json
 import math
 import os
+import re
 import statistics
 import sys
 import threading
@@ -237,10 +239,16 @@ def softmax_auto_cluster_refill(n: int, elem: int) -> int:
     return cap if c > cap and -(-n // cap) * elem <= 227 * 1024 else c
 
 
-def softmax_variants(n: int, elem: int, quick: bool = False) -> list[dict]:
+def softmax_variants(n: int, elem: int, quick: bool = False, keep: str = "") -> list[dict]:
     """The kernels to measure on rows of n elements: dicts with name, kind ('ref', 'default'
-    or 'variant'), make (() -> (x -> softmax(x, -1))) and max_n (the longest row it takes).
-    Nothing is built or compiled here."""
+    or 'variant'), make (() -> (x -> softmax(x, -1))) and max_n (the longest row it takes);
+    with ``keep`` (a regular expression), the reference and the kernels whose names it
+    finds. Nothing is built or compiled here."""
+    out = _softmax_variants(n, elem, quick)
+    return [v for v in out if v["kind"] == "ref" or not keep or re.search(keep, v["name"])]
+
+
+def _softmax_variants(n: int, elem: int, quick: bool) -> list[dict]:
     from bindings import config
     from triton_impl import tiles
     sram_max = config.memory_params()["SOFTMAX_SRAM_MAX_N"]
@@ -292,12 +300,15 @@ def softmax_variants(n: int, elem: int, quick: bool = False) -> list[dict]:
     out += [entry("triton online", "default", registry_runner("triton_softmax_online", p))]
     out.append(entry("triton split (default)", "variant", triton_split()))
     out.append(entry("triton split lean", "variant", triton_split(lean=True)))
+    out.append(entry("triton split exp once", "variant", triton_split(exp_once=True)))
     if not quick:
         default = tiles.SOFTMAX_SPLIT[elem][0]
         for block, warps in ((4096, 4), (8192, 8), (16384, 16)):
             if block != default and block < n:
                 out.append(entry(f"triton split {block}x{warps}w", "variant",
                                  triton_split(block, warps)))
+                out.append(entry(f"triton split exp once {block}x{warps}w", "variant",
+                                 triton_split(block, warps, exp_once=True)))
         out.append(entry("triton split two launches", "variant", triton_split(two_launches=True)))
     out += triton_split_pipelined(n, elem, quick, triton_split, entry)
     return out
@@ -380,7 +391,8 @@ def softmax_small_checks(fn, problem, precision, max_n: int) -> str:
     return "; ".join(failed)
 
 
-def run_softmax(out: Out, timer: Timer, copy_gbps: float, rounds: int, quick: bool):
+def run_softmax(out: Out, timer: Timer, copy_gbps: float, rounds: int, quick: bool,
+                keep: str = ""):
     import torch
 
     from bench import problems
@@ -396,7 +408,7 @@ def run_softmax(out: Out, timer: Timer, copy_gbps: float, rounds: int, quick: bo
             x, _ = problem.inputs(shape, precision, seed=0, device="cuda")
             nbytes = 2 * x.numel() * elem                    # compulsory: read once, write once
             entries = []
-            for v in softmax_variants(n, elem, quick):
+            for v in softmax_variants(n, elem, quick, keep):
                 name, kind = v["name"], v["kind"]
                 try:
                     fn = v["make"]()
@@ -736,11 +748,12 @@ def _warm(task: str) -> str:
             a = torch.randn(512, 512, device="cuda")
             registry.get("triton_persistent").runner("tf32")(a, a)
         elif task.startswith("softmax:"):
-            dtype = _dtype(task.split(":")[1])
+            _, precision, keep = task.split(":", 2)
+            dtype = _dtype(precision)
             elem = torch.empty((), dtype=dtype).element_size()
             small = [tuple(int(d) for d in text.split("x")) for text, _mode in SMALL_CHECKS]
             for _rows, n in SOFTMAX_SHAPES:
-                for v in softmax_variants(n, elem):
+                for v in softmax_variants(n, elem, keep=keep):
                     if not v["name"].startswith("triton"):
                         continue
                     fn = v["make"]()
@@ -756,7 +769,7 @@ def _warm(task: str) -> str:
         return f"{task}: warm-up failed ({type(exc).__name__}: {str(exc).splitlines()[0][:120]})"
 
 
-def start_warmup(sections) -> object:
+def start_warmup(sections, keep: str = "") -> object:
     import concurrent.futures
     import multiprocessing
     tasks = []
@@ -765,7 +778,7 @@ def start_warmup(sections) -> object:
     if "tf32" in sections:
         tasks.append("tf32")
     if "softmax" in sections:
-        tasks += [f"softmax:{p}" for p in SOFTMAX_DTYPES]
+        tasks += [f"softmax:{p}:{keep}" for p in SOFTMAX_DTYPES]
     if not tasks:
         return None
     pool = concurrent.futures.ProcessPoolExecutor(
@@ -775,14 +788,14 @@ def start_warmup(sections) -> object:
 
 # --------------------------------------------------------------------------- main
 
-def plan(sections, quick) -> list[str]:
+def plan(sections, quick, keep: str = "") -> list[str]:
     """What a run measures, without a GPU (--plan)."""
     lines = []
     if "softmax" in sections:
         for rows, n in SOFTMAX_SHAPES:
             for precision in SOFTMAX_DTYPES:
                 elem = 4 if precision == "fp32" else 2
-                names = [v["name"] for v in softmax_variants(n, elem, quick)]
+                names = [v["name"] for v in softmax_variants(n, elem, quick, keep)]
                 lines.append(f"softmax {rows}x{n} {precision}: {', '.join(names)}")
     if "tf32" in sections:
         for size in TF32_SIZES:
@@ -804,13 +817,20 @@ def main(argv=None) -> int:
     ap.add_argument("--rounds", type=int, default=3, help="alternating rounds (tf32: at least 5)")
     ap.add_argument("--quick", action="store_true", help="defaults and the main variants only")
     ap.add_argument("--plan", action="store_true", help="print what would be measured and stop")
+    ap.add_argument("--variants", default="", metavar="REGEX",
+                    help="softmax: only the kernels whose names this regular expression finds "
+                         "(and torch.softmax, the reference)")
     args = ap.parse_args(argv)
+    try:
+        re.compile(args.variants)
+    except re.error as exc:
+        ap.error(f"--variants: not a regular expression: {args.variants!r} ({exc})")
     sections = [s for s in args.sections.split(",") if s]
     unknown = [s for s in sections if s not in SECTIONS]
     if unknown:
         ap.error(f"unknown sections {unknown}; choose from {SECTIONS}")
     if args.plan:
-        print("\n".join(plan(sections, args.quick)))
+        print("\n".join(plan(sections, args.quick, args.variants)))
         return 0
 
     import torch
@@ -826,7 +846,7 @@ def main(argv=None) -> int:
     out.say(f"{env.get('gpu')}, driver {env.get('driver')}, torch {env.get('torch')}, triton "
             f"{env.get('triton')}, git {env.get('git_sha')}, SM clock {env.get('sm_clock_mhz_before')} MHz")
 
-    warm = start_warmup(sections)
+    warm = start_warmup(sections, args.variants)
     if "softmax" in sections:
         t0 = time.monotonic()
         import bindings
@@ -854,7 +874,8 @@ def main(argv=None) -> int:
     for section in sections:
         try:
             if section == "softmax":
-                run_softmax(out, timer, copy["copy_gbps"], args.rounds, args.quick)
+                run_softmax(out, timer, copy["copy_gbps"], args.rounds, args.quick,
+                            args.variants)
             elif section == "tf32":
                 run_tf32(out, timer, max(5, args.rounds), args.quick)
             elif section == "batched":
