@@ -169,7 +169,8 @@ at::Tensor softmax_split(const at::Tensor& x, int64_t dim) {
   at::Tensor out = at::empty(a.sizes(), a.options());
   if (a.numel() == 0) return out;
   const cudaError_t err = cvt::launch_softmax_split(dtype, a.data_ptr(), out.data_ptr(), v.outer,
-                                                    v.n, 0, true, stream_of(a));
+                                                    v.n, 0, cvt::SplitForm::kChosen,
+                                                    stream_of(a));
   TORCH_CHECK(err != cudaErrorNotSupported, op, ": a row of ", v.n, " elements needs a "
               "thread-block cluster, which this GPU does not run (compute capability 9.0 and a "
               "GPC that holds the cluster); softmax_online takes rows of any length");
@@ -202,7 +203,10 @@ at::Tensor softmax_rows_variant(const at::Tensor& x, c10::string_view variant, i
   const int64_t rows = a.numel() / n;
   const cudaError_t err = cvt::launch_softmax_split(dtype, a.data_ptr(), out.data_ptr(), rows, n,
                                                     static_cast<int>(param),
-                                                    variant == "split_refill", stream_of(a));
+                                                    variant == "split_refill"
+                                                        ? cvt::SplitForm::kRefill
+                                                        : cvt::SplitForm::kSplit,
+                                                    stream_of(a));
   TORCH_CHECK(err != cudaErrorNotSupported, op, ": split with a cluster of ", param,
               " blocks (0: automatic) for rows of ", n, " elements does not run on this GPU "
               "(clusters need compute capability 9.0; the cluster must fit a GPC)");

@@ -170,7 +170,8 @@
 
 // ---------------------------------------------------------------------------------------
 // Softmax version 3, split rows (softmax_split.cu; docs/performance/debts/NOTES.md): the op
-// softmax_split runs its refill kernel; the debug op cvt::softmax_rows_variant every form.
+// softmax_split runs the form SplitForm::kChosen picks (memory_launchers.h); the debug op
+// cvt::softmax_rows_variant every form.
 // ---------------------------------------------------------------------------------------
 
 // Version 3, split rows (softmax_split.cu): a row cut into slices, one block per slice, the
@@ -203,16 +204,17 @@
 #ifndef CVT_SPLIT_MIN_BLOCKS
 #define CVT_SPLIT_MIN_BLOCKS 1
 #endif
-// Two candidates of the split's synchronisation, off by default until measured (the sweep's
-// lean1_relaxed, lean1_pairs): CVT_SPLIT_RELAXED_ARRIVE = 1 arrives at the cluster barriers
-// without release semantics, thread 0 fencing the one store the other blocks read (its pair);
-// CVT_SPLIT_PAIR_REDUCE = 1 folds each block's (max, sum) in one block reduction of pairs
-// instead of two (a maximum, then a sum).
+// The split's synchronisation (the sweep's lean1, lean1_relaxed, lean1_pairs: measured in
+// results/h100_sweeps/softmax_split_sync/): CVT_SPLIT_RELAXED_ARRIVE = 1 (the default) makes
+// version 3, not refill, arrive at its cluster barriers without release semantics, thread 0
+// fencing the one store the other blocks read (its pair); CVT_SPLIT_PAIR_REDUCE = 1 (the
+// default) folds each block's (max, sum) in one block reduction of pairs instead of two (a
+// maximum, then a sum). 0 restores the earlier form, for the sweep's comparisons.
 #ifndef CVT_SPLIT_RELAXED_ARRIVE
-#define CVT_SPLIT_RELAXED_ARRIVE 0
+#define CVT_SPLIT_RELAXED_ARRIVE 1
 #endif
 #ifndef CVT_SPLIT_PAIR_REDUCE
-#define CVT_SPLIT_PAIR_REDUCE 0
+#define CVT_SPLIT_PAIR_REDUCE 1
 #endif
 
 // ---------------------------------------------------------------------------------------

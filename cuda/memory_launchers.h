@@ -51,9 +51,9 @@ cudaError_t launch_softmax_row_sram(DType dtype, const void* x, void* y, int64_t
 cudaError_t launch_softmax_online(DType dtype, const void* x, void* y, int64_t outer, int64_t n,
                                   int64_t inner, int sms, cudaStream_t stream);
 
-// Softmax version 3 (memory_config.h; the op cvt::softmax_split runs refill with the
-// automatic cluster size, the debug op cvt::softmax_rows_variant every form): softmax over
-// the last dimension of a contiguous [rows, n] tensor, same contract as above.
+// Softmax version 3 (memory_config.h; the op cvt::softmax_split runs the form kChosen picks
+// with the automatic cluster size, the debug op cvt::softmax_rows_variant every form):
+// softmax over the last dimension of a contiguous [rows, n] tensor, same contract as above.
 //   split            version 3 (softmax_split.cu): a row over a cluster of `cluster` blocks
 //                    (0: the smallest power of two whose slices fit kSplitSliceBytes), each
 //                    keeping its slice in shared memory; one read, one write. cluster > 1 needs
@@ -64,6 +64,12 @@ cudaError_t launch_softmax_online(DType dtype, const void* x, void* y, int64_t o
 //                    once, each looping over rows) whose blocks copy their next row's slice
 //                    into shared memory while they write the current one out; automatic
 //                    cluster size at most kSplitRefillMaxCluster where the slices fit a block.
+//   chosen           split where its automatic cluster has at most kSplitRefillMaxCluster
+//                    blocks (every 16-bit row up to 393216 elements, float32 up to 196608),
+//                    refill where split would need more (its clusters of 16 leave SMs idle;
+//                    refill's one 192 KiB block per SM keeps its copies in flight instead):
+//                    the faster of the two on the H100 at 4096 x 32768 and 4096 x 393216.
+enum class SplitForm { kSplit, kRefill, kChosen };
 constexpr int64_t kSplitSliceBytes = CVT_SPLIT_SLICE_BYTES;
 constexpr int kSplitMaxCluster = CVT_SPLIT_MAX_CLUSTER;
 constexpr int kSplitRefillMaxCluster = CVT_SPLIT_REFILL_MAX_CLUSTER;
@@ -73,7 +79,7 @@ constexpr bool kSplitLean = CVT_SPLIT_LEAN != 0;      // the slice's arithmetic:
 constexpr bool kSplitRelaxedArrive = CVT_SPLIT_RELAXED_ARRIVE != 0;  // cluster barriers: no release
 constexpr bool kSplitPairReduce = CVT_SPLIT_PAIR_REDUCE != 0;        // one block reduction per row
 cudaError_t launch_softmax_split(DType dtype, const void* x, void* y, int64_t rows, int64_t n,
-                                 int cluster, bool refill, cudaStream_t stream);
+                                 int cluster, SplitForm form, cudaStream_t stream);
 
 // grey[r, c] = round(0.2989 R + 0.5870 G + 0.1140 B) of a uint8 3 x h x w image.
 // Blocks of kGreyBY rows x kGreyBX threads, kGreyPx neighbour pixels per thread; the row

@@ -225,9 +225,11 @@ softmax_row_split_kernel(const T* __restrict__ x, T* __restrict__ y, int64_t row
       __shared__ float2 partial;  // this block's (max, sum), read by the whole cluster
       cg::cluster_group cluster = cg::this_cluster();
       if (threadIdx.x == 0) partial = make_float2(row_max, row_sum);
-      if constexpr (kSplitRelaxedArrive) {
+      if constexpr (kSplitRelaxedArrive && !REFILL) {
         // Only the pair is read across the cluster: thread 0 orders its store, and no thread
-        // waits at the arrive for its own outputs of the last row to become visible.
+        // waits at the arrive for its own outputs of the last row to become visible. (Not
+        // for refill, whose float32 clusters of 8 lost 7 points of copy bandwidth with it:
+        // results/h100_sweeps/softmax_split_sync/, NOTES.md.)
         if (threadIdx.x == 0) asm volatile("fence.release.cluster;" ::: "memory");
         asm volatile("barrier.cluster.arrive.relaxed.aligned;" ::: "memory");
         asm volatile("barrier.cluster.wait.aligned;" ::: "memory");
@@ -246,7 +248,7 @@ softmax_row_split_kernel(const T* __restrict__ x, T* __restrict__ y, int64_t row
       row_sum = warp_allreduce(ps * __expf(pm - shift), SumOp());
       // Done reading the others' pairs; they may reuse (or free, by exiting) theirs once
       // every block has arrived here. Arrive now, wait after the output is written.
-      if constexpr (kSplitRelaxedArrive) {
+      if constexpr (kSplitRelaxedArrive && !REFILL) {
         asm volatile("barrier.cluster.arrive.relaxed.aligned;" ::: "memory");  // reads done
       } else {
         cluster.barrier_arrive();
@@ -286,7 +288,7 @@ cudaError_t split_shared(Kernel kernel, size_t bytes) {
 }
 
 template <typename T, int VEC>
-cudaError_t launch_split(const T* x, T* y, int64_t rows, int64_t n, int cluster, bool refill,
+cudaError_t launch_split(const T* x, T* y, int64_t rows, int64_t n, int cluster, SplitForm form,
                          cudaStream_t stream) {
   int device = 0, major = 0, smem_limit = 0, sms = 0;
   cudaError_t err = cudaGetDevice(&device);
@@ -302,14 +304,17 @@ cudaError_t launch_split(const T* x, T* y, int64_t rows, int64_t n, int cluster,
     return ceil_div(nvec, c) * VEC * static_cast<int64_t>(sizeof(T));
   };
   int64_t c = cluster;
+  bool refill = form == SplitForm::kRefill;
   if (c <= 0) {  // the smallest power of two whose slices fit kSplitSliceBytes (or the limit)
     c = 1;
     while (c < kSplitMaxCluster && slice_bytes(c) > kSplitSliceBytes) c *= 2;
     // refill: at most the portable cluster size (8) where the slices still fit one block.
     // Clusters of 16 leave SMs idle: the H100's GPCs hold 14 of them (224 of 264 block
     // slots); with 8, 16 clusters of one 192 KiB block per SM (fp32 393216) use 128 SMs.
-    if (refill && c > kSplitRefillMaxCluster && slice_bytes(kSplitRefillMaxCluster) <= smem_limit) {
-      c = kSplitRefillMaxCluster;
+    // kChosen takes refill exactly there, split everywhere else.
+    if (c > kSplitRefillMaxCluster && slice_bytes(kSplitRefillMaxCluster) <= smem_limit) {
+      if (form == SplitForm::kChosen) refill = true;
+      if (refill) c = kSplitRefillMaxCluster;
     }
   }
   if (c > kSplitMaxCluster || slice_bytes(c) > smem_limit) return cudaErrorInvalidValue;
@@ -371,7 +376,7 @@ cudaError_t launch_split(const T* x, T* y, int64_t rows, int64_t n, int cluster,
 }
 
 cudaError_t launch_softmax_split(DType dtype, const void* x, void* y, int64_t rows, int64_t n,
-                                 int cluster, bool refill, cudaStream_t stream) {
+                                 int cluster, SplitForm form, cudaStream_t stream) {
   if (cluster < 0) return cudaErrorInvalidValue;
   if (rows <= 0 || n <= 0) return cudaSuccess;
   return dispatch_dtype(dtype, [&](auto type) {
@@ -379,9 +384,9 @@ cudaError_t launch_softmax_split(DType dtype, const void* x, void* y, int64_t ro
     const T* xt = static_cast<const T*>(x);
     T* yt = static_cast<T*>(y);
     if (aligned16(x) && aligned16(y) && (n * static_cast<int64_t>(sizeof(T))) % 16 == 0) {
-      return launch_split<T, kVec16<T>>(xt, yt, rows, n, cluster, refill, stream);
+      return launch_split<T, kVec16<T>>(xt, yt, rows, n, cluster, form, stream);
     }
-    return launch_split<T, 1>(xt, yt, rows, n, cluster, refill, stream);
+    return launch_split<T, 1>(xt, yt, rows, n, cluster, form, stream);
   });
 }
 

@@ -189,16 +189,13 @@ INTERPRETER_CONFIG = {p: _cfg(32, 32, 16, 4, 1, group=2, b_regs=(p == "tf32"))
 # of at most one chunk is read once (bench/families/memory/models.py).
 SOFTMAX_ONLINE = {4: (16384, 16), 2: (4096, 16)}
 
-# The split softmax's segments (triton_impl/softmax_split.py, under measurement), by element
-# size: (elements per program, warps). 32 elements per thread: a segment of 64 per thread
-# took 128-146 registers (ptxas, sm_90), one or two programs per SM; with 32, float32 takes
-# 80 registers (3 programs of 8 warps per SM: 96 KiB in flight), float16 64 (2 programs of 16
-# warps: 64 KiB). A 393216-element row is then 48 (float32) or 24 (16-bit) segments.
-SOFTMAX_SPLIT = {4: (8192, 8), 2: (16384, 16)}
-
-# The pipelined split (softmax_row_split_pipelined_kernel) holds two segments per thread: the
-# row being exchanged (float32) and the next one as loaded. 8192 x 8 warps for every element
-# size (ptxas, sm_90): float32 112 registers (2 programs per SM: 64 KiB of next segments in
-# flight), 16-bit 80 (3 per SM: 48 KiB); 16384 x 16 would leave one 16-bit program per SM
-# (89 registers). Little's law asks ~23 KiB in flight per SM.
-SOFTMAX_SPLIT_PIPELINED = {4: (8192, 8), 2: (8192, 8)}
+# The split softmax's segments (triton_impl/softmax_split.py, version 3), by element size:
+# (elements per program, warps). 32 elements per thread (64 took 128-146 registers). Measured
+# on the H100 with the kept exps (results/h100_sweeps/softmax_split_sync/debts_table.txt, % of
+# the copy bandwidth): 4096 x 4 warps against 8192 x 8 and 16384 x 16: float32 93.5 / 92.3 /
+# 89.0 at 4096 x 32768 and 89.7 / 81.6 / 60.7 at 4096 x 393216; 16-bit 84.4 / 81.7 / 76.5
+# at 32768, 77.2 / 78.4 / 76.3 at 393216 (the one place 8192 x 8 is ahead, by 1.2 points).
+# Small programs let more of them share an SM (ptxas, sm_90, 393216: float32 62 registers,
+# 8 per SM, 128 KiB of segments; 16-bit 56, 9 per SM, 72 KiB), so while one program
+# exchanges its pair the others' loads are in flight.
+SOFTMAX_SPLIT = {4: (4096, 4), 2: (4096, 4)}

@@ -182,7 +182,8 @@ static int run_softmax(const char* kernel, DType t, int64_t outer, int64_t n, in
     return k == "softmax_row_sram"
                ? cvt::launch_softmax_row_sram(t, dx.ptr(), dy.ptr(), outer, n, inner, o.sms, 0)
            : k == "softmax_split"
-               ? cvt::launch_softmax_split(t, dx.ptr(), dy.ptr(), outer * inner, n, 0, true, 0)
+               ? cvt::launch_softmax_split(t, dx.ptr(), dy.ptr(), outer * inner, n, 0,
+                                           cvt::SplitForm::kChosen, 0)
                : cvt::launch_softmax_online(t, dx.ptr(), dy.ptr(), outer, n, inner, o.sms, 0);
   };
   CUDA_CHECK(launch());

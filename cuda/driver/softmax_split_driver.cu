@@ -1,12 +1,12 @@
 // Standalone timing driver for the split softmax (cuda/softmax_split.cu, version 3 and its
-// refill variant, under measurement): no Python, no torch. It includes the kernel file, so
+// refill form): no Python, no torch. It includes the kernel file, so
 // the kernel's macros (CVT_SPLIT_*, memory_config.h and softmax_split.cu) are set by -D on
 // this file's compile: cuda/driver/softmax_split_sweep.sh builds one binary per variant.
 //
 //   softmax_split_driver fp32|fp16|bf16 ROWS N REPS C[,C...] [LABEL]
 //
 // C >= 0: the refill variant with clusters of C blocks (0: its automatic choice); C = -1:
-// version 3 with its automatic cluster size. The input is 3 * a normal deviate per element (a
+// version 3 with its automatic cluster size, C < -1 with clusters of -C blocks. The input is 3 * a normal deviate per element (a
 // hash of its index, made on the GPU), like the harness's softmax inputs. Each variant first
 // runs once on an output filled with 0xFF bytes (NaN in every float type): rows 0 and ROWS - 1
 // are compared with a float64 CPU softmax, and the worst |y - y64| / (y64 + tiny) printed
@@ -87,8 +87,9 @@ int main(int argc, char** argv) {
                                        : cvt::DType::kBFloat16;
   const auto run = [&](int c) -> cudaError_t {
     if (c == kCopy) return cudaMemcpyAsync(y, x, bytes, cudaMemcpyDeviceToDevice, 0);
-    if (c < 0) return cvt::launch_softmax_split(dt, x, y, rows, n, 0, false, 0);  // version 3
-    return cvt::launch_softmax_split(dt, x, y, rows, n, c, true, 0);               // refill
+    if (c == -1) return cvt::launch_softmax_split(dt, x, y, rows, n, 0, cvt::SplitForm::kSplit, 0);
+    if (c < -1) return cvt::launch_softmax_split(dt, x, y, rows, n, -c, cvt::SplitForm::kSplit, 0);
+    return cvt::launch_softmax_split(dt, x, y, rows, n, c, cvt::SplitForm::kRefill, 0);
   };
 
   // Each variant once on a poisoned output: rows 0 and rows - 1 against float64.
@@ -143,7 +144,8 @@ int main(int argc, char** argv) {
     const float med = ms[k][ms[k].size() / 2];
     if (all[k] == kCopy) copy = med;
     const std::string name = all[k] == kCopy ? "copy"
-                             : all[k] < 0    ? "v3 auto"
+                             : all[k] == -1  ? "v3 auto"
+                             : all[k] < 0    ? "v3 C=" + std::to_string(-all[k])
                                              : "C=" + std::to_string(all[k]);
     printf("%-12s %s %lldx%lld %-10s ms %.4f  GB/s %.0f  %%copy %.1f  (min %.4f max %.4f)\n",
            label, argv[1], static_cast<long long>(rows), static_cast<long long>(n), name.c_str(),

@@ -3,12 +3,11 @@
 
 CPU tier: every sweep candidate names macros that memory_config.h defines and compiles for
 sm_90a without a spill, and each macro does what the sweep says it measures, counted in the
-SASS of the float16 refill kernel with clusters: the lean arithmetic (CVT_SPLIT_LEAN) keeps
-the non-ftz exp's fix-up (a compare against -126) out of the per-element loops and has fewer
-instructions; the relaxed arrive
-(CVT_SPLIT_RELAXED_ARRIVE) keeps one MEMBAR, predicated for thread 0, of the default's two;
-the pair reduction (CVT_SPLIT_PAIR_REDUCE) takes five block barriers where two reductions take
-eight. (GPU: the sweep itself, and docs/performance/debts/debts_h100.py's checks.)
+SASS of the float16 kernels with clusters: the lean arithmetic (CVT_SPLIT_LEAN) keeps the
+non-ftz exp's fix-up (a compare against -126) out of the per-element loops and has fewer
+instructions; the relaxed arrive (CVT_SPLIT_RELAXED_ARRIVE) leaves version 3 one MEMBAR,
+predicated for thread 0, of its two, and refill both; the pair reduction
+(CVT_SPLIT_PAIR_REDUCE) takes five block barriers where two reductions take eight. (GPU: the sweep itself, and docs/performance/debts/debts_h100.py's checks.)
 """
 from __future__ import annotations
 
@@ -25,7 +24,8 @@ ROOT = Path(__file__).resolve().parents[2]
 SWEEP = ROOT / "cuda" / "driver" / "softmax_split_sweep.sh"
 NVCC = shutil.which("nvcc")
 needs_nvcc = pytest.mark.skipif(NVCC is None, reason="nvcc not on PATH")
-KERNEL = "_ZN3cvt24softmax_row_split_kernelI6__halfLi8ELb1ELb1EEEvPKT_PS2_lll"  # fp16, refill, clusters
+REFILL = "_ZN3cvt24softmax_row_split_kernelI6__halfLi8ELb1ELb1EEEvPKT_PS2_lll"  # fp16, refill, clusters
+SPLIT = "_ZN3cvt24softmax_row_split_kernelI6__halfLi8ELb1ELb0EEEvPKT_PS2_lll"   # fp16, version 3
 
 
 def _candidates() -> dict[str, list[str]]:
@@ -36,7 +36,8 @@ def _candidates() -> dict[str, list[str]]:
 
 def test_sweep_candidates_name_real_macros():
     cands = _candidates()
-    assert {"lean0", "lean1", "lean1_relaxed", "lean1_pairs"} <= set(cands)
+    assert {"lean0", "sync0", "relaxed", "pairs", "default"} <= set(cands)
+    assert cands["default"] == []
     defined = set(config.memory_params())
     for name, flags in cands.items():
         for flag in flags:
@@ -44,7 +45,7 @@ def test_sweep_candidates_name_real_macros():
     assert subprocess.run(["bash", "-n", str(SWEEP)]).returncode == 0
 
 
-def _sass(flags: list[str], tmp_path: Path) -> tuple[list[str], str]:
+def _sass(flags: list[str], tmp_path: Path) -> tuple[dict[str, list[str]], str]:
     from bench import wgmma_hazards as wh
 
     obj = tmp_path / "split.o"
@@ -52,10 +53,12 @@ def _sass(flags: list[str], tmp_path: Path) -> tuple[list[str], str]:
                         *flags, "-Xptxas", "-v", "-c", str(ROOT / "cuda" / "softmax_split.cu"),
                         "-o", str(obj)], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr[-2000:]
-    dump = subprocess.run([wh._tool("cuobjdump"), "-sass", "-fun", KERNEL, str(obj)],
-                          capture_output=True, text=True, check=True).stdout
-    code = [re.sub(r"/\*[0-9a-f]+\*/", "", line).split(";")[0].strip()
-            for line in dump.splitlines() if re.match(r"\s+/\*[0-9a-f]{4}\*/", line)]
+    code = {}
+    for kernel in (REFILL, SPLIT):
+        dump = subprocess.run([wh._tool("cuobjdump"), "-sass", "-fun", kernel, str(obj)],
+                              capture_output=True, text=True, check=True).stdout
+        code[kernel] = [re.sub(r"/\*[0-9a-f]+\*/", "", line).split(";")[0].strip()
+                        for line in dump.splitlines() if re.match(r"\s+/\*[0-9a-f]{4}\*/", line)]
     return code, r.stderr
 
 
@@ -64,16 +67,21 @@ def _sass(flags: list[str], tmp_path: Path) -> tuple[list[str], str]:
 def test_each_macro_changes_what_it_says(tmp_path):
     cands = _candidates()
     sass = {}
-    for name in ("lean0", "lean1", "lean1_relaxed", "lean1_pairs"):
+    for name in ("lean0", "sync0", "relaxed", "pairs", "default"):
         code, ptxas = _sass(cands[name], tmp_path)
         assert "0 bytes spill stores" in ptxas and " bytes spill stores" in ptxas
         assert not re.search(r"[1-9]\d* bytes spill", ptxas), (name, ptxas[-1000:])
         sass[name] = code
-    count = lambda name, text: sum(text in line for line in sass[name])
+    count = lambda name, text, kernel=REFILL: sum(text in line for line in sass[name][kernel])
     # the fix-up's compare stays only in the per-row exps of the block and cluster folds
-    assert count("lean1", "-126") <= 2 < 16 <= count("lean0", "-126")
-    assert len(sass["lean1"]) < len(sass["lean0"])
-    assert count("lean1", "MEMBAR.ALL.GPU") == 2
-    relaxed = [line for line in sass["lean1_relaxed"] if "MEMBAR" in line]
-    assert len(relaxed) == 1 and relaxed[0].startswith("@"), relaxed      # thread 0's fence
-    assert count("lean1", "BAR.SYNC") == 8 and count("lean1_pairs", "BAR.SYNC") == 5
+    assert count("sync0", "-126") <= 2 < 16 <= count("lean0", "-126")
+    assert len(sass["sync0"][REFILL]) < len(sass["lean0"][REFILL])
+    for name in ("sync0", "relaxed", "default"):        # refill keeps both release arrivals
+        assert count(name, "MEMBAR.ALL.GPU") == 2, name
+    assert count("sync0", "MEMBAR.ALL.GPU", SPLIT) == 2
+    for name in ("relaxed", "default"):                 # version 3: thread 0's fence only
+        fences = [line for line in sass[name][SPLIT] if "MEMBAR" in line]
+        assert len(fences) == 1 and fences[0].startswith("@"), (name, fences)
+    for kernel in (REFILL, SPLIT):
+        assert count("sync0", "BAR.SYNC", kernel) == 8 and count("relaxed", "BAR.SYNC", kernel) == 8
+        assert count("pairs", "BAR.SYNC", kernel) == 5 and count("default", "BAR.SYNC", kernel) == 5

@@ -1,8 +1,8 @@
 """Interpreter tier: the Triton kernels of the performance debts (docs/performance/debts/NOTES.md)
 give the reference's answer on small, awkward shapes: the online softmax's one-chunk rows
-(its default up to SRAM_MAX_N), the split softmax (a variant under measurement: a row over
-several programs; the interpreter runs its two-launch form when a row takes more than one
-program, and the one-launch exchange, plain and software-pipelined, when it takes one), and
+(its default up to SRAM_MAX_N), the split softmax (version 3: a row over several programs;
+the interpreter runs its two-launch form when a row takes more than one program, and the
+one-launch exchange when it takes one), and
 triton_batched's autotuned default (the tf32 candidates include the operand swap). bfloat16
 is left to the GPU (the interpreter rounds float32 -> bfloat16 toward zero)."""
 from __future__ import annotations
@@ -138,83 +138,45 @@ def test_split_softmax_refuses_other_dims_and_checks_inputs():
 
 
 @pytest.mark.parametrize("groups", [None, 1, 3])
-@pytest.mark.parametrize("prefetch_at", ["release", "top"])
-def test_split_softmax_pipelined_equals_the_plain_loop(groups, prefetch_at):
-    """A row of one segment runs the one-launch kernels under the interpreter: the pipelined
-    loop (each program's next row loaded before this row's poll; past its last row nothing
-    is read) gives the plain loop's answer bit for bit, whatever the rows per program
-    (10 rows over 4, 1 or 3 groups)."""
+def test_split_softmax_rows_over_groups(groups):
+    """A row of one segment runs the one-launch kernel under the interpreter: 10 rows over
+    4, 1 or 3 groups of programs give one answer, within the bound."""
     from triton_impl import softmax_split
 
     x = _x((10, 200))
-    assert softmax_split.config(4, 200, pipelined=True)[2] == 1
-    y = softmax_split.softmax_split(x, pipelined=True, prefetch_at=prefetch_at, groups=groups)
-    assert torch.equal(y, softmax_split.softmax_split(x, groups=groups))
+    assert softmax_split.config(4, 200)[2] == 1
+    y = softmax_split.softmax_split(x, groups=groups)
+    assert torch.equal(y, softmax_split.softmax_split(x))
     err, bound = _softmax_error(y, x, "fp32")
     assert err <= bound
-
-
-def test_split_softmax_pipelined_non_finite_and_unaligned_rows():
-    """The plain loop's contract: NaN and +inf rows NaN, half -inf finite, all -inf NaN; a
-    float16 row of 1001 elements (VEC = 1) within the bound."""
-    from triton_impl import softmax_split
-
-    x = _x((4, 300))
-    x[0, 5] = math.nan
-    x[1, 299] = math.inf
-    x[2, :150] = -math.inf
-    x[3, :] = -math.inf
-    y = softmax_split.softmax_split(x, pipelined=True)
-    err, bound = _softmax_error(y, x, "fp32")
-    assert err <= bound
-    assert torch.isnan(y[[0, 1, 3]]).all() and not torch.isnan(y[2]).any()
-    h = _x((5, 1001), torch.float16)
-    y = softmax_split.softmax_split(h, pipelined=True, groups=2)
-    err, bound = _softmax_error(y, h, "fp16")
-    assert y.dtype == torch.float16 and err <= bound
-
-
-def test_split_softmax_pipelined_rows_of_several_segments():
-    """Rows of several segments: under the interpreter the two launches run (as for the
-    plain loop); the pipelined segment size is tiles.SOFTMAX_SPLIT_PIPELINED's."""
-    from triton_impl import softmax_split, tiles
-
-    x = _x((3, 2049))
-    y = softmax_split.softmax_split(x, block=512, pipelined=True)
-    assert torch.equal(y, softmax_split.softmax_split(x, block=512, two_launches=True))
-    for elem in (4, 2):
-        block, warps = tiles.SOFTMAX_SPLIT_PIPELINED[elem]
-        assert softmax_split.config(elem, 393216, pipelined=True) == (block, warps,
-                                                                     393216 // block)
 
 
 @pytest.mark.parametrize("load_hint", ["evict_first", "cg"])
 def test_split_softmax_load_hints_change_no_value(load_hint):
-    """A cache hint changes where a line lives, not what is read: both one-launch kernels
-    and the two launches give their unhinted answer bit for bit."""
+    """A cache hint changes where a line lives, not what is read: the one-launch kernel and
+    the two launches give their unhinted answer bit for bit."""
     from triton_impl import softmax_split
 
     x = _x((6, 200))
-    for kw in (dict(), dict(pipelined=True)):
-        assert torch.equal(softmax_split.softmax_split(x, load_hint=load_hint, **kw),
-                           softmax_split.softmax_split(x, **kw))
+    assert torch.equal(softmax_split.softmax_split(x, load_hint=load_hint),
+                       softmax_split.softmax_split(x))
     x = _x((3, 1000))
     assert torch.equal(softmax_split.softmax_split(x, block=256, load_hint=load_hint),
                        softmax_split.softmax_split(x, block=256))
 
 
-def test_split_softmax_pipelined_keywords_are_checked():
+def test_split_softmax_keywords_are_checked():
+    """The variants measured and deleted are gone with their keywords: the pipelined loop
+    (lost), lean (the kept exps do what it did and more), exp_once (the only arithmetic now)."""
     from triton_impl import softmax_split
 
     x = _x((2, 100))
     with pytest.raises(ValueError, match="load_hint"):
         softmax_split.softmax_split(x, load_hint="evict_last")
-    with pytest.raises(ValueError, match="prefetch_at"):
-        softmax_split.softmax_split(x, prefetch_at="top")
-    with pytest.raises(ValueError, match="prefetch_at"):
-        softmax_split.softmax_split(x, pipelined=True, prefetch_at="bottom")
-    with pytest.raises(ValueError, match="two_launches"):
-        softmax_split.softmax_split(x, pipelined=True, two_launches=True)
+    for gone in ("pipelined", "prefetch_at", "lean", "exp_once"):
+        with pytest.raises(TypeError):
+            softmax_split.softmax_split(x, **{gone: True})
+    assert not hasattr(softmax_split, "softmax_row_split_pipelined_kernel")
 
 
 def test_resident_programs_counts_the_tightest_resource(monkeypatch):
@@ -276,35 +238,23 @@ def test_batched_autotuned_equals_the_fixed_tile_it_runs():
                        matmul_batched.matmul(a, b, "fp16", tile=tile))
 
 
-def test_split_softmax_lean_falls_back_to_tl_exp_under_the_interpreter():
-    """lean=True takes its exps by an inline ex2.approx.ftz, which the interpreter cannot
-    run: there the wrapper runs tl.exp, bit for bit the plain answer (the lean SASS is
-    checked in tests/cpu/test_debt_variants_compiled.py, its numbers on the GPU)."""
-    from triton_impl import softmax_split
-
-    x = _x((5, 300))
-    for kw in (dict(), dict(pipelined=True), dict(block=128)):
-        assert torch.equal(softmax_split.softmax_split(x, lean=True, **kw),
-                           softmax_split.softmax_split(x, **kw))
-
-
 @pytest.mark.parametrize("dtype,precision", [(torch.float32, "fp32"), (torch.float16, "fp16")])
 @pytest.mark.parametrize("shape,block", [((5, 300), None), ((3, 1000), 128), ((2, 4099), 1024),
                                          ((4, 1), None)])
-def test_split_softmax_exp_once_is_the_softmax(shape, block, dtype, precision):
-    """exp_once=True keeps the exps of the segment's sum and multiplies them by exp(m - M) / S
+def test_split_softmax_kept_exps_are_the_softmax(shape, block, dtype, precision):
+    """The kernel keeps the exps of the segment's sum and multiplies them by exp(m - M) / S
     (16-bit outputs: exps raised by 2^8, the scale lowered by as much; tl.exp2 under the
     interpreter): one segment per row runs the one-launch exchange, several the two launches,
     whose second launch takes the same arithmetic."""
     from triton_impl import softmax_split
 
     x = _x(shape, dtype)
-    y = softmax_split.softmax_split(x, block=block, exp_once=True)
+    y = softmax_split.softmax_split(x, block=block)
     err, bound = _softmax_error(y, x, precision)
     assert err <= bound, (err, bound)
 
 
-def test_split_softmax_exp_once_non_finite_and_tiny_outputs():
+def test_split_softmax_non_finite_and_tiny_outputs():
     """A NaN, a +inf, half and all of a row -inf: as torch.softmax. Outputs far below the
     row's maximum (x - M from -80 to -105: float32 subnormals, a segment's scale exp(m - M)
     itself subnormal) stay within the bound, which counts errors below the smallest normal
@@ -316,21 +266,13 @@ def test_split_softmax_exp_once_non_finite_and_tiny_outputs():
     x[1, 299] = math.inf
     x[2, :150] = -math.inf
     x[3, :] = -math.inf
-    y = softmax_split.softmax_split(x, block=64, exp_once=True)
+    y = softmax_split.softmax_split(x, block=64)
     err, bound = _softmax_error(y, x, "fp32")
     assert err <= bound
     assert torch.isnan(y[[0, 1, 3]]).all() and not torch.isnan(y[2]).any()
     tiny = torch.zeros(2, 256)
     tiny[:, 1:] = -80.0 - torch.arange(255) * 0.1
     for block in (64, 256):
-        y = softmax_split.softmax_split(tiny, block=block, exp_once=True)
+        y = softmax_split.softmax_split(tiny, block=block)
         err, bound = _softmax_error(y, tiny, "fp32")
         assert err <= bound and (y[:, 1:] > 0).any()
-
-
-def test_split_softmax_exp_once_keywords_are_checked():
-    from triton_impl import softmax_split
-
-    for kw in (dict(pipelined=True), dict(lean=True)):
-        with pytest.raises(ValueError, match="exp_once"):
-            softmax_split.softmax_split(_x((3, 40)), exp_once=True, **kw)

@@ -7,14 +7,16 @@
 Three debts (NOTES.md beside this file says why each kernel is slow, what each variant
 changes and what we predict):
 
-  softmax  the row-softmax variants still under measurement, the split row
-           (cvt::softmax_rows_variant for CUDA: "split", and "split_refill", persistent, each
-           block copying its next row while it writes the current one;
-           triton_impl/softmax_split.py for Triton),
-           beside the defaults and torch.softmax (the packed 16-bit CUDA kernels and
-           Triton's one-chunk rows, measured here as variants, are the defaults now), at 4096 x 32768 and 4096 x 393216, float32/float16/bfloat16,
-           dim = -1; GB/s counted on the compulsory bytes (read N once + write N once),
-           against the copy bandwidth measured in the same run.
+  softmax  every registered row softmax (versions 1, 2 and 3: "cuda split (op)" and
+           "triton split (op)" are the registry's split kernels) beside torch.softmax, and
+           the forms of version 3 (cvt::softmax_rows_variant for CUDA: "split", one row per
+           cluster, and "split_refill", persistent, each block copying its next row while it
+           writes the current one; the op picks one of them, cuda/memory_launchers.h; for
+           Triton triton_impl/softmax_split.py with other segments, two launches, load
+           hints), at 4096 x 32768 and 4096 x 393216, float32/float16/bfloat16, dim = -1;
+           GB/s counted on the compulsory bytes (read N once + write N once), against the
+           copy bandwidth measured in the same run. --variants REGEX keeps the kernels whose
+           names it finds.
   tf32     triton_persistent against cuBLAS (TF32) at 4096^3 and 8192^3, row-major B, timed
            by the harness's method (bench/timing.py) and by triton.testing.do_bench, and by
            two variants of the harness's loop that isolate its one difference in kind (the
@@ -270,7 +272,7 @@ def _softmax_variants(n: int, elem: int, quick: bool) -> list[dict]:
         return make
 
     def triton_split(block=None, warps=None, two_launches=False, **keywords):
-        def make():     # keywords: pipelined, prefetch_at, load_hint, lean (softmax_split.py)
+        def make():     # keywords: load_hint (softmax_split.py)
             from triton_impl import softmax_split
             return lambda x: softmax_split.softmax_split(x, block=block, warps=warps,
                                                          two_launches=two_launches, **keywords)
@@ -284,6 +286,7 @@ def _softmax_variants(n: int, elem: int, quick: bool) -> list[dict]:
     if n <= sram_max:
         out += [entry("cuda row_sram", "default", registry_runner("cuda_softmax_row_sram", p), sram_max)]
     out += [entry("cuda online", "default", registry_runner("cuda_softmax_online", p))]
+    out += [entry("cuda split (op)", "default", registry_runner("cuda_softmax_split", p))]
     auto = softmax_auto_cluster(n, elem)
     out.append(entry(f"cuda split C={auto} (auto)", "variant", cuda_variant("split", 0)))
     out.append(entry(f"cuda split_refill C={softmax_auto_cluster_refill(n, elem)} (auto)",
@@ -298,43 +301,17 @@ def _softmax_variants(n: int, elem: int, quick: bool) -> list[dict]:
         out += [entry("triton row_sram", "default", registry_runner("triton_softmax_row_sram", p),
                       sram_max)]
     out += [entry("triton online", "default", registry_runner("triton_softmax_online", p))]
+    out += [entry("triton split (op)", "default", registry_runner("triton_softmax_split", p))]
     out.append(entry("triton split (default)", "variant", triton_split()))
-    out.append(entry("triton split lean", "variant", triton_split(lean=True)))
-    out.append(entry("triton split exp once", "variant", triton_split(exp_once=True)))
     if not quick:
         default = tiles.SOFTMAX_SPLIT[elem][0]
         for block, warps in ((4096, 4), (8192, 8), (16384, 16)):
             if block != default and block < n:
                 out.append(entry(f"triton split {block}x{warps}w", "variant",
                                  triton_split(block, warps)))
-                out.append(entry(f"triton split exp once {block}x{warps}w", "variant",
-                                 triton_split(block, warps, exp_once=True)))
         out.append(entry("triton split two launches", "variant", triton_split(two_launches=True)))
-    out += triton_split_pipelined(n, elem, quick, triton_split, entry)
-    return out
-
-
-def triton_split_pipelined(n: int, elem: int, quick: bool, triton_split, entry) -> list[dict]:
-    """The software-pipelined Triton split (its segment, tiles.SOFTMAX_SPLIT_PIPELINED, and
-    with --quick only that) and what brackets it: its loads issued before the pair
-    (prefetch_at='top'), other segments (4096 x 4 warps: 32 elements per thread; 4096 x 8:
-    16), and the segment loads hinted ('evict': L2 evict_first; '.cg': past L1) in the
-    plain and pipelined loops."""
-    from triton_impl import tiles
-    out = [entry("triton split pipelined", "variant", triton_split(pipelined=True))]
-    if quick:
-        return out
-    default = tiles.SOFTMAX_SPLIT_PIPELINED[elem]
-    out.append(entry("triton split pipelined top", "variant",
-                     triton_split(pipelined=True, prefetch_at="top")))
-    for block, warps in ((4096, 4), (4096, 8)):
-        if (block, warps) != default and block < n:
-            out.append(entry(f"triton split pipelined {block}x{warps}w", "variant",
-                             triton_split(block, warps, pipelined=True)))
-    for hint, label in (("evict_first", "evict"), ("cg", ".cg")):    # names fit the table
-        out.append(entry(f"triton split {label}", "variant", triton_split(load_hint=hint)))
-        out.append(entry(f"triton split pipelined {label}", "variant",
-                         triton_split(pipelined=True, load_hint=hint)))
+        for hint, label in (("evict_first", "evict"), ("cg", ".cg")):    # names fit the table
+            out.append(entry(f"triton split {label}", "variant", triton_split(load_hint=hint)))
     return out
 
 
