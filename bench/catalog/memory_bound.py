@@ -324,7 +324,8 @@ def records() -> list[Kernel]:
                suffix="_online"),
         *_pair("softmax", "split",
                "rows of any length over a thread-block cluster: slices in shared memory, "
-               "(max, sum) through DSMEM; persistent",
+               "(max, sum) through DSMEM; persistent, refilling its slices, where a row "
+               "needs more than 8 blocks",
                "rows over co-resident programs (a persistent grid): segments in registers, "
                "(max, sum) through global memory",
                mm.softmax_split, "reads N, writes N (rows split)", _cuda("softmax_split"),
