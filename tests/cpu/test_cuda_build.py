@@ -61,6 +61,20 @@ def test_cmake_builds_kernels_and_driver(tmp_path):
     assert (build / "softmax_split_driver").exists()
 
 
+@needs_nvcc
+def test_the_gpu_tiers_memory_driver_links(tmp_path):
+    """The command the GPU tier builds the memory driver with (tests/support/drivers.py)
+    compiles and links here: every kernel file the driver calls is in its list (the CMake
+    target above links them all through cvt_kernels, so it cannot tell)."""
+    from tests.support.drivers import memory_driver_command
+
+    out = tmp_path / "memory_driver"
+    r = subprocess.run(memory_driver_command(shutil.which("nvcc"), out), capture_output=True,
+                       text=True)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert out.exists()
+
+
 @pytest.mark.skipif(shutil.which("g++") is None, reason="g++ not on PATH")
 def test_bindings_compile_against_torch_headers(tmp_path):
     """bindings/*.cpp compile (syntax and types) against this torch's headers, so a broken

@@ -19,6 +19,7 @@ import pytest
 from bench import check, problems, registry
 from bench.families.memory import problems as pm
 from tests.support.checks import poisoned, same_nbytes
+from tests.support.drivers import memory_driver_command
 
 ROOT = Path(__file__).resolve().parents[2]
 MINE = [k for k in registry.select("cuda_*,triton_*,torch_*") if pm.is_memory_op(k.op)]
@@ -417,12 +418,7 @@ def driver(tmp_path_factory):
     if not os.path.exists(nvcc):
         pytest.skip("nvcc not found")
     out = tmp_path_factory.mktemp("memory_driver") / "memory_driver"
-    sources = [ROOT / "cuda" / "driver" / "memory_driver.cu"] + [
-        ROOT / "cuda" / f"{f}.cu" for f in ("vector_add", "copy", "relu_dropout",
-                                             "softmax_row_sram", "softmax_online", "rgb_to_grey")]
-    cmd = [nvcc, "-arch=sm_90", "-O3", "-std=c++17", "-lineinfo", f"-I{ROOT / 'cuda'}",
-           *map(str, sources), "-o", str(out)]
-    built = subprocess.run(cmd, capture_output=True, text=True)
+    built = subprocess.run(memory_driver_command(nvcc, out), capture_output=True, text=True)
     assert built.returncode == 0, built.stderr[-4000:]
     return out
 
@@ -436,8 +432,10 @@ def test_driver_checks_every_kernel(driver):
 @pytest.mark.parametrize("tool, target", [("memcheck", "all"), ("initcheck", "all"),
                                           ("racecheck", "softmax_row_sram"),
                                           ("racecheck", "softmax_online"),
+                                          ("racecheck", "softmax_split"),
                                           ("synccheck", "softmax_row_sram"),
-                                          ("synccheck", "softmax_online")])
+                                          ("synccheck", "softmax_online"),
+                                          ("synccheck", "softmax_split")])
 def test_compute_sanitizer_clean(driver, tool, target):
     sanitizer = shutil.which("compute-sanitizer") or "/usr/local/cuda/bin/compute-sanitizer"
     if not os.path.exists(sanitizer):

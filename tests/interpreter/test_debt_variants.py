@@ -276,3 +276,15 @@ def test_split_softmax_non_finite_and_tiny_outputs():
         y = softmax_split.softmax_split(tiny, block=block)
         err, bound = _softmax_error(y, tiny, "fp32")
         assert err <= bound and (y[:, 1:] > 0).any()
+
+
+def test_split_softmax_backoff_is_checked_and_changes_no_value():
+    """backoff_ns sleeps between polls on the GPU (the interpreter has nothing to wait
+    for): the same answer, and a bad value is refused before any work."""
+    from triton_impl import softmax_split
+
+    x = _x((4, 200))
+    assert torch.equal(softmax_split.softmax_split(x, backoff_ns=200), softmax_split.softmax_split(x))
+    for bad in (-1, 2.5, 10**7):
+        with pytest.raises(ValueError, match="backoff_ns"):
+            softmax_split.softmax_split(x, backoff_ns=bad)
