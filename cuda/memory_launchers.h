@@ -64,11 +64,12 @@ cudaError_t launch_softmax_online(DType dtype, const void* x, void* y, int64_t o
 //                    once, each looping over rows) whose blocks copy their next row's slice
 //                    into shared memory while they write the current one out; automatic
 //                    cluster size at most kSplitRefillMaxCluster where the slices fit a block.
-//   chosen           split where its automatic cluster has at most kSplitRefillMaxCluster
-//                    blocks (every 16-bit row up to 393216 elements, float32 up to 196608),
-//                    refill where split would need more (its clusters of 16 leave SMs idle;
-//                    refill's one 192 KiB block per SM keeps its copies in flight instead):
-//                    the faster of the two on the H100 at 4096 x 32768 and 4096 x 393216.
+//   chosen           split with its automatic cluster capped as refill's is: at most
+//                    kSplitRefillMaxCluster blocks where such slices fit a block (float32 rows
+//                    of 393216: 8 blocks of 192 KiB, one per SM, where split alone takes 16
+//                    of 96 KiB and its clusters leave SMs idle). On the H100 the faster form
+//                    at 4096 x 32768 and 4096 x 393216 in every type
+//                    (results/h100_sweeps/softmax_split_sync/).
 enum class SplitForm { kSplit, kRefill, kChosen };
 constexpr int64_t kSplitSliceBytes = CVT_SPLIT_SLICE_BYTES;
 constexpr int kSplitMaxCluster = CVT_SPLIT_MAX_CLUSTER;

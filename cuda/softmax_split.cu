@@ -18,7 +18,10 @@
 //             that gets there: 1 for a 32768-element float16 row (64 KiB: three blocks per SM,
 //             no cluster: this is version 1 with the row in its own type and cp.async), 2 for
 //             float32 (64 KiB slices), 8 for 393216 float16, 16 for 393216 float32 (16 is the
-//             H100's non-portable cluster limit, allowed by a function attribute).
+//             H100's non-portable cluster limit, allowed by a function attribute). The op
+//             (SplitForm::kChosen) caps C at 8 where such slices fit a block: 393216 float32
+//             as 8 slices of 192 KiB, one block per SM (91% of the copy bandwidth on the H100
+//             against 88% with 16: the GPCs hold 14 clusters of 16, 16 of 8).
 //   change    from version 2 (online): the second read of the row is gone (it came from DRAM
 //             once the rows in flight outgrew L2: 132 rows of 768 KiB are 101 MB for a 50 MB
 //             L2), at the price of a cluster barrier per row and a limit on the row:
@@ -35,14 +38,22 @@
 //             GPCs hold 30 clusters of 8 (240 of the 264 two-per-SM block slots).
 //   traffic   reads N, writes N elements: compulsory = model = 2 N sizeof(T), one pass, plus
 //             8 C bytes of DSMEM per row (the pairs).
-//   precond.  contiguous [rows, n] (dim = -1 only; the op cvt::softmax_split runs refill, the
-//             debug op cvt::softmax_rows_variant every form);
+//   precond.  contiguous [rows, n] (dim = -1 only; the op cvt::softmax_split runs the
+//             kChosen form above, the debug op cvt::softmax_rows_variant every form);
 //             any n >= 1 up to the limit above; C > 1 needs compute capability 9.0 or newer
 //             (cudaErrorNotSupported elsewhere). Vector path (16-byte cp.async) when n *
 //             sizeof(T) and both pointers are multiples of 16 bytes, else element copies.
 //             Rows of -inf, NaN and +inf behave as in versions 1 and 2.
 //   lean      (CVT_SPLIT_LEAN = 1, the default) the slice's exps as ex2.approx.ftz and 16-bit
 //             maxima on pairs: 29% fewer instructions (comment above ex2_ftz below).
+//   sync      (CVT_SPLIT_RELAXED_ARRIVE, CVT_SPLIT_PAIR_REDUCE = 1, the defaults) version 3
+//             arrives at its two cluster barriers without release semantics (a release
+//             arrive is MEMBAR.ALL.GPU: each thread waits until its earlier stores are
+//             visible GPU-wide); thread 0 alone fences the one store the cluster reads, its
+//             pair. The block's (max, sum) is one reduction of pairs (5 block barriers a row
+//             where a maximum and then a sum took 8). Version 3 in 16-bit at 393216: 86.5 ->
+//             93.5% of the copy bandwidth (driver). Refill keeps release arrivals: relaxed,
+//             its float32 fell from 89.6% to 82%.
 //   run       python docs/performance/debts/debts_h100.py OUT    (the variants side by side)
 //             bash cuda/driver/softmax_split_sweep.sh OUT         (lean or not, clusters, threads)
 #include <cmath>
@@ -308,13 +319,12 @@ cudaError_t launch_split(const T* x, T* y, int64_t rows, int64_t n, int cluster,
   if (c <= 0) {  // the smallest power of two whose slices fit kSplitSliceBytes (or the limit)
     c = 1;
     while (c < kSplitMaxCluster && slice_bytes(c) > kSplitSliceBytes) c *= 2;
-    // refill: at most the portable cluster size (8) where the slices still fit one block.
-    // Clusters of 16 leave SMs idle: the H100's GPCs hold 14 of them (224 of 264 block
-    // slots); with 8, 16 clusters of one 192 KiB block per SM (fp32 393216) use 128 SMs.
-    // kChosen takes refill exactly there, split everywhere else.
-    if (c > kSplitRefillMaxCluster && slice_bytes(kSplitRefillMaxCluster) <= smem_limit) {
-      if (form == SplitForm::kChosen) refill = true;
-      if (refill) c = kSplitRefillMaxCluster;
+    // refill and kChosen: at most the portable cluster size (8) where the slices still fit
+    // one block. Clusters of 16 leave SMs idle: the H100's GPCs hold 14 of them (224 of 264
+    // block slots); with 8, 16 clusters of one 192 KiB block per SM (fp32 393216) use 128 SMs.
+    if (form != SplitForm::kSplit && c > kSplitRefillMaxCluster &&
+        slice_bytes(kSplitRefillMaxCluster) <= smem_limit) {
+      c = kSplitRefillMaxCluster;
     }
   }
   if (c > kSplitMaxCluster || slice_bytes(c) > smem_limit) return cudaErrorInvalidValue;

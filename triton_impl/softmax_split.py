@@ -37,9 +37,7 @@ the Triton twin of cuda/softmax_split.cu, with global memory where CUDA has a cl
             the same code; tl.exp2 stands in for the inline ex2.approx.ftz).
   hints     load_hint="evict_first" or "cg" marks the segment loads (L2 evict-first policy;
             .cg: past L1), to see whether the 16-bit rows lose in how they are loaded rather
-            than in the exchange. backoff_ns=N sleeps N ns between polls: Nsight Compute of
-            the 16-bit kernel at 393216 shows L2 78% busy where DRAM is 68% (float32: 78 and
-            77), and the polls of waiting programs are L2 reads that move no row data.
+            than in the exchange.
   tiles     4096-element segments on 4 warps (32 elements per thread) in every type
             (tiles.SOFTMAX_SPLIT: the fastest of 4096 x 4, 8192 x 8 and 16384 x 16 warps at
             4096 x 32768 in every type and at 4096 x 393216 in float32).
@@ -110,18 +108,13 @@ def _segment_exps(x, OUT_16: tl.constexpr, FTZ: tl.constexpr):
 
 
 @triton.jit
-def _wait_for_pairs(count_ptr, row, SEGMENTS: tl.constexpr, SPIN_LIMIT: tl.constexpr,
-                    BACKOFF_NS: tl.constexpr = 0):
+def _wait_for_pairs(count_ptr, row, SEGMENTS: tl.constexpr, SPIN_LIMIT: tl.constexpr):
     """Polls the row's arrival counter (acquire) until its G programs have published their
-    pairs, or SPIN_LIMIT polls have passed. BACKOFF_NS > 0: the warp sleeps about that long
-    between polls (nanosleep), so waiting programs read L2 less often."""
+    pairs, or SPIN_LIMIT polls have passed. (A nanosleep between polls, to read L2 less
+    often, changed nothing measurable: NOTES.md.)"""
     seen = tl.atomic_add(count_ptr + row, 0, sem="acquire")
     polls = 0
     while (seen < SEGMENTS) & (polls < SPIN_LIMIT):
-        if BACKOFF_NS:
-            polls += tl.inline_asm_elementwise("nanosleep.u32 $1; mov.u32 $0, 0;", "=r,r",
-                                               [polls * 0 + BACKOFF_NS], dtype=tl.int32,
-                                               is_pure=False, pack=1)
         seen = tl.atomic_add(count_ptr + row, 0, sem="acquire")
         polls += 1
 
@@ -163,7 +156,6 @@ def softmax_row_split_kernel(
     FTZ: tl.constexpr,                        # 16-bit exps by _exp2_ftz (off under the interpreter)
     LOAD_CACHE: tl.constexpr = "",            # cache modifier of the segment loads ("", ".cg")
     LOAD_EVICT: tl.constexpr = "",            # their L2 policy ("", "evict_first")
-    BACKOFF_NS: tl.constexpr = 0,             # sleep between polls (0: spin)
 ):
     pid = tl.program_id(0)
     seg = pid % SEGMENTS                      # this program's segment of every row it takes
@@ -192,7 +184,7 @@ def softmax_row_split_kernel(
         if PHASE == 0:
             tl.debug_barrier()                # every store of the pair before the release
             tl.atomic_add(count_ptr + row, 1, sem="release")
-            _wait_for_pairs(count_ptr, row, SEGMENTS, SPIN_LIMIT, BACKOFF_NS)
+            _wait_for_pairs(count_ptr, row, SEGMENTS, SPIN_LIMIT)
         if PHASE != 1:
             row_max, row_sum = _row_fold(pairs, k, SEGMENTS)
             y = _rescaled(e, m, row_max, row_sum, out_16)
@@ -244,14 +236,13 @@ def config(element_size: int, n: int, block: int | None = None, warps: int | Non
 
 def softmax_split(x: torch.Tensor, dim: int = -1, *, block: int | None = None,
                   warps: int | None = None, two_launches: bool = False,
-                  groups: int | None = None, load_hint: str = "", backoff_ns: int = 0,
+                  groups: int | None = None, load_hint: str = "",
                   fallback: bool = False) -> torch.Tensor:
     """softmax(x, dim=-1) with each row split over G programs. ``block``/``warps`` override
     tiles.SOFTMAX_SPLIT; ``two_launches`` runs PHASE 1 + 2 (always, under the interpreter,
     when a row takes several programs); ``groups`` caps the persistent grid at G x groups
     programs (default: all that fit); ``load_hint`` ("", "evict_first", "cg") marks the
-    segment loads (LOAD_HINTS); ``backoff_ns`` > 0 sleeps that long between polls of the
-    arrival counter (nanosleep; 0: spin); ``fallback``: a row that needs more programs than the GPU
+    segment loads (LOAD_HINTS); ``fallback``: a row that needs more programs than the GPU
     holds at once runs the two launches (else ValueError)."""
     _memory.check_float(NAME, x)
     if x.dim() == 0 or dim not in (-1, x.dim() - 1):
@@ -260,8 +251,6 @@ def softmax_split(x: torch.Tensor, dim: int = -1, *, block: int | None = None,
     if load_hint not in LOAD_HINTS:
         raise ValueError(f"{NAME}: load_hint must be one of {sorted(LOAD_HINTS)}, got "
                          f"{load_hint!r}")
-    if not (isinstance(backoff_ns, int) and 0 <= backoff_ns <= 1_000_000):
-        raise ValueError(f"{NAME}: backoff_ns must be an int in [0, 1000000], got {backoff_ns!r}")
     _memory.check_device(NAME, x)
     x = x.contiguous()
     y = torch.empty_like(x)
@@ -280,7 +269,7 @@ def softmax_split(x: torch.Tensor, dim: int = -1, *, block: int | None = None,
     interpreting = _common.interpreting()
     meta = dict(BLOCK=block, SEGMENTS=segments, SEGMENTS_P2=triton.next_power_of_2(segments),
                 VEC=vec, SPIN_LIMIT=SPIN_LIMIT, FTZ=not interpreting, LOAD_CACHE=cache,
-                LOAD_EVICT=evict, BACKOFF_NS=0 if interpreting else backoff_ns, num_warps=warps)
+                LOAD_EVICT=evict, num_warps=warps)
     args = (x, y, pairs, count, rows, n)
 
     def in_two_launches():

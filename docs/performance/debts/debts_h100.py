@@ -272,7 +272,7 @@ def _softmax_variants(n: int, elem: int, quick: bool) -> list[dict]:
         return make
 
     def triton_split(block=None, warps=None, two_launches=False, **keywords):
-        def make():     # keywords: load_hint, backoff_ns (softmax_split.py)
+        def make():     # keywords: load_hint (softmax_split.py)
             from triton_impl import softmax_split
             return lambda x: softmax_split.softmax_split(x, block=block, warps=warps,
                                                          two_launches=two_launches, **keywords)
@@ -312,9 +312,6 @@ def _softmax_variants(n: int, elem: int, quick: bool) -> list[dict]:
         out.append(entry("triton split two launches", "variant", triton_split(two_launches=True)))
         for hint, label in (("evict_first", "evict"), ("cg", ".cg")):    # names fit the table
             out.append(entry(f"triton split {label}", "variant", triton_split(load_hint=hint)))
-        for ns in (100, 500):
-            out.append(entry(f"triton split backoff {ns}ns", "variant",
-                             triton_split(backoff_ns=ns)))
     return out
 
 
