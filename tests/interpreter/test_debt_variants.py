@@ -255,22 +255,12 @@ def test_split_softmax_kept_exps_are_the_softmax(shape, block, dtype, precision)
     assert err <= bound, (err, bound)
 
 
-def test_split_softmax_non_finite_and_tiny_outputs():
-    """A NaN, a +inf, half and all of a row -inf: as torch.softmax. Outputs far below the
-    row's maximum (x - M from -80 to -105: float32 subnormals, a segment's scale exp(m - M)
-    itself subnormal) stay within the bound, which counts errors below the smallest normal
-    number in its units."""
+def test_split_softmax_tiny_outputs():
+    """Outputs far below the row's maximum (x - M from -80 to -105: float32 subnormals, a
+    segment's scale exp(m - M) itself subnormal) stay within the bound, which counts errors
+    below the smallest normal number in its units."""
     from triton_impl import softmax_split
 
-    x = _x((4, 300))
-    x[0, 5] = math.nan
-    x[1, 299] = math.inf
-    x[2, :150] = -math.inf
-    x[3, :] = -math.inf
-    y = softmax_split.softmax_split(x, block=64)
-    err, bound = _softmax_error(y, x, "fp32")
-    assert err <= bound
-    assert torch.isnan(y[[0, 1, 3]]).all() and not torch.isnan(y[2]).any()
     tiny = torch.zeros(2, 256)
     tiny[:, 1:] = -80.0 - torch.arange(255) * 0.1
     for block in (64, 256):
