@@ -305,7 +305,7 @@ def _softmax_variants(n: int, elem: int, quick: bool) -> list[dict]:
     out.append(entry("triton split (default)", "variant", triton_split()))
     if not quick:
         default = tiles.SOFTMAX_SPLIT[elem][0]
-        for block, warps in ((4096, 4), (8192, 8), (16384, 16)):
+        for block, warps in ((1024, 1), (2048, 2), (4096, 4), (8192, 8), (16384, 16)):
             if block != default and block < n:
                 out.append(entry(f"triton split {block}x{warps}w", "variant",
                                  triton_split(block, warps)))
