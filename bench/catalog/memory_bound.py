@@ -323,8 +323,8 @@ def records() -> list[Kernel]:
                _online_triton_params,
                suffix="_online"),
         *_pair("softmax", "split",
-               "rows of any length over a thread-block cluster (8 blocks or fewer where "
-               "the slices fit): slices in shared memory, (max, sum) through DSMEM",
+               "rows of any length over a cluster of up to 8 blocks (16 past that): slices "
+               "in shared memory, (max, sum) via DSMEM",
                "rows over co-resident programs (a persistent grid): segments in registers, "
                "(max, sum) through global memory",
                mm.softmax_split, "reads N, writes N (rows split)", _cuda("softmax_split"),
