@@ -1,7 +1,6 @@
 """Fixtures and hooks shared by the GPU tier."""
 from __future__ import annotations
 
-import fcntl
 import os
 import shutil
 import subprocess
@@ -31,17 +30,21 @@ def pytest_runtest_call(item):
 def cmake_build() -> Path:
     """The CMake build of the standalone drivers (CMakeLists.txt), made once per test run:
     every pytest-xdist worker asks for it, the first builds under a file lock, the others
-    wait for it and find the build done (an up-to-date build is a no-op)."""
+    wait for it and find the run's stamp (tests/support/build_once.py: they never rebuild
+    a driver another worker may be running)."""
+    from tests.support.build_once import build_once
+
     if shutil.which("cmake") is None:
         pytest.skip("cmake not on PATH")
     build = ROOT / "build" / "pytest-cmake"
-    build.mkdir(parents=True, exist_ok=True)
-    with open(build / ".lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+
+    def cmake():
         for cmd in (["cmake", "-S", str(ROOT), "-B", str(build), "-DCMAKE_BUILD_TYPE=Release"],
                     ["cmake", "--build", str(build), "-j", str(os.cpu_count() or 2)]):
             out = subprocess.run(cmd, capture_output=True, text=True)
             assert out.returncode == 0, out.stdout + out.stderr
+
+    build_once(build, cmake)
     return build
 
 
