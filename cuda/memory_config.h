@@ -188,8 +188,9 @@
 #ifndef CVT_SPLIT_THREADS
 #define CVT_SPLIT_THREADS 512
 #endif
-// The refill variant's automatic cluster size is at most CVT_SPLIT_REFILL_MAX_CLUSTER (8, the
-// portable size) where such slices fit a block: clusters of 16 leave SMs idle.
+// The automatic cluster size of the op's form (SplitForm::kChosen) and of the refill variant
+// is at most CVT_SPLIT_REFILL_MAX_CLUSTER (8, the portable size) where such slices fit a
+// block: clusters of 16 leave SMs idle (the name is from the variant that had it first).
 #ifndef CVT_SPLIT_REFILL_MAX_CLUSTER
 #define CVT_SPLIT_REFILL_MAX_CLUSTER 8
 #endif
