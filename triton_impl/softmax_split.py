@@ -38,6 +38,12 @@ the Triton twin of cuda/softmax_split.cu, with global memory where CUDA has a cl
   hints     load_hint="evict_first" or "cg" marks the segment loads (L2 evict-first policy;
             .cg: past L1), to see whether the 16-bit rows lose in how they are loaded rather
             than in the exchange.
+  packed    (packed=True, a variant under measurement) 16-bit rows of 16-byte multiples as
+            int32 pairs (softmax_row_split_pairs_kernel): the segment waits for the exchange
+            in one register per two elements where the kernel keeps a float32 per element,
+            so 64 elements per thread fit 64 registers (tiles.SOFTMAX_SPLIT_PACKED) and an
+            SM holds 128 KiB of 16-bit segments, as it holds of float32 ones; the exp is
+            taken twice (the sum's, then the output's from the pairs unpacked again).
   tiles     4096-element segments on 4 warps (32 elements per thread) in every type
             (tiles.SOFTMAX_SPLIT: the fastest of 4096 x 4, 8192 x 8 and 16384 x 16 warps at
             4096 x 32768 in every type and at 4096 x 393216 in float32).
@@ -191,6 +197,85 @@ def softmax_row_split_kernel(
             tl.store(y_row + cols, y.to(y_ptr.dtype.element_ty), mask=mask, cache_modifier=".cs")
 
 
+@triton.jit
+def _halves(p, DT: tl.constexpr):
+    """The two 16-bit values of each int32 of p (element 2i in the low half, 2i + 1 in the
+    high) as float32, in the input type DT."""
+    lo = (p & 0xFFFF).to(tl.int16).to(DT, bitcast=True).to(tl.float32)
+    hi = (p >> 16).to(tl.int16).to(DT, bitcast=True).to(tl.float32)
+    return lo, hi
+
+
+@triton.jit
+def _kept(p, KEEP: tl.constexpr):
+    """p through an identity instruction the compiler may not merge or move (KEEP, the
+    compiled kernel): the halves taken after the exchange are then a second unpacking of
+    the int32 pairs, not the float32 copies of the first kept alive across the exchange in
+    twice the registers. The interpreter returns p."""
+    if KEEP:
+        return tl.inline_asm_elementwise("mov.b32 $0, $1;", "=r,r", [p], dtype=tl.int32,
+                                         is_pure=False, pack=1)
+    return p
+
+
+@triton.jit
+def _paired(lo, hi, DT: tl.constexpr):
+    """float32 lo, hi rounded to DT and packed into one int32 (lo in the low half)."""
+    lo16 = lo.to(DT).to(tl.int16, bitcast=True).to(tl.int32) & 0xFFFF
+    hi16 = hi.to(DT).to(tl.int16, bitcast=True).to(tl.int32)
+    return lo16 | (hi16 << 16)
+
+
+@triton.jit
+def softmax_row_split_pairs_kernel(
+    x_ptr, y_ptr,                             # x, y: [rows, n / 2] int32: the 16-bit rows in pairs
+    part_ptr, count_ptr,                      # pairs: [rows, G, 2] float32; arrivals: [rows] int32, zeroed
+    rows, n2,                                 # rows, int32 pairs per row (n / 2)
+    DT: tl.constexpr,                         # the element type (tl.float16 or tl.bfloat16)
+    NEG_INF_PAIR: tl.constexpr,               # two -inf of DT as one int32 (past the row's end)
+    BLOCK: tl.constexpr,                      # int32 pairs per segment (a power of two)
+    SEGMENTS: tl.constexpr,                   # G = cdiv(n2, BLOCK): programs per row
+    SEGMENTS_P2: tl.constexpr,                # next_power_of_2(G)
+    SPIN_LIMIT: tl.constexpr,                 # polls before giving up
+    FTZ: tl.constexpr,                        # exps by _exp2_ftz, _kept's barrier (off under the interpreter)
+):
+    """PHASE 0 of softmax_row_split_kernel for 16-bit rows held as int32 pairs (the pairs
+    variant, pairs=True): the segment waits for the exchange in the registers of its
+    16-bit data, one per two elements, where the kernel above keeps a float32 per element;
+    the exp is taken twice (the sum's, then the output's from the pairs unpacked again,
+    2^RAISE exp(x - M) times 2^-RAISE / S)."""
+    pid = tl.program_id(0)
+    seg = pid % SEGMENTS
+    group = pid // SEGMENTS
+    groups = tl.num_programs(0) // SEGMENTS
+    cols = seg * BLOCK + tl.arange(0, BLOCK)  # i32 ok: < n2 + BLOCK < 2^31 (wrapper)
+    mask = cols < n2
+    k = tl.arange(0, SEGMENTS_P2)
+    for row in range(group, rows, groups):    # i32 ok: rows + groups < 2^31 (wrapper)
+        row64 = tl.cast(row, tl.int64)
+        x_row = tl.multiple_of(x_ptr + row64 * n2, 16)    # 16-byte rows (wrapper)
+        y_row = tl.multiple_of(y_ptr + row64 * n2, 16)
+        p = tl.load(x_row + cols, mask=mask, other=NEG_INF_PAIR)
+        lo, hi = _halves(p, DT)
+        m = tl.maximum(tl.max(lo, axis=0), tl.max(hi, axis=0))
+        shift = tl.where(m == -float("inf"), 0.0, m)
+        lo, hi = _halves(_kept(p, FTZ), DT)   # unpacked again: only p lives across the max
+        s = (tl.sum(_exp2((lo - shift) * LOG2E, FTZ), axis=0)
+             + tl.sum(_exp2((hi - shift) * LOG2E, FTZ), axis=0))
+        pairs = part_ptr + row64 * (2 * SEGMENTS)
+        tl.store(pairs + 2 * seg, m)          # i32 ok: 2 seg < 2 G < 2^17 (G <= resident)
+        tl.store(pairs + 2 * seg + 1, s)
+        tl.debug_barrier()                    # every store of the pair before the release
+        tl.atomic_add(count_ptr + row, 1, sem="release")
+        _wait_for_pairs(count_ptr, row, SEGMENTS, SPIN_LIMIT)
+        row_max, row_sum = _row_fold(pairs, k, SEGMENTS)
+        low = (1.0 / row_sum) * 0.00390625                     # 2^-RAISE / S
+        lo, hi = _halves(_kept(p, FTZ), DT)
+        y_lo = _exp2((lo - row_max) * LOG2E + RAISE, FTZ) * low   # M = -inf: NaN
+        y_hi = _exp2((hi - row_max) * LOG2E + RAISE, FTZ) * low
+        tl.store(y_row + cols, _paired(y_lo, y_hi, DT), mask=mask, cache_modifier=".cs")
+
+
 def resident_programs(n_regs: int, shared: int, warps: int, device: torch.device) -> int:
     """How many programs of a compiled kernel the GPU holds at once: per SM, the least of what
     its threads, its registers (allocated per warp in units of 256) and its shared memory
@@ -236,14 +321,17 @@ def config(element_size: int, n: int, block: int | None = None, warps: int | Non
 
 def softmax_split(x: torch.Tensor, dim: int = -1, *, block: int | None = None,
                   warps: int | None = None, two_launches: bool = False,
-                  groups: int | None = None, load_hint: str = "",
+                  groups: int | None = None, load_hint: str = "", packed: bool = False,
                   fallback: bool = False) -> torch.Tensor:
     """softmax(x, dim=-1) with each row split over G programs. ``block``/``warps`` override
     tiles.SOFTMAX_SPLIT; ``two_launches`` runs PHASE 1 + 2 (always, under the interpreter,
     when a row takes several programs); ``groups`` caps the persistent grid at G x groups
     programs (default: all that fit); ``load_hint`` ("", "evict_first", "cg") marks the
-    segment loads (LOAD_HINTS); ``fallback``: a row that needs more programs than the GPU
-    holds at once runs the two launches (else ValueError)."""
+    segment loads (LOAD_HINTS); ``packed`` runs 16-bit rows of 16-byte multiples as int32
+    pairs (softmax_row_split_pairs_kernel, tiles.SOFTMAX_SPLIT_PACKED; other rows, and rows
+    of several segments under the interpreter, take the kernel above); ``fallback``: a row
+    that needs more programs than the GPU holds at once runs the two launches (else
+    ValueError)."""
     _memory.check_float(NAME, x)
     if x.dim() == 0 or dim not in (-1, x.dim() - 1):
         raise ValueError(f"{NAME}: softmax over the last dimension only, got dim {dim} of a "
@@ -258,11 +346,16 @@ def softmax_split(x: torch.Tensor, dim: int = -1, *, block: int | None = None,
         return y
     n = x.shape[-1]
     rows = x.numel() // n
+    asked = (block, warps)                    # the packed path has its own defaults
     block, warps, segments = config(x.element_size(), n, block, warps)
     if n + block >= 2**31 or rows >= 2**31 - 2**16:
         raise ValueError(f"{NAME}: rows must be shorter than 2^31 - {block} elements and fewer "
                          f"than 2^31 - 2^16, got {rows} rows of {n}")
     vec = _memory.vector_width(x.dtype, x, y, row_elements=n)
+    if packed and x.element_size() == 2 and vec > 1 and not two_launches:
+        done = _packed_split(x, y, rows, n, *asked, groups)
+        if done is not None:
+            return done
     pairs = torch.empty((rows, segments, 2), dtype=torch.float32, device=x.device)
     count = torch.zeros(rows, dtype=torch.int32, device=x.device)
     cache, evict = LOAD_HINTS[load_hint]
@@ -295,6 +388,44 @@ def softmax_split(x: torch.Tensor, dim: int = -1, *, block: int | None = None,
                          f"or a longer block")
     grid = (segments * min(most, groups or most, rows),)     # no group without a row
     _common.launch(softmax_row_split_kernel, grid, *args, **one_launch)
+    return y
+
+
+# two -inf of each 16-bit type as one int32 (the pairs kernel's value past a row's end)
+_NEG_INF_PAIR = {torch.float16: -0x03FF0400, torch.bfloat16: -0x007F0080}    # 0xFC00FC00, 0xFF80FF80
+
+
+def _packed_split(x, y, rows: int, n: int, block: int | None, warps: int | None,
+                  groups: int | None):
+    """softmax_split's packed path: y, or None where it does not apply (a row of several
+    segments under the interpreter, or more segments than the GPU holds at once)."""
+    seg, w, regs = tiles.SOFTMAX_SPLIT_PACKED[2]
+    block = block or max(16, min(seg, triton.next_power_of_2(n)))
+    warps = warps or max(1, min(w, block // 2048))     # 64 elements (32 pairs) per thread
+    n2, block2 = n // 2, block // 2
+    segments = triton.cdiv(n2, block2)
+    interpreting = _common.interpreting()
+    if interpreting and segments > 1:
+        return None
+    xp, yp = x.view(torch.int32), y.view(torch.int32)
+    pairs = torch.empty((rows, segments, 2), dtype=torch.float32, device=x.device)
+    count = torch.zeros(rows, dtype=torch.int32, device=x.device)
+    dt = tl.float16 if x.dtype == torch.float16 else tl.bfloat16
+    meta = dict(DT=dt, NEG_INF_PAIR=_NEG_INF_PAIR[x.dtype], BLOCK=block2, SEGMENTS=segments,
+                SEGMENTS_P2=triton.next_power_of_2(segments), SPIN_LIMIT=SPIN_LIMIT,
+                FTZ=not interpreting, num_warps=warps)
+    if not interpreting:
+        meta["maxnreg"] = regs                # ptxas's cap (the interpreter has no registers)
+    args = (xp, yp, pairs, count, rows, n2)
+    if interpreting:
+        resident = _common.INTERPRETER_SM_COUNT
+    else:
+        resident = _resident_for(softmax_row_split_pairs_kernel, args, meta, x.device)
+    most = resident // segments
+    if most < 1:
+        return None
+    grid = (segments * min(most, groups or most, rows),)
+    _common.launch(softmax_row_split_pairs_kernel, grid, *args, **meta)
     return y
 
 

@@ -27,6 +27,7 @@ SCRIPT = ROOT / "docs" / "performance" / "debts" / "debts_h100.py"
 
 COMPILE = r'''
 import json, re, subprocess, tempfile, os
+import torch
 from bench import wgmma_hazards as wh
 from triton_impl import matmul_batched as mb, softmax_split as ss, tiles
 report = {"batched": {}, "split": {}}
@@ -47,21 +48,35 @@ from triton.backends.compiler import GPUTarget
 
 
 def compile_split(kernel, elem, dt, block, warps, **extra):
+    maxnreg = extra.pop("MAXNREG", None)
     sig = {"x_ptr": f"*{dt}", "y_ptr": f"*{dt}", "part_ptr": "*fp32", "count_ptr": "*i32",
            "rows": "i32", "n": "i32"}
     consts = dict(BLOCK=block, SEGMENTS=393216 // block,
                   SEGMENTS_P2=triton.next_power_of_2(393216 // block), VEC=16 // elem,
                   SPIN_LIMIT=ss.SPIN_LIMIT, **extra)
+    if kernel is ss.softmax_row_split_pairs_kernel:     # the rows as int32 pairs
+        sig = dict(sig, x_ptr="*i32", y_ptr="*i32")
+        sig["n2"] = sig.pop("n")
+        consts = dict(DT=tl.float16 if dt == "fp16" else tl.bfloat16,
+                      NEG_INF_PAIR=ss._NEG_INF_PAIR[torch.float16 if dt == "fp16" else torch.bfloat16],
+                      BLOCK=block // 2, SEGMENTS=393216 // block,
+                      SEGMENTS_P2=triton.next_power_of_2(393216 // block),
+                      SPIN_LIMIT=ss.SPIN_LIMIT, **extra)
     sig.update({k: "constexpr" for k in consts})
     attrs = {(i,): [["tt.divisibility", 16]] for i in range(6)}
     return triton.compile(ASTSource(kernel, sig, consts, attrs), target=GPUTarget("cuda", 90, 32),
-                          options=dict(num_warps=warps, num_stages=1))
+                          options=dict(num_warps=warps, num_stages=1, maxnreg=maxnreg))
 
 
 cases = []
 for elem, dt in ((4, "fp32"), (2, "bf16")):
     cases.append((dt, ss.softmax_row_split_kernel, elem, dt, *tiles.SOFTMAX_SPLIT[elem],
                   dict(PHASE=0, FTZ=True)))
+import triton.language as tl
+block, warps, regs = tiles.SOFTMAX_SPLIT_PACKED[2]
+for dt in ("fp16", "bf16"):
+    cases.append((dt + " packed", ss.softmax_row_split_pairs_kernel, 2, dt, block, warps,
+                  dict(FTZ=True, MAXNREG=regs)))
 for name, kernel, elem, dt, block, warps, extra in cases:
     k = compile_split(kernel, elem, dt, block, warps, **extra)
     ptx = k.asm["ptx"]
@@ -108,8 +123,10 @@ def test_batched_tf32_swap_candidates_are_race_free(compiled):
 
 @pytest.mark.slow
 def test_split_softmax_exchange_and_vector_accesses(compiled):
-    assert set(compiled["split"]) == {"fp32", "bf16"}
+    assert set(compiled["split"]) == {"fp32", "bf16", "fp16 packed", "bf16 packed"}
     for name, r in compiled["split"].items():
+        if "packed" in name:
+            continue
         assert r["release"] == 1 and r["acquire"] >= 1 and r["cg_loads"] == 2, (name, r)
         # 32 elements per thread: float32 8 vectors of 16 bytes, 16-bit 4
         vectors = 8 if name == "fp32" else 4
@@ -119,13 +136,27 @@ def test_split_softmax_exchange_and_vector_accesses(compiled):
 
 
 @pytest.mark.slow
+def test_split_softmax_packed_keeps_64_elements_in_64_registers(compiled):
+    """packed=True (16-bit rows as int32 pairs): 64 elements per thread, moved by 8 16-byte
+    loads and stores, in 64 registers without a spill (tiles.SOFTMAX_SPLIT_PACKED's cap), the
+    exchange as in the kernel above, and the exp taken twice (128 per thread)."""
+    for dt in ("fp16", "bf16"):
+        r = compiled["split"][dt + " packed"]
+        assert r["release"] == 1 and r["acquire"] >= 1 and r["cg_loads"] == 2, (dt, r)
+        assert r["ld128"] == 8 and r["st128"] == 8, (dt, r)
+        assert r["registers"] <= 64 and r["spills"] == 0, (dt, r)
+        assert 128 <= r["exps"] <= 136, (dt, r)
+
+
+@pytest.mark.slow
 def test_split_softmax_takes_one_exp_per_element(compiled):
     """The output multiplies the sum's kept exps by the segment's scale: one MUFU.EX2 per
     element (32 per thread) plus the fold's few, where taking the exp again from x took 64;
     16-bit exps by ex2.approx.ftz, so no compare against -126 of tl.exp's subnormal fix-up
     outside the fold (float32 keeps tl.exp and its fix-up: its subnormal outputs)."""
     for name, r in compiled["split"].items():
-        assert 32 <= r["exps"] <= 40, (name, r)
+        if "packed" not in name:
+            assert 32 <= r["exps"] <= 40, (name, r)
     assert compiled["split"]["bf16"]["fixups"] <= 2, compiled["split"]["bf16"]
 
 
@@ -139,8 +170,8 @@ def test_the_script_plans_every_variant_without_a_gpu():
     assert any("cuda split C=8 (auto)" in line for line in lines if "393216 bf16" in line)
     assert all("cuda row_sram, cuda online" in line for line in lines if "32768 fp" in line
                or "32768 bf" in line)
-    assert not any("packed" in line or "one_chunk" in line or "64x64 tiles" in line
-                   for line in lines)
+    assert not any("sram packed" in line or "online packed" in line or "one_chunk" in line
+                   or "64x64 tiles" in line for line in lines)
     assert not any("row_sram" in line for line in lines if "393216" in line)
     for line in (line for line in lines if line.startswith("softmax")):
         names = set(line.split(": ", 1)[1].split(", "))

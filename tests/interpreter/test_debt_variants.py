@@ -268,3 +268,41 @@ def test_split_softmax_tiny_outputs():
         err, bound = _softmax_error(y, tiny, "fp32")
         assert err <= bound and (y[:, 1:] > 0).any()
 
+
+
+@pytest.mark.parametrize("shape", [(5, 256), (3, 1000), (4, 8192)])
+def test_split_softmax_packed_is_the_softmax(shape, monkeypatch):
+    """packed=True runs a float16 row of one segment as int32 pairs under the interpreter
+    (unpacked with integer ops and bit casts, both exps by tl.exp2): the same answer as the
+    kernel above, within the bound; rows it does not take (odd lengths, several segments
+    under the interpreter) go to that kernel."""
+    from triton_impl import softmax_split
+
+    taken = []
+    packed = softmax_split._packed_split
+    monkeypatch.setattr(softmax_split, "_packed_split",
+                        lambda *a, **k: taken.append(packed(*a, **k)) or taken[-1])
+    x = _x(shape, torch.float16)
+    x[1, :100] = -math.inf
+    y = softmax_split.softmax_split(x, packed=True)
+    assert taken[-1] is not None
+    err, bound = _softmax_error(y, x, "fp16")
+    assert err <= bound
+    for other in ((3, 1001), (3, 20000)):   # 2002-byte rows: not asked; 3 segments: None
+        z = _x(other, torch.float16)
+        assert torch.equal(softmax_split.softmax_split(z, packed=True), softmax_split.softmax_split(z))
+    assert taken[-1] is None
+
+
+def test_split_softmax_packed_non_finite_rows():
+    from triton_impl import softmax_split
+
+    x = _x((4, 1000), torch.float16)
+    x[0, 5] = math.nan
+    x[1, 999] = math.inf
+    x[2, :500] = -math.inf
+    x[3, :] = -math.inf
+    y = softmax_split.softmax_split(x, packed=True)
+    err, bound = _softmax_error(y, x, "fp16")
+    assert err <= bound
+    assert torch.isnan(y[[0, 1, 3]]).all() and not torch.isnan(y[2]).any()

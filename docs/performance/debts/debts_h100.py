@@ -272,7 +272,7 @@ def _softmax_variants(n: int, elem: int, quick: bool) -> list[dict]:
         return make
 
     def triton_split(block=None, warps=None, two_launches=False, **keywords):
-        def make():     # keywords: load_hint (softmax_split.py)
+        def make():     # keywords: load_hint, packed (softmax_split.py)
             from triton_impl import softmax_split
             return lambda x: softmax_split.softmax_split(x, block=block, warps=warps,
                                                          two_launches=two_launches, **keywords)
@@ -303,6 +303,8 @@ def _softmax_variants(n: int, elem: int, quick: bool) -> list[dict]:
     out += [entry("triton online", "default", registry_runner("triton_softmax_online", p))]
     out += [entry("triton split (op)", "default", registry_runner("triton_softmax_split", p))]
     out.append(entry("triton split (default)", "variant", triton_split()))
+    if elem == 2:
+        out.append(entry("triton split packed", "variant", triton_split(packed=True)))
     if not quick:
         default = tiles.SOFTMAX_SPLIT[elem][0]
         for block, warps in ((1024, 1), (2048, 2), (4096, 4), (8192, 8), (16384, 16)):
