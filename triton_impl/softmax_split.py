@@ -198,12 +198,16 @@ def softmax_row_split_kernel(
 
 
 @triton.jit
-def _halves(p, DT: tl.constexpr):
+def _halves(p, BF16: tl.constexpr):
     """The two 16-bit values of each int32 of p (element 2i in the low half, 2i + 1 in the
-    high) as float32, in the input type DT."""
-    lo = (p & 0xFFFF).to(tl.int16).to(DT, bitcast=True).to(tl.float32)
-    hi = (p >> 16).to(tl.int16).to(DT, bitcast=True).to(tl.float32)
-    return lo, hi
+    high) as float32: bfloat16 (BF16) or float16."""
+    lo = (p & 0xFFFF).to(tl.int16)
+    hi = (p >> 16).to(tl.int16)
+    if BF16:
+        return (lo.to(tl.bfloat16, bitcast=True).to(tl.float32),
+                hi.to(tl.bfloat16, bitcast=True).to(tl.float32))
+    return (lo.to(tl.float16, bitcast=True).to(tl.float32),
+            hi.to(tl.float16, bitcast=True).to(tl.float32))
 
 
 @triton.jit
@@ -219,11 +223,16 @@ def _kept(p, KEEP: tl.constexpr):
 
 
 @triton.jit
-def _paired(lo, hi, DT: tl.constexpr):
-    """float32 lo, hi rounded to DT and packed into one int32 (lo in the low half)."""
-    lo16 = lo.to(DT).to(tl.int16, bitcast=True).to(tl.int32) & 0xFFFF
-    hi16 = hi.to(DT).to(tl.int16, bitcast=True).to(tl.int32)
-    return lo16 | (hi16 << 16)
+def _paired(lo, hi, BF16: tl.constexpr):
+    """float32 lo, hi rounded to bfloat16 (BF16) or float16 and packed into one int32 (lo in
+    the low half)."""
+    if BF16:
+        lo16 = lo.to(tl.bfloat16).to(tl.int16, bitcast=True)
+        hi16 = hi.to(tl.bfloat16).to(tl.int16, bitcast=True)
+    else:
+        lo16 = lo.to(tl.float16).to(tl.int16, bitcast=True)
+        hi16 = hi.to(tl.float16).to(tl.int16, bitcast=True)
+    return (lo16.to(tl.int32) & 0xFFFF) | (hi16.to(tl.int32) << 16)
 
 
 @triton.jit
@@ -231,8 +240,8 @@ def softmax_row_split_pairs_kernel(
     x_ptr, y_ptr,                             # x, y: [rows, n / 2] int32: the 16-bit rows in pairs
     part_ptr, count_ptr,                      # pairs: [rows, G, 2] float32; arrivals: [rows] int32, zeroed
     rows, n2,                                 # rows, int32 pairs per row (n / 2)
-    DT: tl.constexpr,                         # the element type (tl.float16 or tl.bfloat16)
-    NEG_INF_PAIR: tl.constexpr,               # two -inf of DT as one int32 (past the row's end)
+    BF16: tl.constexpr,                       # the element type: bfloat16 (else float16)
+    NEG_INF_PAIR: tl.constexpr,               # two -inf of that type as one int32 (past the row's end)
     BLOCK: tl.constexpr,                      # int32 pairs per segment (a power of two)
     SEGMENTS: tl.constexpr,                   # G = cdiv(n2, BLOCK): programs per row
     SEGMENTS_P2: tl.constexpr,                # next_power_of_2(G)
@@ -256,10 +265,10 @@ def softmax_row_split_pairs_kernel(
         x_row = tl.multiple_of(x_ptr + row64 * n2, 16)    # 16-byte rows (wrapper)
         y_row = tl.multiple_of(y_ptr + row64 * n2, 16)
         p = tl.load(x_row + cols, mask=mask, other=NEG_INF_PAIR)
-        lo, hi = _halves(p, DT)
+        lo, hi = _halves(p, BF16)
         m = tl.maximum(tl.max(lo, axis=0), tl.max(hi, axis=0))
         shift = tl.where(m == -float("inf"), 0.0, m)
-        lo, hi = _halves(_kept(p, FTZ), DT)   # unpacked again: only p lives across the max
+        lo, hi = _halves(_kept(p, FTZ), BF16)  # unpacked again: only p lives across the max
         s = (tl.sum(_exp2((lo - shift) * LOG2E, FTZ), axis=0)
              + tl.sum(_exp2((hi - shift) * LOG2E, FTZ), axis=0))
         pairs = part_ptr + row64 * (2 * SEGMENTS)
@@ -270,10 +279,10 @@ def softmax_row_split_pairs_kernel(
         _wait_for_pairs(count_ptr, row, SEGMENTS, SPIN_LIMIT)
         row_max, row_sum = _row_fold(pairs, k, SEGMENTS)
         low = (1.0 / row_sum) * 0.00390625                     # 2^-RAISE / S
-        lo, hi = _halves(_kept(p, FTZ), DT)
+        lo, hi = _halves(_kept(p, FTZ), BF16)
         y_lo = _exp2((lo - row_max) * LOG2E + RAISE, FTZ) * low   # M = -inf: NaN
         y_hi = _exp2((hi - row_max) * LOG2E + RAISE, FTZ) * low
-        tl.store(y_row + cols, _paired(y_lo, y_hi, DT), mask=mask, cache_modifier=".cs")
+        tl.store(y_row + cols, _paired(y_lo, y_hi, BF16), mask=mask, cache_modifier=".cs")
 
 
 def resident_programs(n_regs: int, shared: int, warps: int, device: torch.device) -> int:
@@ -410,8 +419,7 @@ def _packed_split(x, y, rows: int, n: int, block: int | None, warps: int | None,
     xp, yp = x.view(torch.int32), y.view(torch.int32)
     pairs = torch.empty((rows, segments, 2), dtype=torch.float32, device=x.device)
     count = torch.zeros(rows, dtype=torch.int32, device=x.device)
-    dt = tl.float16 if x.dtype == torch.float16 else tl.bfloat16
-    meta = dict(DT=dt, NEG_INF_PAIR=_NEG_INF_PAIR[x.dtype], BLOCK=block2, SEGMENTS=segments,
+    meta = dict(BF16=x.dtype == torch.bfloat16, NEG_INF_PAIR=_NEG_INF_PAIR[x.dtype], BLOCK=block2, SEGMENTS=segments,
                 SEGMENTS_P2=triton.next_power_of_2(segments), SPIN_LIMIT=SPIN_LIMIT,
                 FTZ=not interpreting, num_warps=warps)
     if not interpreting:

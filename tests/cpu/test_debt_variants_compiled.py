@@ -57,7 +57,7 @@ def compile_split(kernel, elem, dt, block, warps, **extra):
     if kernel is ss.softmax_row_split_pairs_kernel:     # the rows as int32 pairs
         sig = dict(sig, x_ptr="*i32", y_ptr="*i32")
         sig["n2"] = sig.pop("n")
-        consts = dict(DT=tl.float16 if dt == "fp16" else tl.bfloat16,
+        consts = dict(BF16=dt == "bf16",
                       NEG_INF_PAIR=ss._NEG_INF_PAIR[torch.float16 if dt == "fp16" else torch.bfloat16],
                       BLOCK=block // 2, SEGMENTS=393216 // block,
                       SEGMENTS_P2=triton.next_power_of_2(393216 // block),
@@ -72,7 +72,6 @@ cases = []
 for elem, dt in ((4, "fp32"), (2, "bf16")):
     cases.append((dt, ss.softmax_row_split_kernel, elem, dt, *tiles.SOFTMAX_SPLIT[elem],
                   dict(PHASE=0, FTZ=True)))
-import triton.language as tl
 block, warps, regs = tiles.SOFTMAX_SPLIT_PACKED[2]
 for dt in ("fp16", "bf16"):
     cases.append((dt + " packed", ss.softmax_row_split_pairs_kernel, 2, dt, block, warps,

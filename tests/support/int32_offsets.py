@@ -145,6 +145,7 @@ def record_launches() -> list[dict]:
                                   torch.ones(2, 19, 17, dtype=dtype), precision)
         softmax_split.softmax_split(torch.ones(3, 100))               # one segment: the exchange
         softmax_split.softmax_split(torch.ones(3, 1000), block=256)   # four: two launches
+        softmax_split.softmax_split(torch.ones(3, 1000, dtype=torch.float16), packed=True)  # pairs
     finally:
         InterpretedFunction.run = original
     return list(launches.values()) + _wide_variants(launches.values())
