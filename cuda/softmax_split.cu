@@ -315,7 +315,7 @@ cudaError_t launch_split(const T* x, T* y, int64_t rows, int64_t n, int cluster,
     return ceil_div(nvec, c) * VEC * static_cast<int64_t>(sizeof(T));
   };
   int64_t c = cluster;
-  bool refill = form == SplitForm::kRefill;
+  const bool refill = form == SplitForm::kRefill;
   if (c <= 0) {  // the smallest power of two whose slices fit kSplitSliceBytes (or the limit)
     c = 1;
     while (c < kSplitMaxCluster && slice_bytes(c) > kSplitSliceBytes) c *= 2;

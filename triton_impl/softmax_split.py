@@ -138,6 +138,26 @@ def _row_fold(pairs, k, SEGMENTS: tl.constexpr):
 
 
 @triton.jit
+def _publish(pairs, seg, m, s):
+    """This program's (m, s) at pair `seg` of its row's pairs."""
+    mine = pairs + 2 * seg                    # i32 ok: 2 seg < 2 G < 2^17 (G <= resident)
+    tl.store(mine, m)
+    tl.store(mine + 1, s)
+
+
+@triton.jit
+def _exchange(pairs, seg, m, s, count_ptr, row, k, SEGMENTS: tl.constexpr,
+              SPIN_LIMIT: tl.constexpr):
+    """The one-launch exchange: publish (m, s), arrive (release), wait for the row's other
+    G - 1 programs (acquire), fold the G pairs: the row's (M, S)."""
+    _publish(pairs, seg, m, s)
+    tl.debug_barrier()                        # every store of the pair before the release
+    tl.atomic_add(count_ptr + row, 1, sem="release")
+    _wait_for_pairs(count_ptr, row, SEGMENTS, SPIN_LIMIT)
+    return _row_fold(pairs, k, SEGMENTS)
+
+
+@triton.jit
 def _rescaled(e, m, row_max, row_sum, OUT_16: tl.constexpr):
     """The output: the kept exps times exp(m - M) / S (2^-RAISE more for 16-bit outputs).
     exp(m - M) <= 1, so no product overflows; a segment of -inf (m = -inf) gives 0 * 0 = 0,
@@ -183,16 +203,14 @@ def softmax_row_split_kernel(
                     eviction_policy=LOAD_EVICT).to(tl.float32)
         pairs = part_ptr + row64 * (2 * SEGMENTS)
         m, e, s = _segment_exps(x, out_16, FTZ)   # PHASE 2: the same m as PHASE 1 published
-        if PHASE != 2:
-            mine = pairs + 2 * seg            # i32 ok: 2 seg < 2 G < 2^17 (G <= resident)
-            tl.store(mine, m)
-            tl.store(mine + 1, s)
         if PHASE == 0:
-            tl.debug_barrier()                # every store of the pair before the release
-            tl.atomic_add(count_ptr + row, 1, sem="release")
-            _wait_for_pairs(count_ptr, row, SEGMENTS, SPIN_LIMIT)
-        if PHASE != 1:
+            row_max, row_sum = _exchange(pairs, seg, m, s, count_ptr, row, k, SEGMENTS,
+                                         SPIN_LIMIT)
+        elif PHASE == 1:
+            _publish(pairs, seg, m, s)
+        else:
             row_max, row_sum = _row_fold(pairs, k, SEGMENTS)
+        if PHASE != 1:
             y = _rescaled(e, m, row_max, row_sum, out_16)
             tl.store(y_row + cols, y.to(y_ptr.dtype.element_ty), mask=mask, cache_modifier=".cs")
 
@@ -248,8 +266,8 @@ def softmax_row_split_pairs_kernel(
     SPIN_LIMIT: tl.constexpr,                 # polls before giving up
     FTZ: tl.constexpr,                        # exps by _exp2_ftz, _kept's barrier (off under the interpreter)
 ):
-    """PHASE 0 of softmax_row_split_kernel for 16-bit rows held as int32 pairs (the pairs
-    variant, pairs=True): the segment waits for the exchange in the registers of its
+    """PHASE 0 of softmax_row_split_kernel for 16-bit rows held as int32 pairs (the packed
+    variant, packed=True): the segment waits for the exchange in the registers of its
     16-bit data, one per two elements, where the kernel above keeps a float32 per element;
     the exp is taken twice (the sum's, then the output's from the pairs unpacked again,
     2^RAISE exp(x - M) times 2^-RAISE / S)."""
@@ -272,12 +290,7 @@ def softmax_row_split_pairs_kernel(
         s = (tl.sum(_exp2((lo - shift) * LOG2E, FTZ), axis=0)
              + tl.sum(_exp2((hi - shift) * LOG2E, FTZ), axis=0))
         pairs = part_ptr + row64 * (2 * SEGMENTS)
-        tl.store(pairs + 2 * seg, m)          # i32 ok: 2 seg < 2 G < 2^17 (G <= resident)
-        tl.store(pairs + 2 * seg + 1, s)
-        tl.debug_barrier()                    # every store of the pair before the release
-        tl.atomic_add(count_ptr + row, 1, sem="release")
-        _wait_for_pairs(count_ptr, row, SEGMENTS, SPIN_LIMIT)
-        row_max, row_sum = _row_fold(pairs, k, SEGMENTS)
+        row_max, row_sum = _exchange(pairs, seg, m, s, count_ptr, row, k, SEGMENTS, SPIN_LIMIT)
         low = (1.0 / row_sum) * 0.00390625                     # 2^-RAISE / S
         lo, hi = _halves(_kept(p, FTZ), BF16)
         y_lo = _exp2((lo - row_max) * LOG2E + RAISE, FTZ) * low   # M = -inf: NaN
@@ -317,6 +330,19 @@ def _resident_for(kernel, args: tuple, meta: dict, device: torch.device) -> int:
         _resident[key] = resident_programs(compiled.n_regs, compiled.metadata.shared,
                                            meta["num_warps"], device)
     return _resident[key]
+
+
+def _one_launch_groups(kernel, args: tuple, meta: dict, segments: int, rows: int,
+                       groups: int | None, device: torch.device) -> tuple[int, int]:
+    """(groups of G programs for the one-launch grid, programs the GPU holds at once): as
+    many groups as fit (at most ``groups``, at most one per row), 0 if one row's G programs
+    do not fit."""
+    if _common.interpreting():
+        resident = _common.INTERPRETER_SM_COUNT
+    else:
+        resident = _resident_for(kernel, args, meta, device)
+    most = resident // segments
+    return min(most, groups or most, rows), resident
 
 
 def config(element_size: int, n: int, block: int | None = None, warps: int | None = None):
@@ -384,19 +410,15 @@ def softmax_split(x: torch.Tensor, dim: int = -1, *, block: int | None = None,
     if two_launches or (interpreting and segments > 1):
         return in_two_launches()
     one_launch = dict(meta, PHASE=0)
-    if interpreting:
-        resident = _common.INTERPRETER_SM_COUNT
-    else:
-        resident = _resident_for(softmax_row_split_kernel, args, one_launch, x.device)
-    most = resident // segments
-    if most < 1 and fallback:
+    fit, resident = _one_launch_groups(softmax_row_split_kernel, args, one_launch, segments,
+                                       rows, groups, x.device)
+    if fit < 1 and fallback:
         return in_two_launches()
-    if most < 1:
+    if fit < 1:
         raise ValueError(f"{NAME}: a row of {n} elements needs {segments} programs running at "
                          f"once, the GPU holds {resident} of this kernel; use two_launches=True "
                          f"or a longer block")
-    grid = (segments * min(most, groups or most, rows),)     # no group without a row
-    _common.launch(softmax_row_split_kernel, grid, *args, **one_launch)
+    _common.launch(softmax_row_split_kernel, (segments * fit,), *args, **one_launch)
     return y
 
 
@@ -425,15 +447,11 @@ def _packed_split(x, y, rows: int, n: int, block: int | None, warps: int | None,
     if not interpreting:
         meta["maxnreg"] = regs                # ptxas's cap (the interpreter has no registers)
     args = (xp, yp, pairs, count, rows, n2)
-    if interpreting:
-        resident = _common.INTERPRETER_SM_COUNT
-    else:
-        resident = _resident_for(softmax_row_split_pairs_kernel, args, meta, x.device)
-    most = resident // segments
-    if most < 1:
+    fit, _ = _one_launch_groups(softmax_row_split_pairs_kernel, args, meta, segments, rows,
+                                groups, x.device)
+    if fit < 1:
         return None
-    grid = (segments * min(most, groups or most, rows),)
-    _common.launch(softmax_row_split_pairs_kernel, grid, *args, **meta)
+    _common.launch(softmax_row_split_pairs_kernel, (segments * fit,), *args, **meta)
     return y
 
 
