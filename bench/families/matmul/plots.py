@@ -410,12 +410,15 @@ def model(model_payload, out_dir) -> list[Path]:
     order = list(dict.fromkeys(r["version"] for r in rows))
     shapes = sorted(dict.fromkeys(r["shape"] for r in rows), key=lambda s: num(
         next(r["size"] for r in rows if r["shape"] == s)))
-    fig, axes = plt.subplots(1, len(shapes), figsize=(6.4 * len(shapes), 5.2), squeeze=False)
+    # one panel per size, stacked, 1.25 inch per version: the rungs' formulas (three
+    # to five wrapped lines under each bar group) and the byte labels stay apart
+    fig, axes = plt.subplots(len(shapes), 1, figsize=(max(6.4, 1.25 * len(order)),
+                                                       5.6 * len(shapes)), squeeze=False)
     series = (("global loads (model)", "global_load_bytes", "#1f77b4"),
               ("shared loads (model)", "shared_load_bytes", "#ff7f0e"),
               ("compulsory (each byte once)", "compulsory_bytes", "#7f7f7f"))
 
-    for ax, shape in zip(axes[0], shapes):
+    for ax, shape in zip(axes[:, 0], shapes):
         at = {r["version"]: r for r in rows if r["shape"] == shape}
         w = 0.27
         for j, (label, col, colour) in enumerate(series):
@@ -452,9 +455,9 @@ def model(model_payload, out_dir) -> list[Path]:
         precision = ", ".join(dict.fromkeys(r.get("precision") or "fp32" for r in at.values()))
         eb = ", ".join(dict.fromkeys(f"{int(num(r['elem_bytes']))} B" for r in at.values()))
         ax.set_title(f"{shape}, {precision} ({eb} per element)")
-    axes[0][0].set_ylabel("bytes per launch (log scale, binary units)")
+        ax.set_ylabel("bytes per launch (log scale, binary units)")
     axes[0][0].plot([], [], color="black", linewidth=2, label="lecture formula (square N)")
-    axes[0][-1].legend(fontsize=8, loc="upper right", frameon=True, framealpha=0.9)
+    axes[0][0].legend(fontsize=8, loc="upper right", frameon=True, framealpha=0.9)
     fig.suptitle("Traffic the closed-form models predict for the CUDA ladder (no GPU needed); "
                  "black tick = the formula of the lecture notes", fontsize=11)
     fig.tight_layout()
@@ -617,11 +620,14 @@ def lecture(time_payload, profile_payload, out_dir, shape: str | None = None,
     timed = time_payload is not None and any(
         r.get("op", "matmul") == "matmul" and r["precision"] == "fp32" and r.get("tflops")
         for r in _ok(time_payload["rows"]))
+    # the ladder's panel about 0.75 inch per rung (15 rungs: "vectorized" and "warptiling"
+    # under neighbouring bars ran into each other at a fixed width)
+    ladder_w = max(7.0, 0.75 * len(cuda_versions))
     if timed:
-        fig, (left, right) = plt.subplots(1, 2, figsize=(15, 5.8),
+        fig, (left, right) = plt.subplots(1, 2, figsize=(ladder_w * 2.15, 5.8),
                                           gridspec_kw={"width_ratios": [1, 1.15]})
     else:
-        fig, left = plt.subplots(1, 1, figsize=(8.5, 5.8))
+        fig, left = plt.subplots(1, 1, figsize=(ladder_w + 1.5, 5.8))
     # The global path (shared has its own story: v3 and the FFMA rungs), level by level:
     # every level after `bench profile`; the model alone where no counters were taken (the
     # model half beside timings of a GPU without Nsight Compute), with no empty legend entries.
