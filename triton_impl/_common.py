@@ -250,7 +250,7 @@ def tuning_hooks(op: str, smem_bytes):
     prune   drops the candidates whose shared memory (smem_bytes(cfg, element bytes), cfg
             with num_stages) exceeds what a block may use on the GPU of the call
             (smem_per_block), and keeps only the first candidate for problems under
-            SMALL_PROBLEM_FMAS;
+            SMALL_PROBLEM_FMAS (M N K, times BATCH for a kernel that multiplies a stack);
     bench   times one candidate briefly (10 ms warm-up, 40 ms of runs); a candidate that
             fails to compile or launch is reported and ranked last instead of stopping
             the tuning."""
@@ -264,7 +264,7 @@ def tuning_hooks(op: str, smem_bytes):
                 if smem_bytes({**c.kwargs, "num_stages": c.num_stages}, elem) <= limit]
         fits = fits or list(configs)
         M, N, K = named_args["M"], named_args["N"], named_args["K"]
-        if M * N * K < SMALL_PROBLEM_FMAS:
+        if M * N * K * named_args.get("BATCH", 1) < SMALL_PROBLEM_FMAS:   # a stack: all of it
             return fits[:1]
         return fits
 

@@ -61,6 +61,34 @@ def aligned16(t: torch.Tensor) -> bool:
     return (t.storage_offset() * t.element_size()) % 16 == 0
 
 
+def stack_strides(t: torch.Tensor) -> tuple[int, int, int, int]:
+    """(batch step, batch stride, row stride, inner stride) of a stack of matrices t (batch
+    x rows x cols) as a TMA descriptor takes them. A dimension of size 1 is never stepped,
+    so its stride is free: the inner one becomes 1, the row one a 16-byte multiple. A batch
+    of one matrix (size 1, or stride 0: a broadcast operand) is described as a stack of
+    one, step 0 (every product reads batch coordinate 0)."""
+    batch, rows, cols = t.shape
+    s_b, s_r, s_c = t.stride()
+    per16 = 16 // t.element_size()
+    s_c = 1 if cols == 1 else s_c
+    s_r = (cols + per16 - 1) // per16 * per16 if rows == 1 else s_r
+    if batch == 1 or s_b == 0:
+        return 0, rows * s_r, s_r, s_c
+    return 1, s_b, s_r, s_c
+
+
+def tma_compatible(t: torch.Tensor) -> bool:
+    """True if the stack t (batch x rows x cols) can be read or written by TMA as it is:
+    unit inner stride, row and batch strides positive multiples of 16 bytes (or free, see
+    stack_strides), base 16-byte aligned."""
+    if t.dim() != 3 or t.numel() == 0:
+        return False
+    _step, s_b, s_r, s_c = stack_strides(t)
+    e = t.element_size()
+    return (s_c == 1 and s_r > 0 and s_b > 0 and (s_r * e) % 16 == 0 and (s_b * e) % 16 == 0
+            and aligned16(t))                    # never a fake tensor's address
+
+
 def vector_width(dtype: torch.dtype, *tensors: torch.Tensor, row_elements: int | None = None) -> int:
     """16 / element size if every tensor starts on a 16-byte boundary (and, for row-wise
     kernels, every row does: row_elements * element size is a multiple of 16), else 1."""

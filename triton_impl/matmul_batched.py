@@ -19,33 +19,42 @@ the notebook "GPUs and challenges in programming them. Meet Triton".
             Inside a matrix the tiles follow the grouped order (tl.swizzle2d) as in
             matmul_grouped.
             Tiles: tf32, fp16 and bf16 are autotuned over matmul_autotuned's candidates
-            (tiles.AUTOTUNE_CONFIGS, tuned per (M, N, K, batches); 128 x 256 x 64 on 8 warps
+            (tiles.AUTOTUNE_CONFIGS, tuned per (M, N, K, BATCH); 128 x 256 x 64 on 8 warps
             for 16-bit), with its tf32 operand swap (B_FROM_REGISTERS: C^T = B^T A^T, each
             k-step's wgmma retired by wait_for_dot). The 64 x 64 tiles of "Meet Triton" on 4
             warps (tiles.BATCHED) ran 0.43-0.54x the cuBLAS reference in 16-bit and 0.14-0.18x
             in tf32; autotuned, 0.91-1.02x and 0.58-0.68x (4096^3 and a batch of 128,
             docs/performance/debts/NOTES.md). fp32 (FFMA) was not measured autotuned and keeps
             tiles.BATCHED.
-  tf32      on a Hopper GPU (compute capability 9.x) tf32 runs matmul_swap_gluon instead:
-            the Gluon swap of triton_persistent (fragments of B^T loaded between the wgmma
-            waits, TMA; 0.92-0.94x cuBLAS in 2-D) with a batch axis. gluon_plan decides:
-            the batch dimensions merge as above; the longest merged dimension becomes the
+  TMA       on a Hopper GPU (compute capability 9.x) tf32, fp16 and bf16 run a TMA kernel
+            with a batch axis instead of the pointer kernel: tf32 matmul_swap_gluon, the
+            Gluon swap of triton_persistent (fragments of B^T loaded between the wgmma
+            waits; 0.92-0.94x cuBLAS in 2-D); fp16 and bf16 matmul_persistent's kernel
+            (persistent grid, the tile and k loops flattened into one pipeline, so a tile's
+            epilogue overlaps the next tile's loads; autotuned per (M, N, K, BATCH) over
+            tiles_hopper.PERSISTENT_CONFIGS). Why it matters for a stack of small products:
+            the pointer kernel's programs each fill and drain their own pipeline, and at
+            K = 1024 that is a sixth of a 128 x 256 tile's time. tma_plan decides: the
+            batch dimensions merge as above; the longest merged dimension becomes the
             kernel's batch axis and each entry of the others one launch (at most
-            GLUON_MAX_LAUNCHES, else the pointer kernel). A and B are described as 3-D
+            TMA_MAX_LAUNCHES, else the pointer kernel). A and B are described as 3-D
             stacks (batch, rows, cols) whose out-of-bounds zero fill is per dimension: a
             tile past row M or column K never reads the next product (why the stack is not
             flattened to (batch * K, N): 0 * inf = NaN). A broadcast operand (batch stride
             0) is a stack of one read at batch coordinate 0. TMA needs a unit inner stride,
-            a 16-byte aligned base and row and batch strides of 16-byte multiples (for
-            float32: K and N multiples of 4 in contiguous stacks); anything else (odd K or
-            N in contiguous rows, a column-major operand, a slice off 16 bytes, rows of
-            stride 0) runs the autotuned pointer kernel, without copies: staging a
-            row-major copy moves 2 x 4 (M K + K N) bytes per product, ~90 us at 3 TB/s
-            for 4096^3 against cuBLAS's ~0.35 ms: ~0.73x predicted, barely above the
-            pointer kernel's 0.58-0.68x, and the op promises no copies. Not while torch traces (torch.compile records the
-            Triton kernels), nor with a fixed `tile`, nor with gluon=False. Numerics as the
-            2-D Gluon path: B rounded to TF32 (cvt.rn), A truncated by the tensor core,
-            the same bits in every run; a 2-D product gives triton_persistent's bits.
+            a 16-byte aligned base and row and batch strides of 16-byte multiples (K and N
+            multiples of 4 in contiguous float32 stacks, of 8 in 16-bit ones); at 16 bits a
+            column-major B is read as B^T's stack (wgmma takes either major) and C, written
+            by TMA stores, must meet the same rule. Anything else (odd K or N in
+            contiguous rows, a column-major A, a column-major B at tf32, a slice off 16
+            bytes, rows of stride 0) runs the autotuned pointer kernel, without copies:
+            staging a row-major copy moves 2 x 4 (M K + K N) bytes per product, ~90 us at
+            3 TB/s for 4096^3 against cuBLAS's ~0.35 ms: ~0.73x predicted at tf32, barely
+            above the pointer kernel's 0.58-0.68x, and the op promises no copies. Not while
+            torch traces (torch.compile records the Triton kernels), nor with a fixed
+            `tile`, nor with tma=False. A 2-D product gives triton_persistent's bits
+            (the same kernel; at tf32 B rounded to TF32 by cvt.rn, A truncated by the
+            tensor core), the same bits in every run.
   traffic   per batch entry, what matmul_grouped requests:
               A: M*K*ceil(N/BLOCK_N)   B: N*K*ceil(M/BLOCK_M)   stores: M*N
             times the number of batch entries of the output. A broadcast operand is read
@@ -55,7 +64,8 @@ the notebook "GPUs and challenges in programming them. Meet Triton".
             needs one unit stride per matrix); tensors on the current CUDA device.
   run       python -m bench check --kernels triton_batched
             python -m pytest tests/gpu/test_matmul_batched_gluon.py    (GPU: the tf32 path)
-            python -m pytest tests/cpu/test_batched_gluon_plan.py      (CPU: its launches)
+            python -m pytest tests/gpu/test_matmul_batched_tma16.py    (GPU: fp16 and bf16)
+            python -m pytest tests/cpu/test_batched_tma_plan.py        (CPU: its launches)
             python -c "import torch; from triton_impl import matmul_batched as m; \\
                        a = torch.randn(2, 1, 64, 32, device='cuda'); b = torch.randn(3, 32, 16, device='cuda'); \\
                        print(m.op()(a, b.mT.contiguous().mT, 'fp32').shape)"
@@ -70,7 +80,7 @@ import torch
 import triton
 import triton.language as tl
 
-from triton_impl import _common, matmul_swap_gluon, tiles
+from triton_impl import _common, _memory, matmul_persistent, matmul_swap_gluon, tiles
 from triton_impl._common import tile_count    # by name: torch.compile copies it
 from triton_impl.matmul_autotuned import round_to_tf32, smem_bytes, wait_for_dot
 
@@ -81,7 +91,7 @@ KERNEL_BATCH_DIMS = 3
 # into d dimensions takes one launch per entry of the other d - 1 (header, "tf32"). Past
 # this many launches the host's descriptors and launches would cost more than the faster
 # kernel saves on small products: the pointer kernel (one launch) runs instead.
-GLUON_MAX_LAUNCHES = 32
+TMA_MAX_LAUNCHES = 32
 
 
 @triton.jit
@@ -208,18 +218,6 @@ def params(precision: str = "fp32") -> dict[str, int]:
     return dict(tiles.BATCHED[precision])
 
 
-def _batched_prune():
-    """The autotuned matmul's pruning (shared memory, small problems: one candidate), with
-    the problem's size counted over the whole batch."""
-    prune, bench = _common.tuning_hooks(NAME, smem_bytes)
-
-    def batched_prune(configs, named_args, **kwargs):
-        whole = dict(named_args, K=named_args["K"] * named_args.get("BATCHES", 1))
-        return prune(configs, whole, **kwargs)
-
-    return batched_prune, bench
-
-
 def _to_config(cfg: dict) -> triton.Config:
     kwargs = {k: v for k, v in cfg.items() if k not in ("num_warps", "num_stages")}
     return triton.Config(kwargs, num_warps=cfg["num_warps"], num_stages=cfg["num_stages"])
@@ -233,23 +231,23 @@ def tuned_kernel(precision: str):
         configs = [_to_config(tiles.INTERPRETER_CONFIG[precision])]
     else:
         configs = [_to_config(c) for c in tiles.AUTOTUNE_CONFIGS[precision]]
-    prune, bench = _batched_prune()
-    return triton.autotune(configs=configs, key=["M", "N", "K", "BATCHES"],
+    prune, bench = _common.tuning_hooks(NAME, smem_bytes)      # prunes by the whole stack
+    return triton.autotune(configs=configs, key=["M", "N", "K", "BATCH"],
                            prune_configs_by={"early_config_prune": prune},
                            do_bench=bench)(_tunable_kernel)
 
 
 @triton.jit
 def _tunable_kernel(
-    a_ptr, b_ptr, c_ptr, M, N, K, BATCHES, B1, B2, off_a, off_b, off_c,
+    a_ptr, b_ptr, c_ptr, M, N, K, BATCH, B1, B2, off_a, off_b, off_c,
     sa0, sa1, sa2, sb0, sb1, sb2, sc0, sc1, sc2,
     stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
     GROUP_M: tl.constexpr, INPUT_PRECISION: tl.constexpr, K_WIDE: tl.constexpr,
     B_FROM_REGISTERS: tl.constexpr, NATIVE_TF32_ROUND: tl.constexpr,
 ):
-    """matmul_batched_kernel with BATCHES (the number of matrix products of the launch) as
-    an argument, for the tuner's key; BATCHES itself is not used."""
+    """matmul_batched_kernel with BATCH (the number of matrix products of the launch) as
+    an argument, for the tuner's key; BATCH itself is not used."""
     matmul_batched_kernel(a_ptr, b_ptr, c_ptr, M, N, K, B1, B2, off_a, off_b, off_c,
                           sa0, sa1, sa2, sb0, sb1, sb2, sc0, sc1, sc2,
                           stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
@@ -269,13 +267,26 @@ def _stack(t: torch.Tensor, offset: int, size: int, stride: int) -> torch.Tensor
                         t.storage_offset() + offset)
 
 
-def gluon_plan(a: torch.Tensor, b: torch.Tensor, precision: str, tile: dict | None = None):
-    """The launches of matmul_swap_gluon for (..., M, K) @ (..., K, N), or None where the
-    pointer kernel runs (header, "tf32"). A launch is (A stack, B stack, C offset, C batch
-    stride): 3-D views of the broadcast operands (a broadcast batch has stride 0) and
-    where its products lie in a contiguous C."""
-    if (precision != "tf32" or tile is not None or _common.tracing((a, b))
-            or not matmul_swap_gluon.available(a.device)):
+def _tma_kernel_runs(precision: str, device: torch.device) -> bool:
+    """True where a TMA kernel serves this precision: tf32 matmul_swap_gluon (Hopper, not
+    the interpreter), fp16/bf16 matmul_persistent's kernel (compute capability 9.x, or the
+    interpreter, which emulates descriptors)."""
+    if precision == "tf32":
+        return matmul_swap_gluon.available(device)
+    if precision in ("fp16", "bf16"):
+        return _common.interpreting() or (device.type == "cuda"
+                                          and _common.cuda_properties(device).major == 9)
+    return False
+
+
+def tma_plan(a: torch.Tensor, b: torch.Tensor, precision: str, tile: dict | None = None):
+    """The launches of the TMA kernels for (..., M, K) @ (..., K, N), or None where the
+    pointer kernel runs (header, "TMA"). A launch is (A stack, B stack, C offset, C batch
+    stride, b_k_major): 3-D views of the broadcast operands (a broadcast batch has stride
+    0), where its products lie in a contiguous C, and whether B's stack is given as B^T's
+    (each matrix column-major: matmul_persistent's K-major path)."""
+    if (tile is not None or _common.tracing((a, b))
+            or not _tma_kernel_runs(precision, a.device)):
         return None
     batch = torch.broadcast_shapes(a.shape[:-2], b.shape[:-2])
     M, K, N = a.shape[-2], a.shape[-1], b.shape[-1]
@@ -284,31 +295,45 @@ def gluon_plan(a: torch.Tensor, b: torch.Tensor, precision: str, tile: dict | No
     a = a.expand(*batch, M, K)
     b = b.expand(*batch, K, N)
     nb = len(batch)
-    c_strides = torch.empty((*batch, M, N), device="meta").stride()[:nb]
-    dims = merge_batch_dims(batch, a.stride()[:nb], b.stride()[:nb], c_strides) or [(1, (0, 0, 0))]
+    c = torch.empty((*batch, M, N), device="meta", dtype=a.dtype)     # the output's layout
+    dims = merge_batch_dims(batch, a.stride()[:nb], b.stride()[:nb], c.stride()[:nb]) or [(1, (0, 0, 0))]
     # the kernel's batch axis: the longest merged dimension; a launch per entry of the others
     axis = max(range(len(dims)), key=lambda i: dims[i][0])
     size, (sa, sb, sc) = dims[axis]
     outer = dims[:axis] + dims[axis + 1:]
-    if math.prod(d[0] for d in outer) > GLUON_MAX_LAUNCHES:
+    # the persistent kernel counts tiles x products in int32 (tiles of at least 32 x 32)
+    if (math.prod(d[0] for d in outer) > TMA_MAX_LAUNCHES
+            or size * triton.cdiv(M, 32) * triton.cdiv(N, 32) >= 2**31):
         return None
     launches = []
     for index in itertools.product(*(range(d[0]) for d in outer)):
         offs = [sum(i * d[1][t] for i, d in zip(index, outer)) for t in range(3)]
         a3, b3 = _stack(a, offs[0], size, sa), _stack(b, offs[1], size, sb)
-        if not (matmul_swap_gluon.tma_compatible(a3) and matmul_swap_gluon.tma_compatible(b3)):
+        if not _memory.tma_compatible(a3):
             return None
-        launches.append((a3, b3, offs[2], sc))
+        if precision == "tf32":        # matmul_swap_gluon: B row-major, C by pointer stores
+            if not _memory.tma_compatible(b3):
+                return None
+            launches.append((a3, b3, offs[2], sc, False))
+            continue
+        # matmul_persistent: B row-major or column-major; C written by TMA stores
+        if not _memory.tma_compatible(_stack(c, offs[2], size, sc)):
+            return None
+        if _memory.tma_compatible(b3):
+            launches.append((a3, b3, offs[2], sc, False))
+        elif _memory.tma_compatible(b3.mT):
+            launches.append((a3, b3.mT, offs[2], sc, True))
+        else:
+            return None
     return launches
 
 
 def matmul(a: torch.Tensor, b: torch.Tensor, precision: str = "fp32", *,
-           tile: dict | None = None, gluon: bool = True) -> torch.Tensor:
+           tile: dict | None = None, tma: bool = True) -> torch.Tensor:
     """(..., M, K) @ (..., K, N) -> (..., M, N) at the given precision, without copies.
     ``tile`` fixes the tile parameters (tiles.BATCHED's keys, B_FROM_REGISTERS for tf32);
-    without it tf32 runs matmul_swap_gluon where gluon_plan allows (``gluon=False``: never,
-    to compare), else tf32, fp16 and bf16 are autotuned (AUTOTUNED), fp32 runs
-    tiles.BATCHED."""
+    without it tf32, fp16 and bf16 run a TMA kernel where tma_plan allows (``tma=False``:
+    never, to compare), else they are autotuned (AUTOTUNED), and fp32 runs tiles.BATCHED."""
     batch = _check(a, b, precision)
     M, K, N = a.shape[-2], a.shape[-1], b.shape[-1]
     if K == 0:
@@ -316,10 +341,14 @@ def matmul(a: torch.Tensor, b: torch.Tensor, precision: str = "fp32", *,
     c = torch.empty((*batch, M, N), dtype=a.dtype, device=a.device)
     if c.numel() == 0:
         return c
-    plan = gluon_plan(a, b, precision, tile) if gluon else None
+    plan = tma_plan(a, b, precision, tile) if tma else None
     if plan is not None:
-        for a3, b3, c_off, c_stride in plan:
-            matmul_swap_gluon.launch(a3, b3, _stack(c, c_off, a3.shape[0], c_stride))
+        for a3, b3, c_off, c_stride, b_k_major in plan:
+            c3 = _stack(c, c_off, a3.shape[0], c_stride)
+            if precision == "tf32":
+                matmul_swap_gluon.launch(a3, b3, c3)
+            else:
+                matmul_persistent.launch(a3, b3, c3, precision, b_k_major=b_k_major)
         return c
     autotuned = tile is None and precision in AUTOTUNED
     p = tile or params(precision)            # (unused when autotuned)

@@ -50,6 +50,14 @@ the transposing copy.
             grid instead of one program per tile, the tf32 paths above, and an epilogue
             that stores C through TMA (optionally in two halves, EPILOGUE_SPLIT=2, which
             halves the staging buffer so the pipeline can take another stage).
+  batch     the kernel multiplies a stack (launch()): the persistent loop runs over
+            BATCH x tiles, tile t of product t // tiles. A, B and C are 3-D descriptors
+            (batch, rows, cols) loaded and stored in boxes of one matrix's tile, which in
+            shared memory are the 2-D tile's bytes (the reshapes are free: same wgmma, TMA
+            and shared memory in the compiled kernel). The zero fill is per dimension, so
+            a k-tail reads zeros, never the next product. A broadcast operand is a stack
+            of one (step 0). matmul() is a stack of one; triton_batched runs stacks at fp16
+            and bf16 (matmul_batched.tma_plan).
   traffic   global loads as the blocked kernels: A M*K*ceil(N/BN), B N*K*ceil(M/BM)
             elements (TMA fetches nothing outside the tensor, as masked loads request
             nothing); stores M*N.
@@ -106,9 +114,13 @@ def _tile_coords(tile_id, num_pid_m, num_pid_n, GROUP_M: tl.constexpr):
 
 @triton.jit
 def matmul_persistent_kernel(
-    a_ptr, b_ptr, c_ptr,                  # A (M x K), B (K x N, or B^T as N x K), C (M x N)
-    M, N, K,                              # sizes
+    a_ptr, b_ptr, c_ptr,                  # A (M x K), B (K x N, or B^T as N x K), C (M x N):
+                                          # each a stack of BATCH matrices (batch, rows, cols)
+    M, N, K,                              # sizes of one product
+    BATCH,                                # products (1: a 2-D matmul)
     stride_am, stride_b, stride_cm,       # row strides in elements (the inner stride is 1)
+    stride_ab, stride_bb, stride_cb,      # batch strides in elements
+    step_a, step_b,                       # batch coordinate per product: 1, or 0 (broadcast)
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,  # the tile
     GROUP_M: tl.constexpr,                # rows of tiles per group of the tile order
     NUM_PROGRAMS: tl.constexpr,           # the persistent grid's size (= SMs)
@@ -124,22 +136,30 @@ def matmul_persistent_kernel(
     num_pid_m = tile_count(M, BLOCK_M)
     num_pid_n = tile_count(N, BLOCK_N)
     k_tiles = tile_count(K, BLOCK_K)
-    # At most M N / (BLOCK_M BLOCK_N) + M / BLOCK_M + N / BLOCK_N + 1 tiles: below 2^27 for
-    # any C that fits in a GPU's memory, so the loop counter below stays far from 2^31.
-    num_tiles = num_pid_m * num_pid_n
+    tiles = num_pid_m * num_pid_n         # of one product
+    # The wrapper keeps BATCH x tiles below 2^31 (stack_plan), so the tile loop's counter
+    # below stays in int32.
+    num_tiles = tiles * BATCH
 
     # Descriptors: built once per program (in global scratch, see _allocator), used by
-    # every tile. Loads outside [0, M) x [0, K) etc. come back as zeros.
-    a_desc = tl.make_tensor_descriptor(a_ptr, shape=[M, K], strides=[stride_am, 1],
-                                       block_shape=[BLOCK_M, BLOCK_K])
+    # every tile. 3-D, (batch, rows, cols), loaded in boxes of one matrix's tile: in shared
+    # memory the 2-D tile's bytes (the reshapes below cost nothing). The zero fill is per
+    # dimension: a tile past row M or column K of product i reads zeros, never product
+    # i + 1. A broadcast operand is a stack of one (step 0).
+    a_desc = tl.make_tensor_descriptor(a_ptr, shape=[tl.maximum(BATCH * step_a, 1), M, K],
+                                       strides=[stride_ab, stride_am, 1],
+                                       block_shape=[1, BLOCK_M, BLOCK_K])
+    b_batches = tl.maximum(BATCH * step_b, 1)             # step 0: a stack of one
     if B_K_MAJOR:
-        b_desc = tl.make_tensor_descriptor(b_ptr, shape=[N, K], strides=[stride_b, 1],
-                                           block_shape=[BLOCK_N, BLOCK_K])
+        b_desc = tl.make_tensor_descriptor(b_ptr, shape=[b_batches, N, K],
+                                           strides=[stride_bb, stride_b, 1],
+                                           block_shape=[1, BLOCK_N, BLOCK_K])
     else:
-        b_desc = tl.make_tensor_descriptor(b_ptr, shape=[K, N], strides=[stride_b, 1],
-                                           block_shape=[BLOCK_K, BLOCK_N])
-    c_desc = tl.make_tensor_descriptor(c_ptr, shape=[M, N], strides=[stride_cm, 1],
-                                       block_shape=[BLOCK_M, BLOCK_N // EPILOGUE_SPLIT])
+        b_desc = tl.make_tensor_descriptor(b_ptr, shape=[b_batches, K, N],
+                                           strides=[stride_bb, stride_b, 1],
+                                           block_shape=[1, BLOCK_K, BLOCK_N])
+    c_desc = tl.make_tensor_descriptor(c_ptr, shape=[BATCH, M, N], strides=[stride_cb, stride_cm, 1],
+                                       block_shape=[1, BLOCK_M, BLOCK_N // EPILOGUE_SPLIT])
 
     # The epilogue finds its tile from its own counter. With FLATTEN the compiler
     # pipelines across tile boundaries (the next tile's loads start before this tile's
@@ -147,7 +167,8 @@ def matmul_persistent_kernel(
     tile_c = start - NUM_PROGRAMS
     for tile_id in tl.range(start, num_tiles, NUM_PROGRAMS, flatten=FLATTEN,
                             warp_specialize=WARP_SPECIALIZE):  # i32 ok: tiles < 2^27
-        pid_m, pid_n = _tile_coords(tile_id, num_pid_m, num_pid_n, GROUP_M)
+        batch = tile_id // tiles                                     # which product
+        pid_m, pid_n = _tile_coords(tile_id % tiles, num_pid_m, num_pid_n, GROUP_M)
         off_m = pid_m * BLOCK_M
         off_n = pid_n * BLOCK_N
         if SWAP_AB:
@@ -156,12 +177,12 @@ def matmul_persistent_kernel(
             acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
         for ki in range(k_tiles):
             off_k = ki * BLOCK_K
-            a = a_desc.load([off_m, off_k])                          # BM x BK, K-major
+            a = a_desc.load([batch * step_a, off_m, off_k]).reshape(BLOCK_M, BLOCK_K)  # K-major
             if B_K_MAJOR:
-                b = b_desc.load([off_n, off_k])                      # BN x BK, K-major
+                b = b_desc.load([batch * step_b, off_n, off_k]).reshape(BLOCK_N, BLOCK_K)
                 acc = tl.dot(a, b.T, acc, input_precision=INPUT_PRECISION)
             elif SWAP_AB:
-                b = b_desc.load([off_k, off_n])                      # BK x BN, N-major
+                b = b_desc.load([batch * step_b, off_k, off_n]).reshape(BLOCK_K, BLOCK_N)
                 # C^T += B^T A^T: B^T (computed: rounded) from registers, A^T from shared
                 acc = tl.dot(round_to_tf32(b.T, NATIVE_TF32_ROUND), a.T, acc,
                              input_precision=INPUT_PRECISION)
@@ -169,11 +190,12 @@ def matmul_persistent_kernel(
             else:
                 # BK x BN, N-major: wgmma reads it so for 16-bit types (tf32 never comes
                 # here: a row-major B takes SWAP_AB, a column-major one B_K_MAJOR)
-                b = b_desc.load([off_k, off_n])
+                b = b_desc.load([batch * step_b, off_k, off_n]).reshape(BLOCK_K, BLOCK_N)
                 acc = tl.dot(a, b, acc, input_precision=INPUT_PRECISION)
 
         tile_c += NUM_PROGRAMS
-        pid_m, pid_n = _tile_coords(tile_c, num_pid_m, num_pid_n, GROUP_M)
+        batch_c = tile_c // tiles
+        pid_m, pid_n = _tile_coords(tile_c % tiles, num_pid_m, num_pid_n, GROUP_M)
         off_m = pid_m * BLOCK_M
         off_n = pid_n * BLOCK_N
         if SWAP_AB:
@@ -183,14 +205,18 @@ def matmul_persistent_kernel(
                 # two BM x BN/2 halves: half the staging buffer in shared memory
                 halves = tl.permute(tl.reshape(acc, (BLOCK_M, 2, BLOCK_N // 2)), (0, 2, 1))
                 left, right = tl.split(halves)
-                c_desc.store([off_m, off_n], left.to(c_ptr.dtype.element_ty))
-                c_desc.store([off_m, off_n + BLOCK_N // 2], right.to(c_ptr.dtype.element_ty))
+                c_desc.store([batch_c, off_m, off_n],
+                             left.to(c_ptr.dtype.element_ty).reshape(1, BLOCK_M, BLOCK_N // 2))
+                c_desc.store([batch_c, off_m, off_n + BLOCK_N // 2],
+                             right.to(c_ptr.dtype.element_ty).reshape(1, BLOCK_M, BLOCK_N // 2))
             else:
-                c_desc.store([off_m, off_n], acc.to(c_ptr.dtype.element_ty))
+                c_desc.store([batch_c, off_m, off_n],
+                             acc.to(c_ptr.dtype.element_ty).reshape(1, BLOCK_M, BLOCK_N))
         else:
             rows = off_m.to(tl.int64) + tl.arange(0, BLOCK_M)    # int64: off_m + BLOCK_M can
             cols = off_n.to(tl.int64) + tl.arange(0, BLOCK_N)    # pass 2^31 for M near it
-            c_ptrs = c_ptr + rows[:, None] * stride_cm + cols[None, :]
+            c_ptrs = (c_ptr + batch_c.to(tl.int64) * stride_cb   # a stack passes 2^31 fast
+                      + rows[:, None] * stride_cm + cols[None, :])
             tl.store(c_ptrs, acc.to(c_ptr.dtype.element_ty),
                      mask=(rows[:, None] < M) & (cols[None, :] < N))
 
@@ -304,12 +330,13 @@ def candidates_key(precision: str, swap_ab: bool = False) -> str:
 @functools.lru_cache(maxsize=None)
 def kernel_for(key: str):
     """The autotuned kernel of one candidate list (candidates_key). The tuning key includes
-    the operand layout (B_K_MAJOR, SWAP_AB): each layout has its own winner."""
+    the operand layout (B_K_MAJOR, SWAP_AB) and the number of products (BATCH): each has
+    its own winner."""
     if _common.interpreting():
         configs = [_to_config(INTERPRETER_CONFIG[key])]
     else:
         configs = [_to_config(c) for c in CONFIGS[key]]
-    return triton.autotune(configs=configs, key=["M", "N", "K", "B_K_MAJOR", "SWAP_AB"],
+    return triton.autotune(configs=configs, key=["M", "N", "K", "BATCH", "B_K_MAJOR", "SWAP_AB"],
                            prune_configs_by={"early_config_prune": _prune},
                            do_bench=_bench)(matmul_persistent_kernel)
 
@@ -354,17 +381,35 @@ def matmul(a: torch.Tensor, b: torch.Tensor, precision: str = "fp16", *,
     c_rows = N if c_aligned else _padded(N, a.element_size())
     c = (torch.empty if c_aligned else torch.zeros)((M, c_rows), dtype=a.dtype,
                                                     device=a.device)[:, :N]
+    # a 2-D product is a stack of one
+    launch(a_use[None], b_use[None], c[None], precision, b_k_major=b_k_major, swap_ab=swap_ab,
+           config=config)
+    return c if c_aligned else c.contiguous()
+
+
+def launch(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor, precision: str, *,
+           b_k_major: bool = False, swap_ab: bool = False, config: dict | None = None) -> None:
+    """C[i] = A[i] @ B[i] for stacks: a (batch x M x K), b (batch x K x N, or with b_k_major
+    B^T's stack, batch x N x K), c (batch x M x N), each accepted by _memory.tma_compatible;
+    a batch dimension of stride 0 (Tensor.expand) reads one matrix for every product.
+    M, N, K, batch >= 1 and batch x tiles < 2^31 (matmul_batched.tma_plan checks it)."""
+    batch, M, K = a.shape
+    N = c.shape[2]
+    step_a, s_ab, s_am, _ = _memory.stack_strides(a)
+    step_b, s_bb, s_b, _ = _memory.stack_strides(b)
+    _, s_cb, s_cm, _ = _memory.stack_strides(c)
     # num_ctas > 1 (a config option: thread-block clusters) makes each program a cluster
     # of that many CTAs, so the persistent grid has SMs / num_ctas programs.
     ctas = (config or {}).get("num_ctas", 1)
     programs = max(1, num_programs(a.device) // ctas)
     if not _common.interpreting():
         triton.set_allocator(_allocator)
-    args = (a_use, b_use, c, M, N, K, a_use.stride(0), b_use.stride(0), c.stride(0))
+    args = (a, b, c, M, N, K, batch, s_am, s_b, s_cm, s_ab, s_bb, s_cb, step_a, step_b)
     layout = dict(NUM_PROGRAMS=programs, B_K_MAJOR=b_k_major, SWAP_AB=swap_ab,
                   INPUT_PRECISION="tf32", NATIVE_TF32_ROUND=_common.native_tf32_round(a.device))
+
     def grid(meta):
-        tiles = triton.cdiv(M, meta["BLOCK_M"]) * triton.cdiv(N, meta["BLOCK_N"])
+        tiles = triton.cdiv(M, meta["BLOCK_M"]) * triton.cdiv(N, meta["BLOCK_N"]) * batch
         return (min(programs, tiles),)
 
     if config is None:
@@ -372,11 +417,8 @@ def matmul(a: torch.Tensor, b: torch.Tensor, precision: str = "fp16", *,
     elif any(k in config for k in ("num_ctas", "maxnreg")) and not _common.interpreting():
         _common.launch(_fixed_kernel(tuple(sorted(config.items()))), grid, *args, **layout)
     else:
-        tiles = triton.cdiv(M, config["BLOCK_M"]) * triton.cdiv(N, config["BLOCK_N"])
         launch_cfg = {k: v for k, v in config.items() if k not in ("num_ctas", "maxnreg")}
-        _common.launch(matmul_persistent_kernel, (min(programs, tiles),), *args, **layout,
-                       **launch_cfg)
-    return c if c_aligned else c.contiguous()
+        _common.launch(matmul_persistent_kernel, grid(config), *args, **layout, **launch_cfg)
 
 
 def _op_impl(a: torch.Tensor, b: torch.Tensor, precision: str) -> torch.Tensor:

@@ -55,10 +55,10 @@ registers, and a wgmma pipeline that is legal.
             Repeatable bit for bit, max |C - C64| / (|A||B|) 6.2e-5 (B rounded, A
             truncated by the tensor core, as the Triton swap).
   precond.  float32 stacks A (batch x M x K) and B (batch x K x N) on a CUDA device of
-            compute capability 9.x (wgmma), each accepted by tma_compatible (unit inner
+            compute capability 9.x (wgmma), each accepted by _memory.tma_compatible (unit inner
             stride, 16-byte aligned base, row and batch strides multiples of 16 bytes);
             the callers (matmul_persistent.matmul, which stages other layouts, and
-            matmul_batched.gluon_plan, which falls back) guarantee it. M, N, K, batch
+            matmul_batched.tma_plan, which falls back) guarantee it. M, N, K, batch
             >= 1. No interpreter: Gluon kernels only compile.
   run       python -m pytest tests/cpu/test_wgmma_hazards.py               (CPU: compiles for sm_90)
             python -m pytest tests/gpu/test_matmul_persistent.py -k gluon  (GPU)
@@ -216,34 +216,9 @@ def _shared_layout(rows: int, cols: int):
     return gl.NVMMASharedLayout.get_default_for([1, rows, cols], gl.float32)
 
 
-def _normalised_strides(t: torch.Tensor) -> tuple[int, int, int, int]:
-    """(batch step, batch stride, row stride, inner stride) of a stack of matrices t (batch
-    x rows x cols) as a descriptor takes them. A dimension of size 1 is never stepped, so
-    its stride is free: the inner one becomes 1, the row one a 16-byte multiple. A batch of
-    one matrix (size 1, or stride 0: a broadcast operand) is described as one, step 0."""
-    batch, rows, cols = t.shape
-    s_b, s_r, s_c = t.stride()
-    s_c = 1 if cols == 1 else s_c
-    s_r = (cols + 3) // 4 * 4 if rows == 1 else s_r
-    if batch == 1 or s_b == 0:
-        return 0, rows * s_r, s_r, s_c
-    return 1, s_b, s_r, s_c
-
-
-def tma_compatible(t: torch.Tensor) -> bool:
-    """True if the float32 stack t (batch x rows x cols) can be read by TMA as it is: unit
-    inner stride, row and batch strides positive multiples of 16 bytes (or free, see
-    _normalised_strides), base 16-byte aligned."""
-    if t.dtype != torch.float32 or t.dim() != 3 or t.numel() == 0:
-        return False
-    _step, s_b, s_r, s_c = _normalised_strides(t)
-    return (s_c == 1 and s_r > 0 and s_b > 0 and s_r % 4 == 0 and s_b % 4 == 0
-            and _memory.aligned16(t))              # never a fake tensor's address
-
-
 def _descriptor(t: torch.Tensor, rows: int, cols: int):
     """A 3-D descriptor of the stack t with [1, rows, cols] boxes, and its batch step."""
-    step, s_b, s_r, s_c = _normalised_strides(t)
+    step, s_b, s_r, s_c = _memory.stack_strides(t)
     shape = [t.shape[0] if step else 1, t.shape[1], t.shape[2]]
     return TensorDescriptor(t, shape, [s_b, s_r, s_c], [1, rows, cols],
                             _shared_layout(rows, cols)), step
@@ -251,7 +226,7 @@ def _descriptor(t: torch.Tensor, rows: int, cols: int):
 
 def launch(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor, config: dict | None = None):
     """C[i] = A[i] @ B[i] in tf32 for a stack: a (batch x M x K), b (batch x K x N), c
-    (batch x M x N, unit inner stride), where a and b satisfy tma_compatible; a batch
+    (batch x M x N, unit inner stride), where a and b satisfy _memory.tma_compatible; a batch
     dimension of stride 0 (Tensor.expand) reads the one matrix for every product. M, N,
     K, batch >= 1."""
     cfg = dict(CONFIG, **(config or {}))

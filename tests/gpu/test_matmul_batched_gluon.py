@@ -1,14 +1,14 @@
 """triton_batched at tf32 on the H100: the Gluon swap with a batch axis
 (triton_impl/matmul_batched.py, header "tf32"; the kernel is matmul_swap_gluon's).
 
-Which inputs take it (matmul_batched.gluon_plan) and which fall back to the pointer kernel,
+Which inputs take it (matmul_batched.tma_plan) and which fall back to the pointer kernel,
 and for the ones that take it: one product and many, broadcast batches (stride 0, one and
 several batch dimensions), odd M/N/K in 16-byte aligned rows, K = 0 and empty stacks, a
 k-tail that must not read the next product's B, exact small integers, the TF32 rounding of
 B and the truncation of A, run-to-run bits, and the 2-D product equal to
 triton_persistent's bit for bit. The registry-wide tests (tests/gpu/test_matmul_triton.py)
 run triton_batched at tf32 on 2-D inputs too; the CPU tier checks the compiled kernel
-(tests/cpu/test_wgmma_hazards.py) and the plan's views (tests/cpu/test_batched_gluon_plan.py).
+(tests/cpu/test_wgmma_hazards.py) and the plan's views (tests/cpu/test_batched_tma_plan.py).
 """
 from __future__ import annotations
 
@@ -53,7 +53,7 @@ def _error(out, a, b) -> float:
 def _takes_gluon(a, b) -> bool:
     from triton_impl import matmul_batched as mb
 
-    return mb.gluon_plan(a, b, "tf32") is not None
+    return mb.tma_plan(a, b, "tf32") is not None
 
 
 CASES = [   # (A shape, B shape)
@@ -192,12 +192,11 @@ def _moved(pair):
     return out
 
 
-def test_other_precisions_and_fixed_tiles_do_not_take_it():
+def test_fp32_and_fixed_tiles_do_not_take_it():
     from triton_impl import matmul_batched as mb
 
     a = torch.randn(2, 64, 32, device="cuda")
     b = torch.randn(2, 32, 48, device="cuda")
-    assert mb.gluon_plan(a, b, "tf32") is not None
-    assert mb.gluon_plan(a, b, "fp32") is None
-    assert mb.gluon_plan(a.half(), b.half(), "fp16") is None
-    assert mb.gluon_plan(a, b, "tf32", tile=mb.params("tf32")) is None
+    assert mb.tma_plan(a, b, "tf32") is not None
+    assert mb.tma_plan(a, b, "fp32") is None
+    assert mb.tma_plan(a, b, "tf32", tile=mb.params("tf32")) is None

@@ -25,11 +25,11 @@ changes and what we predict):
            measurement.
   batched  triton_batched at 4096^3 (batch 1, 2-D inputs as the harness gives them; against
            torch.matmul) and A (128, 512, 1024) @ B (128, 1024, 2048) (against torch.bmm),
-           fp16/bf16/tf32: at fp16/bf16 its autotuned pointer kernel (the variant that won
-           the run of NOTES.md over the tiles of "Meet Triton"); at tf32 its default, the
-           Gluon swap with a batch axis (3-D TMA descriptors, matmul_swap_gluon), beside the
-           autotuned pointer kernel it replaced (gluon=False). The table's config column
-           says which ran.
+           fp16/bf16/tf32: its default, a TMA kernel with a batch axis (3-D descriptors;
+           fp16/bf16 matmul_persistent's kernel, tf32 the Gluon swap matmul_swap_gluon),
+           beside the autotuned pointer kernel (tma=False; the variant that won the run of
+           NOTES.md over the tiles of "Meet Triton"). The table's config column says which
+           ran.
 
 Every variant is checked against a float64 reference before it is timed (a failure is
 reported and the variant is not timed). Timings: bench.timing.time_launches (CUDA events
@@ -615,15 +615,21 @@ def _config_text(cfg) -> str:
 
 
 def _batched_note(mb, name: str, a, b, precision: str) -> str:
-    """What a triton_batched entry ran: the Gluon swap (tf32, TMA-ready operands) or the
-    autotuned pointer kernel's winner."""
+    """What a triton_batched entry ran: a TMA kernel (tf32: the Gluon swap; fp16/bf16:
+    matmul_persistent's kernel with a batch axis, its tuned winner) or the autotuned pointer
+    kernel's winner."""
     if not name.startswith("triton_batched"):
         return ""
-    if name == "triton_batched" and mb.gluon_plan(a, b, precision) is not None:
-        from triton_impl import matmul_swap_gluon as mg
-        c = mg.CONFIG
-        return (f"gluon swap {c['BLOCK_M']}x{c['BLOCK_N']}x{c['BLOCK_K']} s{c['STAGES']} "
-                f"in-flight {c['IN_FLIGHT']}, 3-D TMA")
+    if name == "triton_batched" and mb.tma_plan(a, b, precision) is not None:
+        if precision == "tf32":
+            from triton_impl import matmul_swap_gluon as mg
+            c = mg.CONFIG
+            return (f"gluon swap {c['BLOCK_M']}x{c['BLOCK_N']}x{c['BLOCK_K']} s{c['STAGES']} "
+                    f"in-flight {c['IN_FLIGHT']}, 3-D TMA")
+        from triton_impl import matmul_persistent as mp
+        cfg = mp.best_config(mp.candidates_key(precision))
+        ws = " ws" if cfg is not None and cfg.kwargs.get("WARP_SPECIALIZE") else ""
+        return "persistent " + _config_text(cfg) + ws + ", 3-D TMA"
     return _config_text(mb.best_config(precision)) if precision in mb.AUTOTUNED else ""
 
 
@@ -652,9 +658,9 @@ def run_batched(out: Out, timer: Timer, rounds: int, quick: bool):
             entries = [("torch.matmul" if batch is None else "torch.bmm", "ref", reference),
                        ("triton_batched", "default",
                         lambda a=a, b=b, p=precision: mb.matmul(a, b, p))]
-            if precision == "tf32":         # the default is the Gluon swap; the pointer kernel
-                entries.append(("triton_batched pointer", "variant",
-                                lambda a=a, b=b: mb.matmul(a, b, "tf32", gluon=False)))
+            # the default is a TMA kernel; the autotuned pointer kernel beside it
+            entries.append(("triton_batched pointer", "variant",
+                            lambda a=a, b=b, p=precision: mb.matmul(a, b, p, tma=False)))
             good = []
             for name, kind, fn in entries:
                 try:
@@ -720,8 +726,7 @@ def _warm(task: str) -> str:
                 a = torch.randn(*lead, 512, 512, device="cuda").to(dtype)
                 b = torch.randn(*lead, 512, 512, device="cuda").to(dtype)
                 mb.matmul(a, b, precision)
-                if precision == "tf32":
-                    mb.matmul(a, b, precision, gluon=False)
+                mb.matmul(a, b, precision, tma=False)
         elif task == "tf32":
             from bench import registry
             a = torch.randn(512, 512, device="cuda")

@@ -1,0 +1,222 @@
+"""triton_batched at fp16 and bf16 on the H100: matmul_persistent's TMA kernel with a batch
+axis (triton_impl/matmul_batched.py, header "TMA"; the kernel is triton_persistent's).
+
+Which inputs take it (matmul_batched.tma_plan) and which fall back to the pointer kernel,
+and for the ones that take it: one product and many, broadcast batches (stride 0, one and
+several batch dimensions), row- and column-major B, odd M/N/K in 16-byte aligned rows (the
+padding NaN: a kernel that reads past a row shows it), K = 0 and empty stacks, a k-tail
+that must not read the next product's B, exact small integers, run-to-run bits, the 2-D
+product equal to triton_persistent's bit for bit, and (slow) a stack whose C passes 2^31
+elements. The plan's views are checked on the CPU (tests/cpu/test_batched_tma_plan.py), the
+kernel under the interpreter (tests/interpreter/test_matmul_batched_tma16.py).
+"""
+from __future__ import annotations
+
+import pytest
+import torch
+
+from bench.families.matmul.problem import matmul_tolerance
+
+NEEDS_KERNEL = "triton_persistent"      # Hopper (wgmma, TMA), as this file's kernel
+DTYPES = {"fp16": torch.float16, "bf16": torch.bfloat16}
+
+
+def _aligned(*shape, dtype, gen=None, exact=False):
+    """A CUDA tensor of `shape` whose rows start 16 bytes apart at least: a view of a buffer
+    whose last dimension is padded to a multiple of 8 elements, the padding NaN."""
+    *lead, cols = shape
+    buf = torch.full((*lead, (cols + 7) // 8 * 8), float("nan"), dtype=dtype)
+    if exact:
+        buf[..., :cols] = torch.randint(-3, 4, shape, generator=gen).to(dtype)
+    else:
+        buf[..., :cols] = torch.randn(*shape, generator=gen).to(dtype)
+    return buf.cuda()[..., :cols]
+
+
+def _run(a, b, precision, **kw):
+    from triton_impl import matmul_batched as mb
+
+    return mb.matmul(a, b, precision, **kw)
+
+
+def _error(out, a, b) -> float:
+    """max |C - C64| / (|A| |B|) over every product of the (broadcast) stack."""
+    want = a.double() @ b.double()
+    mag = a.double().abs() @ b.double().abs()
+    assert out.shape == want.shape, (out.shape, want.shape)
+    err = (out.double() - want).abs() / mag.clamp_min(torch.finfo(torch.float64).tiny)
+    err = torch.where(torch.isnan(err), torch.full_like(err, float("inf")), err)
+    return float(err.max()) if err.numel() else 0.0
+
+
+def _takes_tma(a, b, precision) -> bool:
+    from triton_impl import matmul_batched as mb
+
+    return mb.tma_plan(a, b, precision) is not None
+
+
+CASES = [   # (A shape, B shape)
+    ((2048, 2048), (2048, 2048)),                    # batch 1, 2-D
+    ((1, 300, 256), (1, 256, 200)),                  # batch 1, 3-D
+    ((8, 512, 1024), (8, 1024, 256)),                # several products
+    ((3, 129, 136), (3, 136, 264)),
+    ((300, 64), (5, 64, 128)),                       # A broadcast (2-D)
+    ((5, 300, 64), (64, 128)),                       # B broadcast (2-D)
+    ((5, 300, 64), (1, 64, 128)),                    # B broadcast (batch 1)
+    ((2, 1, 65, 72), (3, 72, 40)),                   # two batch dims: a launch per A entry
+    ((2, 1, 3, 1, 2, 17, 24), (1, 4, 3, 2, 1, 24, 8)),
+]
+
+
+@pytest.mark.parametrize("precision", list(DTYPES))
+@pytest.mark.parametrize("col_b", [False, True], ids=["row-B", "col-B"])
+@pytest.mark.parametrize("sa,sb", CASES, ids=str)
+def test_batched_tma_matches_fp64(sa, sb, col_b, precision):
+    g = torch.Generator().manual_seed(sa[-1] + sb[-1])
+    dtype = DTYPES[precision]
+    a = _aligned(*sa, dtype=dtype, gen=g)
+    if col_b:       # each matrix of B column-major: B^T's rows (K long) contiguous
+        b = _aligned(*sb[:-2], sb[-1], sb[-2], dtype=dtype, gen=g).mT
+    else:
+        b = _aligned(*sb, dtype=dtype, gen=g)
+    assert _takes_tma(a, b, precision)
+    assert _error(_run(a, b, precision), a, b) <= matmul_tolerance(precision, sa[-1])
+
+
+@pytest.mark.parametrize("m", [1, 17, 127, 128, 129, 255, 257, 1000])
+@pytest.mark.parametrize("n,k", [(8, 8), (24, 40), (256, 64), (248, 72), (264, 136),
+                                 (1000, 8)], ids=str)
+def test_odd_shapes_in_aligned_rows(m, n, k):
+    """The tile edges of the candidates (128 x 256 x 64, 256 x 128, 128 x 128) in M, N and
+    K, three products, rows padded to 16 bytes with NaN. N and K are multiples of 8 (16-bit
+    rows of 16-byte multiples: what TMA takes; C's rows too)."""
+    g = torch.Generator().manual_seed(m * 7 + n + k)
+    a = _aligned(3, m, k, dtype=torch.float16, gen=g)
+    b = _aligned(3, k, n, dtype=torch.float16, gen=g)
+    assert _takes_tma(a, b, "fp16")
+    assert _error(_run(a, b, "fp16"), a, b) <= matmul_tolerance("fp16", k)
+
+
+@pytest.mark.parametrize("precision", list(DTYPES))
+@pytest.mark.parametrize("sa,sb", [((3, 129, 200), (3, 200, 136)), ((2, 64, 4096), (4096, 64))],
+                         ids=str)
+def test_exact_with_small_integers(sa, sb, precision):
+    g = torch.Generator().manual_seed(2)
+    a = _aligned(*sa, dtype=DTYPES[precision], gen=g, exact=True)
+    b = _aligned(*sb, dtype=DTYPES[precision], gen=g, exact=True)
+    assert _takes_tma(a, b, precision)
+    assert _error(_run(a, b, precision), a, b) == 0.0
+
+
+@pytest.mark.parametrize("col_b", [False, True], ids=["row-B", "col-B"])
+def test_k_tail_never_reads_the_next_product(col_b):
+    """K = 40: product 0's only k-tile (64 deep) covers rows 40..63 of B, past its last row.
+    The descriptor's zero fill is per dimension, so it reads zeros; a 2-D (batch * K, N)
+    view would read product 1's rows (here +inf) times A's zero-filled columns: NaN."""
+    g = torch.Generator().manual_seed(3)
+    a = _aligned(2, 70, 40, dtype=torch.float16, gen=g)
+    b = _aligned(2, 40, 128, dtype=torch.float16, gen=g)
+    b[1] = float("inf")
+    if col_b:
+        b = b.mT.contiguous().mT
+    assert _takes_tma(a, b, "fp16")
+    out = _run(a, b, "fp16")
+    assert torch.isfinite(out[0]).all()
+    assert _error(out[:1], a[:1], b[:1]) <= matmul_tolerance("fp16", 40)
+
+
+def test_empty_stacks_and_k_zero():
+    h = dict(device="cuda", dtype=torch.float16)
+    out = _run(torch.randn(3, 64, 0, **h), torch.randn(3, 0, 32, **h), "fp16")
+    assert out.shape == (3, 64, 32) and torch.equal(out, torch.zeros_like(out))
+    out = _run(torch.randn(0, 64, 32, **h), torch.randn(0, 32, 16, **h), "fp16")
+    assert out.shape == (0, 64, 16)
+    out = _run(torch.randn(2, 0, 32, **h), torch.randn(2, 32, 16, **h), "fp16")
+    assert out.shape == (2, 0, 16)
+
+
+@pytest.mark.parametrize("precision", list(DTYPES))
+def test_repeats_bit_for_bit_and_equals_the_2d_path(precision):
+    """A stack is tuned once (its own key: BATCH), then repeats bit for bit; each product
+    equals triton_persistent's 2-D product run with the same tile (a stack of one through
+    the same kernel, the same k order)."""
+    from tests.support.checks import poisoned
+    from triton_impl import matmul_persistent as mp
+
+    g = torch.Generator().manual_seed(9)
+    dtype = DTYPES[precision]
+    a, b = _aligned(4, 1024, 1024, dtype=dtype, gen=g), _aligned(4, 1024, 1024, dtype=dtype, gen=g)
+    run = poisoned(_run)
+    first = run(a, b, precision)
+    for _ in range(4):
+        assert torch.equal(run(a, b, precision), first)
+    cfg = mp.best_config(mp.candidates_key(precision))
+    assert cfg is not None
+    fixed = dict(cfg.kwargs, num_warps=cfg.num_warps, num_stages=cfg.num_stages)
+    for i in (0, 3):
+        assert torch.equal(mp.matmul(a[i].contiguous(), b[i].contiguous(), precision,
+                                     config=fixed), first[i])
+
+
+def test_the_pointer_kernel_still_runs_with_tma_false():
+    g = torch.Generator().manual_seed(5)
+    a = _aligned(3, 200, 72, dtype=torch.float16, gen=g)
+    b = _aligned(3, 72, 136, dtype=torch.float16, gen=g)
+    out = _run(a, b, "fp16", tma=False)
+    assert _error(out, a, b) <= matmul_tolerance("fp16", 72)
+
+
+FALLBACKS = {   # name: (A, B) that TMA cannot read as they are, or a C it cannot write
+    "K odd": lambda: (torch.randn(2, 64, 17), torch.randn(2, 17, 32)),
+    "N odd": lambda: (torch.randn(2, 64, 32), torch.randn(2, 32, 33)),
+    "column-major B, C rows of 72 bytes": lambda: (torch.randn(2, 64, 32),
+                                                   torch.randn(2, 36, 32).mT),
+    "column-major A": lambda: (torch.randn(2, 32, 64).mT, torch.randn(2, 32, 48)),
+    "base off 16 bytes": lambda: (torch.randn(2, 64, 33)[..., 1:], torch.randn(2, 32, 48)),
+    "batch stride off 16 bytes": lambda: (torch.randn(2 * 64 * 32 + 1)
+                                          .as_strided((2, 64, 32), (64 * 32 + 1, 32, 1)),
+                                          torch.randn(2, 32, 48)),
+    "rows broadcast (stride 0)": lambda: (torch.randn(2, 1, 32).expand(2, 64, 32),
+                                          torch.randn(2, 32, 48)),
+}
+
+
+@pytest.mark.parametrize("precision", list(DTYPES))
+@pytest.mark.parametrize("name", list(FALLBACKS), ids=str)
+def test_unaligned_inputs_fall_back_and_stay_correct(name, precision):
+    a, b = _moved(FALLBACKS[name](), DTYPES[precision])
+    assert not _takes_tma(a, b, precision)
+    assert _error(_run(a, b, precision), a, b) <= matmul_tolerance(precision, a.shape[-1])
+
+
+def _moved(pair, dtype):
+    """Both tensors in dtype on the GPU with their strides and offsets (a copy of each
+    storage: a cast of a view would not keep them)."""
+    out = []
+    for t in pair:
+        storage = torch.empty(t.untyped_storage().nbytes() // 4, device="cuda", dtype=dtype)
+        storage.copy_(torch.as_strided(t, (storage.numel(),), (1,), 0))
+        out.append(storage.as_strided(t.shape, t.stride(), t.storage_offset()))
+    return out
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("large-memory")
+def test_a_stack_past_2_31_elements_of_c():
+    """Three products of 32768 x 32768 (C: 3 x 2^30 elements, 6 GiB): the descriptors' batch
+    coordinate and the stores' int64 batch offset reach past 2^31 elements and 2^32 bytes.
+    Checked against float64 on corners of the first and last products."""
+    free, _ = torch.cuda.mem_get_info()
+    if free < 8 * 2**30:
+        pytest.skip(f"needs 8 GiB of free GPU memory, {free / 2**30:.1f} GiB free")
+    g = torch.Generator(device="cuda").manual_seed(11)
+    a = torch.randn(3, 32768, 16, device="cuda", generator=g).half()
+    b = torch.randn(3, 16, 32768, device="cuda", generator=g).half()
+    assert _takes_tma(a, b, "fp16")
+    c = _run(a, b, "fp16")
+    for i in (0, 2):
+        for rows, cols in ((slice(0, 200), slice(0, 300)), (slice(-200, None), slice(-300, None))):
+            want = a[i, rows].double() @ b[i, :, cols].double()
+            mag = a[i, rows].double().abs() @ b[i, :, cols].double().abs()
+            err = ((c[i, rows, cols].double() - want).abs() / mag).max().item()
+            assert err <= matmul_tolerance("fp16", 16), (i, err)
