@@ -38,15 +38,21 @@ the Triton twin of cuda/softmax_split.cu, with global memory where CUDA has a cl
   hints     load_hint="evict_first" or "cg" marks the segment loads (L2 evict-first policy;
             .cg: past L1), to see whether the 16-bit rows lose in how they are loaded rather
             than in the exchange.
-  packed    (packed=True, a variant under measurement) 16-bit rows of 16-byte multiples as
-            int32 pairs (softmax_row_split_pairs_kernel): the segment waits for the exchange
-            in one register per two elements where the kernel keeps a float32 per element,
-            so 64 elements per thread fit 64 registers (tiles.SOFTMAX_SPLIT_PACKED) and an
-            SM holds 128 KiB of 16-bit segments, as it holds of float32 ones; the exp is
-            taken twice (the sum's, then the output's from the pairs unpacked again).
+  packed    16-bit rows of 16-byte multiples run as int32 pairs (softmax_row_split_pairs_
+            kernel; packed=False: the kernel above, to compare): the segment waits for the
+            exchange in one register per two elements where the kernel above keeps a
+            float32 per element, so 64 elements per thread fit 64 registers
+            (tiles.SOFTMAX_SPLIT_PACKED) and an SM holds 128 KiB of 16-bit segments, as it
+            holds of float32 ones; the exp is taken twice (the sum's, then the output's
+            from the pairs unpacked again). H100, 4096 x 393216: 77.0-77.6% of the copy
+            bandwidth -> 87.6-88.3%; 4096 x 32768: 84.5-84.6% -> 86.0-86.6%
+            (results/h100_sweeps/softmax_packed). Other 16-bit rows (odd lengths, offsets
+            off 16 bytes) and rows of several segments under the interpreter take the
+            kernel above.
   tiles     4096-element segments on 4 warps (32 elements per thread) in every type
             (tiles.SOFTMAX_SPLIT: the fastest of 4096 x 4, 8192 x 8 and 16384 x 16 warps at
-            4096 x 32768 in every type and at 4096 x 393216 in float32).
+            4096 x 32768 in every type and at 4096 x 393216 in float32); packed 16-bit rows
+            8192 elements on 4 warps (64 per thread).
   mapping   CUDA (cuda/softmax_split.cu)           this file
             block per slice, slice in shared        program per segment, segment in registers
               memory (copied by cp.async)
@@ -267,7 +273,7 @@ def softmax_row_split_pairs_kernel(
     FTZ: tl.constexpr,                        # exps by _exp2_ftz, _kept's barrier (off under the interpreter)
 ):
     """PHASE 0 of softmax_row_split_kernel for 16-bit rows held as int32 pairs (the packed
-    variant, packed=True): the segment waits for the exchange in the registers of its
+    path, the default for 16-bit rows of 16-byte multiples): the segment waits for the exchange in the registers of its
     16-bit data, one per two elements, where the kernel above keeps a float32 per element;
     the exp is taken twice (the sum's, then the output's from the pairs unpacked again,
     2^RAISE exp(x - M) times 2^-RAISE / S)."""
@@ -356,15 +362,16 @@ def config(element_size: int, n: int, block: int | None = None, warps: int | Non
 
 def softmax_split(x: torch.Tensor, dim: int = -1, *, block: int | None = None,
                   warps: int | None = None, two_launches: bool = False,
-                  groups: int | None = None, load_hint: str = "", packed: bool = False,
+                  groups: int | None = None, load_hint: str = "", packed: bool = True,
                   fallback: bool = False) -> torch.Tensor:
     """softmax(x, dim=-1) with each row split over G programs. ``block``/``warps`` override
     tiles.SOFTMAX_SPLIT; ``two_launches`` runs PHASE 1 + 2 (always, under the interpreter,
     when a row takes several programs); ``groups`` caps the persistent grid at G x groups
     programs (default: all that fit); ``load_hint`` ("", "evict_first", "cg") marks the
-    segment loads (LOAD_HINTS); ``packed`` runs 16-bit rows of 16-byte multiples as int32
-    pairs (softmax_row_split_pairs_kernel, tiles.SOFTMAX_SPLIT_PACKED; other rows, and rows
-    of several segments under the interpreter, take the kernel above); ``fallback``: a row
+    segment loads (LOAD_HINTS); ``packed`` (the default) runs 16-bit rows of 16-byte
+    multiples as int32 pairs (softmax_row_split_pairs_kernel, tiles.SOFTMAX_SPLIT_PACKED;
+    other rows, and rows of several segments under the interpreter, take the kernel above;
+    packed=False: always the kernel above); ``fallback``: a row
     that needs more programs than the GPU holds at once runs the two launches (else
     ValueError)."""
     _memory.check_float(NAME, x)

@@ -272,10 +272,10 @@ def test_split_softmax_tiny_outputs():
 
 @pytest.mark.parametrize("shape", [(5, 256), (3, 1000), (4, 8192)])
 def test_split_softmax_packed_is_the_softmax(shape, monkeypatch):
-    """packed=True runs a float16 row of one segment as int32 pairs under the interpreter
-    (unpacked with integer ops and bit casts, both exps by tl.exp2): the same answer as the
-    kernel above, within the bound; rows it does not take (odd lengths, several segments
-    under the interpreter) go to that kernel."""
+    """The packed path (the default for 16-bit rows) runs a float16 row of one segment as
+    int32 pairs under the interpreter (unpacked with integer ops and bit casts, both exps by
+    tl.exp2): the same answer as the unpacked kernel, within the bound; rows it does not
+    take (odd lengths, several segments under the interpreter) go to that kernel."""
     from triton_impl import softmax_split
 
     taken = []
@@ -284,13 +284,13 @@ def test_split_softmax_packed_is_the_softmax(shape, monkeypatch):
                         lambda *a, **k: taken.append(packed(*a, **k)) or taken[-1])
     x = _x(shape, torch.float16)
     x[1, :100] = -math.inf
-    y = softmax_split.softmax_split(x, packed=True)
+    y = softmax_split.softmax_split(x)
     assert taken[-1] is not None
     err, bound = _softmax_error(y, x, "fp16")
     assert err <= bound
     for other in ((3, 1001), (3, 20000)):   # 2002-byte rows: not asked; 3 segments: None
         z = _x(other, torch.float16)
-        assert torch.equal(softmax_split.softmax_split(z, packed=True), softmax_split.softmax_split(z))
+        assert torch.equal(softmax_split.softmax_split(z), softmax_split.softmax_split(z, packed=False))
     assert taken[-1] is None
 
 

@@ -135,17 +135,20 @@ def record_launches() -> list[dict]:
 
         from triton_impl import matmul_grouped
         matmul_grouped.launch_order(5, 4, 3, device="cpu")      # the launch-order figure's
-        # triton_batched at every precision (its autotuned kernel at tf32/fp16/bf16, the tf32
-        # operand swap included), and the split softmax, a variant under measurement
-        # (docs/performance/debts/), not in the registry
+        # triton_batched at every precision (its autotuned pointer kernel at tf32/fp16/bf16,
+        # the tf32 operand swap included; at fp16 also the stack through matmul_persistent's
+        # kernel, batch step 1), and the split softmax's launches the registry's shapes miss
         from triton_impl import matmul_batched, softmax_split
         for precision, dtype in (("fp32", torch.float32), ("tf32", torch.float32),
                                  ("fp16", torch.float16)):
             matmul_batched.matmul(torch.ones(2, 33, 19, dtype=dtype),
                                   torch.ones(2, 19, 17, dtype=dtype), precision)
+        matmul_batched.matmul(torch.ones(2, 33, 24, dtype=torch.float16),      # TMA, a stack
+                              torch.ones(2, 24, 16, dtype=torch.float16), "fp16")
         softmax_split.softmax_split(torch.ones(3, 100))               # one segment: the exchange
         softmax_split.softmax_split(torch.ones(3, 1000), block=256)   # four: two launches
-        softmax_split.softmax_split(torch.ones(3, 1000, dtype=torch.float16), packed=True)  # pairs
+        softmax_split.softmax_split(torch.ones(3, 1000, dtype=torch.float16))  # int32 pairs
+        softmax_split.softmax_split(torch.ones(3, 1000, dtype=torch.float16), packed=False)
     finally:
         InterpretedFunction.run = original
     return list(launches.values()) + _wide_variants(launches.values())
