@@ -188,8 +188,8 @@ def register_operand_kernels() -> dict[str, tuple[str, list[str]]]:
     launch = ("num_warps", "num_stages")
     for c in tiles_hopper.PERSISTENT_CONFIGS["tf32-swap"]:
         consts = {k: v for k, v in c.items() if k not in launch}
-        consts.update(NUM_PROGRAMS=132, B_K_MAJOR=False, SWAP_AB=True, INPUT_PRECISION="tf32",
-                      NATIVE_TF32_ROUND=True)
+        consts.update(NUM_PROGRAMS=132, BATCHED=False, B_K_MAJOR=False, SWAP_AB=True,
+                      INPUT_PRECISION="tf32", NATIVE_TF32_ROUND=True)
         name = "matmul_persistent swap {BLOCK_M}x{BLOCK_N}x{BLOCK_K} w{num_warps} s{num_stages}"
         out[name.format(**c)] = compile_for_sm90(
             mp.matmul_persistent_kernel, _pointer_signature(mp.matmul_persistent_kernel, consts),

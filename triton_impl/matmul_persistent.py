@@ -113,6 +113,39 @@ def _tile_coords(tile_id, num_pid_m, num_pid_n, GROUP_M: tl.constexpr):
 
 
 @triton.jit
+def _descriptor(ptr, batches, rows, cols, stride_batch, stride_row, BLOCK_R: tl.constexpr,
+                BLOCK_C: tl.constexpr, BATCHED: tl.constexpr):
+    """A descriptor of a matrix (rows x cols, unit inner stride) read in BLOCK_R x BLOCK_C
+    boxes, or with BATCHED of a stack (batches x rows x cols) read in boxes of one matrix's
+    tile (1 x BLOCK_R x BLOCK_C: in shared memory the 2-D tile's bytes)."""
+    if BATCHED:
+        return tl.make_tensor_descriptor(ptr, shape=[batches, rows, cols],
+                                         strides=[stride_batch, stride_row, 1],
+                                         block_shape=[1, BLOCK_R, BLOCK_C])
+    else:
+        return tl.make_tensor_descriptor(ptr, shape=[rows, cols], strides=[stride_row, 1],
+                                         block_shape=[BLOCK_R, BLOCK_C])
+
+
+@triton.jit
+def _load(desc, batch, row, col, BLOCK_R: tl.constexpr, BLOCK_C: tl.constexpr,
+          BATCHED: tl.constexpr):
+    """The BLOCK_R x BLOCK_C tile at (row, col) of matrix `batch` (of the matrix)."""
+    if BATCHED:
+        return desc.load([batch, row, col]).reshape(BLOCK_R, BLOCK_C)    # free: same bytes
+    else:
+        return desc.load([row, col])
+
+
+@triton.jit
+def _store(desc, batch, row, col, tile, BATCHED: tl.constexpr):
+    if BATCHED:
+        desc.store([batch, row, col], tile.reshape(1, tile.shape[0], tile.shape[1]))
+    else:
+        desc.store([row, col], tile)
+
+
+@triton.jit
 def matmul_persistent_kernel(
     a_ptr, b_ptr, c_ptr,                  # A (M x K), B (K x N, or B^T as N x K), C (M x N):
                                           # each a stack of BATCH matrices (batch, rows, cols)
@@ -121,6 +154,7 @@ def matmul_persistent_kernel(
     stride_am, stride_b, stride_cm,       # row strides in elements (the inner stride is 1)
     stride_ab, stride_bb, stride_cb,      # batch strides in elements
     step_a, step_b,                       # batch coordinate per product: 1, or 0 (broadcast)
+    BATCHED: tl.constexpr,                # 3-D descriptors (BATCH > 1; header, "batch")
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,  # the tile
     GROUP_M: tl.constexpr,                # rows of tiles per group of the tile order
     NUM_PROGRAMS: tl.constexpr,           # the persistent grid's size (= SMs)
@@ -137,29 +171,25 @@ def matmul_persistent_kernel(
     num_pid_n = tile_count(N, BLOCK_N)
     k_tiles = tile_count(K, BLOCK_K)
     tiles = num_pid_m * num_pid_n         # of one product
-    # The wrapper keeps BATCH x tiles below 2^31 (stack_plan), so the tile loop's counter
-    # below stays in int32.
+    # The wrapper keeps BATCH x tiles below 2^31 (matmul_batched.tma_plan), so the tile
+    # loop's counter below stays in int32.
     num_tiles = tiles * BATCH
 
     # Descriptors: built once per program (in global scratch, see _allocator), used by
-    # every tile. 3-D, (batch, rows, cols), loaded in boxes of one matrix's tile: in shared
-    # memory the 2-D tile's bytes (the reshapes below cost nothing). The zero fill is per
-    # dimension: a tile past row M or column K of product i reads zeros, never product
-    # i + 1. A broadcast operand is a stack of one (step 0).
-    a_desc = tl.make_tensor_descriptor(a_ptr, shape=[tl.maximum(BATCH * step_a, 1), M, K],
-                                       strides=[stride_ab, stride_am, 1],
-                                       block_shape=[1, BLOCK_M, BLOCK_K])
-    b_batches = tl.maximum(BATCH * step_b, 1)             # step 0: a stack of one
+    # every tile. Loads outside [0, M) x [0, K) etc. come back as zeros; for a stack
+    # (BATCHED) per dimension: a tile past row M or column K of product i reads zeros, never
+    # product i + 1. A broadcast operand is a stack of one (step 0).
+    a_desc = _descriptor(a_ptr, tl.maximum(BATCH * step_a, 1), M, K, stride_ab, stride_am,
+                         BLOCK_M, BLOCK_K, BATCHED)
+    b_batches = tl.maximum(BATCH * step_b, 1)
     if B_K_MAJOR:
-        b_desc = tl.make_tensor_descriptor(b_ptr, shape=[b_batches, N, K],
-                                           strides=[stride_bb, stride_b, 1],
-                                           block_shape=[1, BLOCK_N, BLOCK_K])
+        b_desc = _descriptor(b_ptr, b_batches, N, K, stride_bb, stride_b, BLOCK_N, BLOCK_K,
+                             BATCHED)
     else:
-        b_desc = tl.make_tensor_descriptor(b_ptr, shape=[b_batches, K, N],
-                                           strides=[stride_bb, stride_b, 1],
-                                           block_shape=[1, BLOCK_K, BLOCK_N])
-    c_desc = tl.make_tensor_descriptor(c_ptr, shape=[BATCH, M, N], strides=[stride_cb, stride_cm, 1],
-                                       block_shape=[1, BLOCK_M, BLOCK_N // EPILOGUE_SPLIT])
+        b_desc = _descriptor(b_ptr, b_batches, K, N, stride_bb, stride_b, BLOCK_K, BLOCK_N,
+                             BATCHED)
+    c_desc = _descriptor(c_ptr, BATCH, M, N, stride_cb, stride_cm, BLOCK_M,
+                         BLOCK_N // EPILOGUE_SPLIT, BATCHED)
 
     # The epilogue finds its tile from its own counter. With FLATTEN the compiler
     # pipelines across tile boundaries (the next tile's loads start before this tile's
@@ -167,8 +197,12 @@ def matmul_persistent_kernel(
     tile_c = start - NUM_PROGRAMS
     for tile_id in tl.range(start, num_tiles, NUM_PROGRAMS, flatten=FLATTEN,
                             warp_specialize=WARP_SPECIALIZE):  # i32 ok: tiles < 2^27
-        batch = tile_id // tiles                                     # which product
-        pid_m, pid_n = _tile_coords(tile_id % tiles, num_pid_m, num_pid_n, GROUP_M)
+        batch = 0
+        tile = tile_id
+        if BATCHED:
+            batch = tile_id // tiles                                 # which product
+            tile = tile_id % tiles
+        pid_m, pid_n = _tile_coords(tile, num_pid_m, num_pid_n, GROUP_M)
         off_m = pid_m * BLOCK_M
         off_n = pid_n * BLOCK_N
         if SWAP_AB:
@@ -177,12 +211,12 @@ def matmul_persistent_kernel(
             acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
         for ki in range(k_tiles):
             off_k = ki * BLOCK_K
-            a = a_desc.load([batch * step_a, off_m, off_k]).reshape(BLOCK_M, BLOCK_K)  # K-major
+            a = _load(a_desc, batch * step_a, off_m, off_k, BLOCK_M, BLOCK_K, BATCHED)  # K-major
             if B_K_MAJOR:
-                b = b_desc.load([batch * step_b, off_n, off_k]).reshape(BLOCK_N, BLOCK_K)
+                b = _load(b_desc, batch * step_b, off_n, off_k, BLOCK_N, BLOCK_K, BATCHED)
                 acc = tl.dot(a, b.T, acc, input_precision=INPUT_PRECISION)
             elif SWAP_AB:
-                b = b_desc.load([batch * step_b, off_k, off_n]).reshape(BLOCK_K, BLOCK_N)
+                b = _load(b_desc, batch * step_b, off_k, off_n, BLOCK_K, BLOCK_N, BATCHED)
                 # C^T += B^T A^T: B^T (computed: rounded) from registers, A^T from shared
                 acc = tl.dot(round_to_tf32(b.T, NATIVE_TF32_ROUND), a.T, acc,
                              input_precision=INPUT_PRECISION)
@@ -190,12 +224,16 @@ def matmul_persistent_kernel(
             else:
                 # BK x BN, N-major: wgmma reads it so for 16-bit types (tf32 never comes
                 # here: a row-major B takes SWAP_AB, a column-major one B_K_MAJOR)
-                b = b_desc.load([batch * step_b, off_k, off_n]).reshape(BLOCK_K, BLOCK_N)
+                b = _load(b_desc, batch * step_b, off_k, off_n, BLOCK_K, BLOCK_N, BATCHED)
                 acc = tl.dot(a, b, acc, input_precision=INPUT_PRECISION)
 
         tile_c += NUM_PROGRAMS
-        batch_c = tile_c // tiles
-        pid_m, pid_n = _tile_coords(tile_c % tiles, num_pid_m, num_pid_n, GROUP_M)
+        batch_c = 0
+        tile = tile_c
+        if BATCHED:
+            batch_c = tile_c // tiles
+            tile = tile_c % tiles
+        pid_m, pid_n = _tile_coords(tile, num_pid_m, num_pid_n, GROUP_M)
         off_m = pid_m * BLOCK_M
         off_n = pid_n * BLOCK_N
         if SWAP_AB:
@@ -205,13 +243,11 @@ def matmul_persistent_kernel(
                 # two BM x BN/2 halves: half the staging buffer in shared memory
                 halves = tl.permute(tl.reshape(acc, (BLOCK_M, 2, BLOCK_N // 2)), (0, 2, 1))
                 left, right = tl.split(halves)
-                c_desc.store([batch_c, off_m, off_n],
-                             left.to(c_ptr.dtype.element_ty).reshape(1, BLOCK_M, BLOCK_N // 2))
-                c_desc.store([batch_c, off_m, off_n + BLOCK_N // 2],
-                             right.to(c_ptr.dtype.element_ty).reshape(1, BLOCK_M, BLOCK_N // 2))
+                _store(c_desc, batch_c, off_m, off_n, left.to(c_ptr.dtype.element_ty), BATCHED)
+                _store(c_desc, batch_c, off_m, off_n + BLOCK_N // 2,
+                       right.to(c_ptr.dtype.element_ty), BATCHED)
             else:
-                c_desc.store([batch_c, off_m, off_n],
-                             acc.to(c_ptr.dtype.element_ty).reshape(1, BLOCK_M, BLOCK_N))
+                _store(c_desc, batch_c, off_m, off_n, acc.to(c_ptr.dtype.element_ty), BATCHED)
         else:
             rows = off_m.to(tl.int64) + tl.arange(0, BLOCK_M)    # int64: off_m + BLOCK_M can
             cols = off_n.to(tl.int64) + tl.arange(0, BLOCK_N)    # pass 2^31 for M near it
@@ -321,10 +357,11 @@ def _to_config(cfg: dict) -> triton.Config:
     return triton.Config(kwargs, **{k: v for k, v in cfg.items() if k in LAUNCH_OPTIONS})
 
 
-def candidates_key(precision: str, swap_ab: bool = False) -> str:
+def candidates_key(precision: str, swap_ab: bool = False, stack: bool = False) -> str:
     """Which candidate list (tiles_hopper.PERSISTENT_CONFIGS) a call uses: the precision,
-    or "tf32-swap" for tf32 with a row-major B computed as C^T = B^T A^T."""
-    return "tf32-swap" if swap_ab else precision
+    or "tf32-swap" for tf32 with a row-major B computed as C^T = B^T A^T; "-stack" added for
+    a stack of several products (no warp specialisation)."""
+    return ("tf32-swap" if swap_ab else precision) + ("-stack" if stack else "")
 
 
 @functools.lru_cache(maxsize=None)
@@ -405,15 +442,19 @@ def launch(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor, precision: str, *,
     if not _common.interpreting():
         triton.set_allocator(_allocator)
     args = (a, b, c, M, N, K, batch, s_am, s_b, s_cm, s_ab, s_bb, s_cb, step_a, step_b)
-    layout = dict(NUM_PROGRAMS=programs, B_K_MAJOR=b_k_major, SWAP_AB=swap_ab,
+    layout = dict(BATCHED=batch > 1, NUM_PROGRAMS=programs, B_K_MAJOR=b_k_major, SWAP_AB=swap_ab,
                   INPUT_PRECISION="tf32", NATIVE_TF32_ROUND=_common.native_tf32_round(a.device))
 
     def grid(meta):
         tiles = triton.cdiv(M, meta["BLOCK_M"]) * triton.cdiv(N, meta["BLOCK_N"]) * batch
         return (min(programs, tiles),)
 
+    if config is not None and batch > 1 and config.get("WARP_SPECIALIZE"):
+        raise ValueError(f"{NAME}: warp specialisation does not compile for a stack of "
+                         f"products (3-D descriptors, Triton 3.6); got {batch} products")
     if config is None:
-        _common.launch(kernel_for(candidates_key(precision, swap_ab)), grid, *args, **layout)
+        _common.launch(kernel_for(candidates_key(precision, swap_ab, batch > 1)), grid, *args,
+                       **layout)
     elif any(k in config for k in ("num_ctas", "maxnreg")) and not _common.interpreting():
         _common.launch(_fixed_kernel(tuple(sorted(config.items()))), grid, *args, **layout)
     else:

@@ -363,7 +363,7 @@ def config(element_size: int, n: int, block: int | None = None, warps: int | Non
 def softmax_split(x: torch.Tensor, dim: int = -1, *, block: int | None = None,
                   warps: int | None = None, two_launches: bool = False,
                   groups: int | None = None, load_hint: str = "", packed: bool = True,
-                  fallback: bool = False) -> torch.Tensor:
+                  maxnreg: int | None = None, fallback: bool = False) -> torch.Tensor:
     """softmax(x, dim=-1) with each row split over G programs. ``block``/``warps`` override
     tiles.SOFTMAX_SPLIT; ``two_launches`` runs PHASE 1 + 2 (always, under the interpreter,
     when a row takes several programs); ``groups`` caps the persistent grid at G x groups
@@ -371,7 +371,9 @@ def softmax_split(x: torch.Tensor, dim: int = -1, *, block: int | None = None,
     segment loads (LOAD_HINTS); ``packed`` (the default) runs 16-bit rows of 16-byte
     multiples as int32 pairs (softmax_row_split_pairs_kernel, tiles.SOFTMAX_SPLIT_PACKED;
     other rows, and rows of several segments under the interpreter, take the kernel above;
-    packed=False: always the kernel above); ``fallback``: a row
+    packed=False: always the kernel above); ``maxnreg`` caps the one-launch kernels'
+    registers (default: none; the packed kernel's from tiles.SOFTMAX_SPLIT_PACKED), and with
+    them how many programs an SM holds; ``fallback``: a row
     that needs more programs than the GPU holds at once runs the two launches (else
     ValueError)."""
     _memory.check_float(NAME, x)
@@ -395,7 +397,7 @@ def softmax_split(x: torch.Tensor, dim: int = -1, *, block: int | None = None,
                          f"than 2^31 - 2^16, got {rows} rows of {n}")
     vec = _memory.vector_width(x.dtype, x, y, row_elements=n)
     if packed and x.element_size() == 2 and vec > 1 and not two_launches:
-        done = _packed_split(x, y, rows, n, *asked, groups)
+        done = _packed_split(x, y, rows, n, *asked, groups, maxnreg)
         if done is not None:
             return done
     pairs = torch.empty((rows, segments, 2), dtype=torch.float32, device=x.device)
@@ -417,6 +419,8 @@ def softmax_split(x: torch.Tensor, dim: int = -1, *, block: int | None = None,
     if two_launches or (interpreting and segments > 1):
         return in_two_launches()
     one_launch = dict(meta, PHASE=0)
+    if maxnreg and not interpreting:
+        one_launch["maxnreg"] = maxnreg       # ptxas's cap (the interpreter has no registers)
     fit, resident = _one_launch_groups(softmax_row_split_kernel, args, one_launch, segments,
                                        rows, groups, x.device)
     if fit < 1 and fallback:
@@ -434,7 +438,7 @@ _NEG_INF_PAIR = {torch.float16: -0x03FF0400, torch.bfloat16: -0x007F0080}    # 0
 
 
 def _packed_split(x, y, rows: int, n: int, block: int | None, warps: int | None,
-                  groups: int | None):
+                  groups: int | None, maxnreg: int | None = None):
     """softmax_split's packed path: y, or None where it does not apply (a row of several
     segments under the interpreter, or more segments than the GPU holds at once)."""
     seg, w, regs = tiles.SOFTMAX_SPLIT_PACKED[2]
@@ -452,7 +456,7 @@ def _packed_split(x, y, rows: int, n: int, block: int | None, warps: int | None,
                 SEGMENTS_P2=triton.next_power_of_2(segments), SPIN_LIMIT=SPIN_LIMIT,
                 FTZ=not interpreting, num_warps=warps)
     if not interpreting:
-        meta["maxnreg"] = regs                # ptxas's cap (the interpreter has no registers)
+        meta["maxnreg"] = maxnreg or regs     # ptxas's cap (the interpreter has no registers)
     args = (xp, yp, pairs, count, rows, n2)
     fit, _ = _one_launch_groups(softmax_row_split_pairs_kernel, args, meta, segments, rows,
                                 groups, x.device)

@@ -15,7 +15,8 @@ HOPPER = {k.name: k for k in matmul_triton.records() if k.name == "triton_persis
 def test_tile_lists_fit_the_hardware():
     from triton_impl import tiles_hopper as th
 
-    assert set(th.PERSISTENT_CONFIGS) == {"tf32", "tf32-swap", "fp16", "bf16"}
+    keys = {"tf32", "tf32-swap", "fp16", "bf16"}
+    assert set(th.PERSISTENT_CONFIGS) == keys | {k + "-stack" for k in keys}
     assert set(th.PERSISTENT_INTERPRETER_CONFIG) == set(th.PERSISTENT_CONFIGS)
     for key, configs in th.PERSISTENT_CONFIGS.items():
         for cfg in configs:
@@ -28,6 +29,12 @@ def test_tile_lists_fit_the_hardware():
         # flattened swap loops serialise every wgmma (ptxas C7515); warp specialisation
         # does not compile with wait_for_dot
         assert not cfg["FLATTEN"] and not cfg["WARP_SPECIALIZE"]
+    for key in keys:
+        # stacks (3-D descriptors): the 2-D list less warp specialisation, which Triton 3.6's
+        # pass does not compile for them
+        stack = th.PERSISTENT_CONFIGS[key + "-stack"]
+        assert stack == [c for c in th.PERSISTENT_CONFIGS[key] if not c["WARP_SPECIALIZE"]]
+        assert stack
 
 
 def test_hopper_records_and_models():

@@ -158,6 +158,37 @@ def test_repeats_bit_for_bit_and_equals_the_2d_path(precision):
                                      config=fixed), first[i])
 
 
+@pytest.mark.parametrize("precision", list(DTYPES))
+def test_every_stack_candidate(precision):
+    """Each candidate of the stack list (tiles_hopper.PERSISTENT_CONFIGS[p + "-stack"]) on
+    three products at tile edges, row- and column-major B; a warp-specialised config for a
+    stack is refused by name (Triton 3.6's pass fails on 3-D descriptors)."""
+    from tests.support.checks import poisoned
+    from triton_impl import matmul_persistent as mp
+
+    g = torch.Generator().manual_seed(6)
+    dtype = DTYPES[precision]
+    a = _aligned(3, 130, 136, dtype=dtype, gen=g)
+    b = _aligned(3, 136, 264, dtype=dtype, gen=g)
+    launch = poisoned(lambda a, b, cfg, col: _launched(mp, a, b, precision, cfg, col))
+    for cfg in mp.CONFIGS[precision + "-stack"]:
+        for col in (False, True):
+            out = launch(a, b, cfg, col)
+            assert _error(out, a, b) <= matmul_tolerance(precision, 136), (cfg, col)
+    ws = next(c for c in mp.CONFIGS[precision] if c["WARP_SPECIALIZE"])
+    with pytest.raises(ValueError, match="warp specialisation does not compile for a stack"):
+        _launched(mp, a, b, precision, ws, False)
+
+
+def _launched(mp, a, b, precision, cfg, col):
+    c = torch.empty(a.shape[0], a.shape[1], b.shape[2], dtype=a.dtype, device="cuda")
+    if col:
+        mp.launch(a, b.mT.contiguous(), c, precision, b_k_major=True, config=cfg)
+    else:
+        mp.launch(a, b.contiguous(), c, precision, config=cfg)
+    return c
+
+
 def test_the_pointer_kernel_still_runs_with_tma_false():
     g = torch.Generator().manual_seed(5)
     a = _aligned(3, 200, 72, dtype=torch.float16, gen=g)

@@ -305,9 +305,17 @@ def _softmax_variants(n: int, elem: int, quick: bool) -> list[dict]:
     out.append(entry("triton split (default)", "variant", triton_split()))
     if elem == 2:       # the default packs 16-bit rows into int32 pairs; without:
         out.append(entry("triton split unpacked", "variant", triton_split(packed=False)))
+    # 56 registers: 9 programs of 128 threads per SM instead of 8 (NOTES.md, "registers")
+    out.append(entry("triton split 56 regs", "variant", triton_split(maxnreg=56)))
     if not quick:
-        default = tiles.SOFTMAX_SPLIT[elem][0]
-        for block, warps in ((1024, 1), (2048, 2), (4096, 4), (8192, 8), (16384, 16)):
+        # segments of the default's elements per thread: 32 (float32), 64 (packed 16-bit)
+        if elem == 2:
+            default = tiles.SOFTMAX_SPLIT_PACKED[2][0]
+            sizes = ((2048, 1), (4096, 2), (8192, 4), (16384, 8), (32768, 16))
+        else:
+            default = tiles.SOFTMAX_SPLIT[elem][0]
+            sizes = ((1024, 1), (2048, 2), (4096, 4), (8192, 8), (16384, 16))
+        for block, warps in sizes:
             if block != default and block < n:
                 out.append(entry(f"triton split {block}x{warps}w", "variant",
                                  triton_split(block, warps)))
