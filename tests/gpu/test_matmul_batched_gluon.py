@@ -16,6 +16,7 @@ import pytest
 import torch
 
 from bench.families.matmul.problem import matmul_tolerance
+from tests.support.stacks import STACK_CASES, UNREADABLE, moved, stack_error
 
 NEEDS_KERNEL = "triton_persistent"      # Hopper (wgmma, TMA), as this file's kernel
 
@@ -40,41 +41,18 @@ def _run(a, b):
     return mb.matmul(a, b, "tf32")
 
 
-def _error(out, a, b) -> float:
-    """max |C - C64| / (|A| |B|) over every product of the (broadcast) stack."""
-    want = a.double() @ b.double()
-    mag = a.double().abs() @ b.double().abs()
-    assert out.shape == want.shape, (out.shape, want.shape)
-    err = (out.double() - want).abs() / mag.clamp_min(torch.finfo(torch.float64).tiny)
-    err = torch.where(torch.isnan(err), torch.full_like(err, float("inf")), err)
-    return float(err.max()) if err.numel() else 0.0
-
-
 def _takes_gluon(a, b) -> bool:
     from triton_impl import matmul_batched as mb
 
     return mb.tma_plan(a, b, "tf32") is not None
 
 
-CASES = [   # (A shape, B shape)
-    ((4096, 4096), (4096, 4096)),                    # batch 1, 2-D
-    ((1, 300, 256), (1, 256, 200)),                  # batch 1, 3-D
-    ((8, 512, 1024), (8, 1024, 256)),                # several products
-    ((3, 129, 132), (3, 132, 260)),
-    ((300, 64), (5, 64, 128)),                       # A broadcast (2-D)
-    ((5, 300, 64), (64, 128)),                       # B broadcast (2-D)
-    ((5, 300, 64), (1, 64, 128)),                    # B broadcast (batch 1)
-    ((2, 1, 65, 72), (3, 72, 36)),                   # two batch dims: a launch per A entry
-    ((2, 1, 3, 1, 2, 17, 20), (1, 4, 3, 2, 1, 20, 8)),
-]
-
-
-@pytest.mark.parametrize("sa,sb", CASES, ids=str)
+@pytest.mark.parametrize("sa,sb", STACK_CASES, ids=str)
 def test_batched_gluon_matches_fp64(sa, sb):
     g = torch.Generator().manual_seed(sa[-1] + sb[-1])
     a, b = _aligned(*sa, gen=g), _aligned(*sb, gen=g)
     assert _takes_gluon(a, b)
-    assert _error(_run(a, b), a, b) <= matmul_tolerance("tf32", sa[-1])
+    assert stack_error(_run(a, b), a, b) <= matmul_tolerance("tf32", sa[-1])
 
 
 @pytest.mark.parametrize("m", [1, 17, 129, 255, 256, 257, 4095])
@@ -86,7 +64,7 @@ def test_odd_shapes_in_aligned_rows(m, n, k):
     g = torch.Generator().manual_seed(m * 7 + n + k)
     a, b = _aligned(2, m, k, gen=g), _aligned(2, k, n, gen=g)
     assert _takes_gluon(a, b)
-    assert _error(_run(a, b), a, b) <= matmul_tolerance("tf32", k)
+    assert stack_error(_run(a, b), a, b) <= matmul_tolerance("tf32", k)
 
 
 @pytest.mark.parametrize("sa,sb", [((3, 129, 200), (3, 200, 132)), ((2, 64, 4096), (4096, 64))],
@@ -95,7 +73,7 @@ def test_exact_with_small_integers(sa, sb):
     g = torch.Generator().manual_seed(2)
     a, b = _aligned(*sa, gen=g, exact=True), _aligned(*sb, gen=g, exact=True)
     assert _takes_gluon(a, b)
-    assert _error(_run(a, b), a, b) == 0.0
+    assert stack_error(_run(a, b), a, b) == 0.0
 
 
 def test_k_tail_never_reads_the_next_product():
@@ -109,7 +87,7 @@ def test_k_tail_never_reads_the_next_product():
     assert _takes_gluon(a, b)
     out = _run(a, b)
     assert torch.isfinite(out[0]).all()
-    assert _error(out[:1], a[:1], b[:1]) <= matmul_tolerance("tf32", 33)
+    assert stack_error(out[:1], a[:1], b[:1]) <= matmul_tolerance("tf32", 33)
 
 
 def test_empty_stacks_and_k_zero():
@@ -161,35 +139,15 @@ def test_repeats_bit_for_bit_and_equals_the_2d_path():
                                      tf32_row_major_b="gluon"), first[i])
 
 
-FALLBACKS = {   # name: (A, B) that TMA cannot read as they are
-    "K odd (rows of 68 bytes)": lambda: (torch.randn(2, 64, 17), torch.randn(2, 17, 32)),
-    "N odd": lambda: (torch.randn(2, 64, 32), torch.randn(2, 32, 33)),
-    "column-major B": lambda: (torch.randn(2, 64, 32), torch.randn(2, 48, 32).mT),
-    "column-major A": lambda: (torch.randn(2, 32, 64).mT, torch.randn(2, 32, 48)),
-    "base off 16 bytes": lambda: (torch.randn(2, 64, 33)[..., 1:], torch.randn(2, 32, 48)),
-    "batch stride off 16 bytes": lambda: (torch.randn(2 * 64 * 32 + 1)
-                                          .as_strided((2, 64, 32), (64 * 32 + 1, 32, 1)),
-                                          torch.randn(2, 32, 48)),
-    "rows broadcast (stride 0)": lambda: (torch.randn(2, 1, 32).expand(2, 64, 32),
-                                          torch.randn(2, 32, 48)),
-}
+FALLBACKS = dict(UNREADABLE, **{
+    "column-major B": lambda: (torch.randn(2, 64, 32), torch.randn(2, 48, 32).mT)})
 
 
 @pytest.mark.parametrize("name", list(FALLBACKS), ids=str)
 def test_unaligned_inputs_fall_back_and_stay_correct(name):
-    a, b = _moved(FALLBACKS[name]())
+    a, b = moved(FALLBACKS[name]())
     assert not _takes_gluon(a, b)
-    assert _error(_run(a, b), a, b) <= matmul_tolerance("tf32", a.shape[-1])
-
-
-def _moved(pair):
-    """Both tensors on the GPU with their strides and offsets (a copy of each storage)."""
-    out = []
-    for t in pair:
-        storage = torch.empty(t.untyped_storage().nbytes() // 4, device="cuda")
-        storage.copy_(torch.as_strided(t, (storage.numel(),), (1,), 0))
-        out.append(storage.as_strided(t.shape, t.stride(), t.storage_offset()))
-    return out
+    assert stack_error(_run(a, b), a, b) <= matmul_tolerance("tf32", a.shape[-1])
 
 
 def test_fp32_and_fixed_tiles_do_not_take_it():

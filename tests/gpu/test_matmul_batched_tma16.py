@@ -16,6 +16,7 @@ import pytest
 import torch
 
 from bench.families.matmul.problem import matmul_tolerance
+from tests.support.stacks import STACK_CASES, UNREADABLE, moved, stack_error
 
 NEEDS_KERNEL = "triton_persistent"      # Hopper (wgmma, TMA), as this file's kernel
 DTYPES = {"fp16": torch.float16, "bf16": torch.bfloat16}
@@ -39,38 +40,15 @@ def _run(a, b, precision, **kw):
     return mb.matmul(a, b, precision, **kw)
 
 
-def _error(out, a, b) -> float:
-    """max |C - C64| / (|A| |B|) over every product of the (broadcast) stack."""
-    want = a.double() @ b.double()
-    mag = a.double().abs() @ b.double().abs()
-    assert out.shape == want.shape, (out.shape, want.shape)
-    err = (out.double() - want).abs() / mag.clamp_min(torch.finfo(torch.float64).tiny)
-    err = torch.where(torch.isnan(err), torch.full_like(err, float("inf")), err)
-    return float(err.max()) if err.numel() else 0.0
-
-
 def _takes_tma(a, b, precision) -> bool:
     from triton_impl import matmul_batched as mb
 
     return mb.tma_plan(a, b, precision) is not None
 
 
-CASES = [   # (A shape, B shape)
-    ((2048, 2048), (2048, 2048)),                    # batch 1, 2-D
-    ((1, 300, 256), (1, 256, 200)),                  # batch 1, 3-D
-    ((8, 512, 1024), (8, 1024, 256)),                # several products
-    ((3, 129, 136), (3, 136, 264)),
-    ((300, 64), (5, 64, 128)),                       # A broadcast (2-D)
-    ((5, 300, 64), (64, 128)),                       # B broadcast (2-D)
-    ((5, 300, 64), (1, 64, 128)),                    # B broadcast (batch 1)
-    ((2, 1, 65, 72), (3, 72, 40)),                   # two batch dims: a launch per A entry
-    ((2, 1, 3, 1, 2, 17, 24), (1, 4, 3, 2, 1, 24, 8)),
-]
-
-
 @pytest.mark.parametrize("precision", list(DTYPES))
 @pytest.mark.parametrize("col_b", [False, True], ids=["row-B", "col-B"])
-@pytest.mark.parametrize("sa,sb", CASES, ids=str)
+@pytest.mark.parametrize("sa,sb", STACK_CASES, ids=str)
 def test_batched_tma_matches_fp64(sa, sb, col_b, precision):
     g = torch.Generator().manual_seed(sa[-1] + sb[-1])
     dtype = DTYPES[precision]
@@ -80,7 +58,7 @@ def test_batched_tma_matches_fp64(sa, sb, col_b, precision):
     else:
         b = _aligned(*sb, dtype=dtype, gen=g)
     assert _takes_tma(a, b, precision)
-    assert _error(_run(a, b, precision), a, b) <= matmul_tolerance(precision, sa[-1])
+    assert stack_error(_run(a, b, precision), a, b) <= matmul_tolerance(precision, sa[-1])
 
 
 @pytest.mark.parametrize("m", [1, 17, 127, 128, 129, 255, 257, 1000])
@@ -94,7 +72,7 @@ def test_odd_shapes_in_aligned_rows(m, n, k):
     a = _aligned(3, m, k, dtype=torch.float16, gen=g)
     b = _aligned(3, k, n, dtype=torch.float16, gen=g)
     assert _takes_tma(a, b, "fp16")
-    assert _error(_run(a, b, "fp16"), a, b) <= matmul_tolerance("fp16", k)
+    assert stack_error(_run(a, b, "fp16"), a, b) <= matmul_tolerance("fp16", k)
 
 
 @pytest.mark.parametrize("precision", list(DTYPES))
@@ -105,7 +83,7 @@ def test_exact_with_small_integers(sa, sb, precision):
     a = _aligned(*sa, dtype=DTYPES[precision], gen=g, exact=True)
     b = _aligned(*sb, dtype=DTYPES[precision], gen=g, exact=True)
     assert _takes_tma(a, b, precision)
-    assert _error(_run(a, b, precision), a, b) == 0.0
+    assert stack_error(_run(a, b, precision), a, b) == 0.0
 
 
 @pytest.mark.parametrize("col_b", [False, True], ids=["row-B", "col-B"])
@@ -122,7 +100,7 @@ def test_k_tail_never_reads_the_next_product(col_b):
     assert _takes_tma(a, b, "fp16")
     out = _run(a, b, "fp16")
     assert torch.isfinite(out[0]).all()
-    assert _error(out[:1], a[:1], b[:1]) <= matmul_tolerance("fp16", 40)
+    assert stack_error(out[:1], a[:1], b[:1]) <= matmul_tolerance("fp16", 40)
 
 
 def test_empty_stacks_and_k_zero():
@@ -174,7 +152,7 @@ def test_every_stack_candidate(precision):
     for cfg in mp.CONFIGS[precision + "-stack"]:
         for col in (False, True):
             out = launch(a, b, cfg, col)
-            assert _error(out, a, b) <= matmul_tolerance(precision, 136), (cfg, col)
+            assert stack_error(out, a, b) <= matmul_tolerance(precision, 136), (cfg, col)
     ws = next(c for c in mp.CONFIGS[precision] if c["WARP_SPECIALIZE"])
     with pytest.raises(ValueError, match="warp specialisation does not compile for a stack"):
         _launched(mp, a, b, precision, ws, False)
@@ -194,41 +172,20 @@ def test_the_pointer_kernel_still_runs_with_tma_false():
     a = _aligned(3, 200, 72, dtype=torch.float16, gen=g)
     b = _aligned(3, 72, 136, dtype=torch.float16, gen=g)
     out = _run(a, b, "fp16", tma=False)
-    assert _error(out, a, b) <= matmul_tolerance("fp16", 72)
+    assert stack_error(out, a, b) <= matmul_tolerance("fp16", 72)
 
 
-FALLBACKS = {   # name: (A, B) that TMA cannot read as they are, or a C it cannot write
-    "K odd": lambda: (torch.randn(2, 64, 17), torch.randn(2, 17, 32)),
-    "N odd": lambda: (torch.randn(2, 64, 32), torch.randn(2, 32, 33)),
+FALLBACKS = dict(UNREADABLE, **{   # and a C that TMA stores cannot write
     "column-major B, C rows of 72 bytes": lambda: (torch.randn(2, 64, 32),
-                                                   torch.randn(2, 36, 32).mT),
-    "column-major A": lambda: (torch.randn(2, 32, 64).mT, torch.randn(2, 32, 48)),
-    "base off 16 bytes": lambda: (torch.randn(2, 64, 33)[..., 1:], torch.randn(2, 32, 48)),
-    "batch stride off 16 bytes": lambda: (torch.randn(2 * 64 * 32 + 1)
-                                          .as_strided((2, 64, 32), (64 * 32 + 1, 32, 1)),
-                                          torch.randn(2, 32, 48)),
-    "rows broadcast (stride 0)": lambda: (torch.randn(2, 1, 32).expand(2, 64, 32),
-                                          torch.randn(2, 32, 48)),
-}
+                                                   torch.randn(2, 36, 32).mT)})
 
 
 @pytest.mark.parametrize("precision", list(DTYPES))
 @pytest.mark.parametrize("name", list(FALLBACKS), ids=str)
 def test_unaligned_inputs_fall_back_and_stay_correct(name, precision):
-    a, b = _moved(FALLBACKS[name](), DTYPES[precision])
+    a, b = moved(FALLBACKS[name](), DTYPES[precision])
     assert not _takes_tma(a, b, precision)
-    assert _error(_run(a, b, precision), a, b) <= matmul_tolerance(precision, a.shape[-1])
-
-
-def _moved(pair, dtype):
-    """Both tensors in dtype on the GPU with their strides and offsets (a copy of each
-    storage: a cast of a view would not keep them)."""
-    out = []
-    for t in pair:
-        storage = torch.empty(t.untyped_storage().nbytes() // 4, device="cuda", dtype=dtype)
-        storage.copy_(torch.as_strided(t, (storage.numel(),), (1,), 0))
-        out.append(storage.as_strided(t.shape, t.stride(), t.storage_offset()))
-    return out
+    assert stack_error(_run(a, b, precision), a, b) <= matmul_tolerance(precision, a.shape[-1])
 
 
 @pytest.mark.slow
