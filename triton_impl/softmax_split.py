@@ -51,8 +51,9 @@ the Triton twin of cuda/softmax_split.cu, with global memory where CUDA has a cl
             kernel above.
   tiles     4096-element segments on 4 warps (32 elements per thread) in every type
             (tiles.SOFTMAX_SPLIT: the fastest of 4096 x 4, 8192 x 8 and 16384 x 16 warps at
-            4096 x 32768 in every type and at 4096 x 393216 in float32); packed 16-bit rows
-            8192 elements on 4 warps (64 per thread).
+            4096 x 32768 in every type and at 4096 x 393216 in float32), float32 capped at
+            56 registers (9 programs per SM); packed 16-bit rows 8192 elements on 4 warps
+            (64 per thread).
   mapping   CUDA (cuda/softmax_split.cu)           this file
             block per slice, slice in shared        program per segment, segment in registers
               memory (copied by cp.async)
@@ -354,7 +355,7 @@ def _one_launch_groups(kernel, args: tuple, meta: dict, segments: int, rows: int
 def config(element_size: int, n: int, block: int | None = None, warps: int | None = None):
     """(BLOCK, warps, G) for rows of n elements: tiles.SOFTMAX_SPLIT's segment, no longer
     than the row needs."""
-    seg, w = tiles.SOFTMAX_SPLIT[element_size]
+    seg, w, _cap = tiles.SOFTMAX_SPLIT[element_size]
     block = block or max(16, min(seg, triton.next_power_of_2(n)))
     warps = warps or max(1, min(w, block // 1024))     # 32 elements per thread
     return block, warps, triton.cdiv(n, block)
@@ -372,8 +373,8 @@ def softmax_split(x: torch.Tensor, dim: int = -1, *, block: int | None = None,
     multiples as int32 pairs (softmax_row_split_pairs_kernel, tiles.SOFTMAX_SPLIT_PACKED;
     other rows, and rows of several segments under the interpreter, take the kernel above;
     packed=False: always the kernel above); ``maxnreg`` caps the one-launch kernels'
-    registers (default: none; the packed kernel's from tiles.SOFTMAX_SPLIT_PACKED), and with
-    them how many programs an SM holds; ``fallback``: a row
+    registers (default: tiles.SOFTMAX_SPLIT's and tiles.SOFTMAX_SPLIT_PACKED's caps), and
+    with them how many programs an SM holds; ``fallback``: a row
     that needs more programs than the GPU holds at once runs the two launches (else
     ValueError)."""
     _memory.check_float(NAME, x)
@@ -419,8 +420,9 @@ def softmax_split(x: torch.Tensor, dim: int = -1, *, block: int | None = None,
     if two_launches or (interpreting and segments > 1):
         return in_two_launches()
     one_launch = dict(meta, PHASE=0)
-    if maxnreg and not interpreting:
-        one_launch["maxnreg"] = maxnreg       # ptxas's cap (the interpreter has no registers)
+    cap = maxnreg or tiles.SOFTMAX_SPLIT[x.element_size()][2]
+    if cap and not interpreting:
+        one_launch["maxnreg"] = cap           # ptxas's cap (the interpreter has no registers)
     fit, resident = _one_launch_groups(softmax_row_split_kernel, args, one_launch, segments,
                                        rows, groups, x.device)
     if fit < 1 and fallback:

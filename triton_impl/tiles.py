@@ -197,13 +197,19 @@ SOFTMAX_ONLINE = {4: (16384, 16), 2: (4096, 16)}
 # at 32768, 77.2 / 78.4 / 76.3 at 393216 (the one place 8192 x 8 is ahead, by 1.2 points).
 # Small programs let more of them share an SM (ptxas, sm_90, 393216: float32 62 registers,
 # 8 per SM, 128 KiB of segments; 16-bit 56, 9 per SM, 72 KiB), so while one program
-# exchanges its pair the others' loads are in flight.
-SOFTMAX_SPLIT = {4: (4096, 4), 2: (4096, 4)}
+# exchanges its pair the others' loads are in flight. The third entry caps the one-launch
+# kernel's registers (None: ptxas decides): float32 at 56 holds 9 programs per SM, 144 KiB
+# of segments, for one spilled register (one STL and one LDL a row): 90.2 -> 91.1% of copy
+# at 4096 x 393216, 93.5 -> 93.3% at 32768 (results/h100_sweeps/batched_tma_split_regs);
+# unpacked 16-bit rows (odd lengths; the others run SOFTMAX_SPLIT_PACKED) keep their 56.
+SOFTMAX_SPLIT = {4: (4096, 4, 56), 2: (4096, 4, None)}
 
 # The split's packed path (the default for 16-bit rows of 16-byte multiples: int32 pairs,
 # softmax_row_split_pairs_kernel): (elements per program, warps, register cap). 64 elements
 # per thread in 64 registers (ptxas, sm_90, no spill; uncapped it takes 96, scheduling all of
 # a segment's exps at once), so 8 programs of 16 KiB per SM where unpacked 16-bit rows had 9
 # of 8 KiB (float32 rows: 8 of 16 KiB). H100, 4096 x 393216: 88% of copy against 77%
-# unpacked (results/h100_sweeps/softmax_packed).
+# unpacked (results/h100_sweeps/softmax_packed). Also measured (batched_tma_split_regs):
+# 56 registers (9 programs per SM) 85.2-85.8% at 393216; 16384 x 8 warps 88.0-88.9% at
+# 393216 but 84.2% at 32768 (8192 x 4: 86.0-86.7%).
 SOFTMAX_SPLIT_PACKED = {2: (8192, 4, 64)}

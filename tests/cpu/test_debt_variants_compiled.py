@@ -70,8 +70,9 @@ def compile_split(kernel, elem, dt, block, warps, **extra):
 
 cases = []
 for elem, dt in ((4, "fp32"), (2, "bf16")):
-    cases.append((dt, ss.softmax_row_split_kernel, elem, dt, *tiles.SOFTMAX_SPLIT[elem],
-                  dict(PHASE=0, FTZ=True)))
+    block, warps, cap = tiles.SOFTMAX_SPLIT[elem]
+    cases.append((dt, ss.softmax_row_split_kernel, elem, dt, block, warps,
+                  dict(PHASE=0, FTZ=True, MAXNREG=cap)))
 block, warps, regs = tiles.SOFTMAX_SPLIT_PACKED[2]
 for dt in ("fp16", "bf16"):
     cases.append((dt + " packed", ss.softmax_row_split_pairs_kernel, 2, dt, block, warps,
@@ -130,8 +131,12 @@ def test_split_softmax_exchange_and_vector_accesses(compiled):
         # 32 elements per thread: float32 8 vectors of 16 bytes, 16-bit 4
         vectors = 8 if name == "fp32" else 4
         assert r["ld128"] == vectors and r["st128"] == vectors, (name, r)
-        # 4 warps at <= 80 registers: at least 6 programs per SM
-        assert r["spills"] == 0 and r["registers"] <= 80, (name, r)
+        # 4 warps at <= 80 registers: at least 6 programs per SM; float32 capped at 56 (9
+        # programs per SM) for one spilled register (tiles.SOFTMAX_SPLIT)
+        if name == "fp32":
+            assert r["spills"] <= 1 and r["registers"] <= 56, (name, r)
+        else:
+            assert r["spills"] == 0 and r["registers"] <= 80, (name, r)
 
 
 @pytest.mark.slow
@@ -175,6 +180,10 @@ def test_the_script_plans_every_variant_without_a_gpu():
     for line in (line for line in lines if line.startswith("softmax")):
         names = set(line.split(": ", 1)[1].split(", "))
         assert {"cuda split (op)", "triton split (op)", "triton split (default)",
-                "triton split 8192x8w", "triton split evict", "triton split .cg"} <= names
+                "triton split evict", "triton split .cg"} <= names
+        # segment sizes of the default's elements per thread (packed 16-bit: 64, else 32)
+        packed = " fp16:" in line or " bf16:" in line
+        assert ({"triton split unpacked", "triton split 16384x8w"} if packed
+                else {"triton split 8192x8w"}) <= names
         assert not any("lean" in v or "pipelined" in v or "exp once" in v for v in names)
     assert not (ROOT / "unused-out").exists()

@@ -305,8 +305,6 @@ def _softmax_variants(n: int, elem: int, quick: bool) -> list[dict]:
     out.append(entry("triton split (default)", "variant", triton_split()))
     if elem == 2:       # the default packs 16-bit rows into int32 pairs; without:
         out.append(entry("triton split unpacked", "variant", triton_split(packed=False)))
-    # 56 registers: 9 programs of 128 threads per SM instead of 8 (NOTES.md, "registers")
-    out.append(entry("triton split 56 regs", "variant", triton_split(maxnreg=56)))
     if not quick:
         # segments of the default's elements per thread: 32 (float32), 64 (packed 16-bit)
         if elem == 2:
@@ -628,14 +626,16 @@ def _batched_note(mb, name: str, a, b, precision: str) -> str:
     kernel's winner."""
     if not name.startswith("triton_batched"):
         return ""
-    if name == "triton_batched" and mb.tma_plan(a, b, precision) is not None:
+    plan = mb.tma_plan(a, b, precision) if name == "triton_batched" else None
+    if plan is not None:
         if precision == "tf32":
             from triton_impl import matmul_swap_gluon as mg
             c = mg.CONFIG
             return (f"gluon swap {c['BLOCK_M']}x{c['BLOCK_N']}x{c['BLOCK_K']} s{c['STAGES']} "
                     f"in-flight {c['IN_FLIGHT']}, 3-D TMA")
         from triton_impl import matmul_persistent as mp
-        cfg = mp.best_config(mp.candidates_key(precision))
+        stack = any(a3.shape[0] > 1 for a3, *_ in plan)     # the list it was tuned over
+        cfg = mp.best_config(mp.candidates_key(precision, stack=stack))
         ws = " ws" if cfg is not None and cfg.kwargs.get("WARP_SPECIALIZE") else ""
         return "persistent " + _config_text(cfg) + ws + ", 3-D TMA"
     return _config_text(mb.best_config(precision)) if precision in mb.AUTOTUNED else ""
