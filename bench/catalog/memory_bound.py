@@ -159,11 +159,18 @@ def _online_triton_params(precision=None) -> dict:
 
 
 def _split_triton_params(precision=None) -> dict:
-    """triton_impl/tiles.py's segment of the split (elements, num_warps) by element size."""
+    """triton_impl/tiles.py's segments of the split (elements, num_warps, register cap) by
+    element size; 16-bit rows of 16-byte multiples run the packed ones (SOFTMAX_SPLIT_PACKED),
+    other 16-bit rows SOFTMAX_SPLIT's."""
     from triton_impl import tiles
 
-    return {f"BLOCK_{e}B": block for e, (block, _w) in tiles.SOFTMAX_SPLIT.items()} | {
-        f"num_warps_{e}B": w for e, (_b, w) in tiles.SOFTMAX_SPLIT.items()}
+    out = {}
+    for e, (block, warps, cap) in tiles.SOFTMAX_SPLIT.items():
+        out.update({f"BLOCK_{e}B": block, f"num_warps_{e}B": warps, f"maxnreg_{e}B": cap})
+    for e, (block, warps, cap) in tiles.SOFTMAX_SPLIT_PACKED.items():
+        out.update({f"BLOCK_{e}B_packed": block, f"num_warps_{e}B_packed": warps,
+                    f"maxnreg_{e}B_packed": cap})
+    return out
 
 
 # --- parameters: read from cuda/memory_config.h, never copied ---------------------------
