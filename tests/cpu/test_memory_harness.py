@@ -141,3 +141,24 @@ def test_a_miss_within_the_iqr_is_labelled_as_such():
     assert rm.within_noise(5.81e-3, 0.7e-3, 5.76e-3, 0.6e-3)       # 0.05 us slower, IQR 0.7 us
     assert not rm.within_noise(6.40e-3, 0.3e-3, 5.60e-3, 0.3e-3)   # 0.8 us slower
     assert not rm.within_noise(float("nan"), 0.1, 1.0, 0.1)
+
+
+@pytest.mark.parametrize("shape,dim", [((7, 33), -1), ((5, 200), 0), ((4, 3, 5), 1), ((9,), 0)],
+                         ids=str)
+def test_softmax_error_by_row_blocks_equals_the_whole(shape, dim, monkeypatch):
+    """SoftmaxProblem.error takes the float64 reference row block by row block (a 4096 x
+    393216 input would need ~70 GiB at once): with blocks of a few rows, the same error as
+    in one block, and a NaN where the reference has none still counts as infinitely wrong."""
+    import torch
+
+    from bench.families.memory import problems as memory_problems
+
+    problem = problems.get("softmax")
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(*shape, generator=g) * 3
+    out = torch.softmax(x, dim).half().float()                # rounded: a nonzero error
+    whole = problem.error(out, (x, dim))
+    monkeypatch.setattr(memory_problems, "SOFTMAX_ERROR_BLOCK", 2 * x.shape[dim])
+    assert problem.error(out, (x, dim)) == whole > 0
+    out.view(-1)[-1] = float("nan")
+    assert problem.error(out, (x, dim)) == float("inf")
