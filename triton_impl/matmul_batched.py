@@ -296,7 +296,8 @@ def tma_plan(a: torch.Tensor, b: torch.Tensor, precision: str, tile: dict | None
     b = b.expand(*batch, K, N)
     nb = len(batch)
     c = torch.empty((*batch, M, N), device="meta", dtype=a.dtype)     # the output's layout
-    dims = merge_batch_dims(batch, a.stride()[:nb], b.stride()[:nb], c.stride()[:nb]) or [(1, (0, 0, 0))]
+    dims = (merge_batch_dims(batch, a.stride()[:nb], b.stride()[:nb], c.stride()[:nb])
+            or [(1, (0, 0, 0))])
     # the kernel's batch axis: the longest merged dimension; a launch per entry of the others
     axis = max(range(len(dims)), key=lambda i: dims[i][0])
     size, (sa, sb, sc) = dims[axis]

@@ -51,13 +51,16 @@ the transposing copy.
             that stores C through TMA (optionally in two halves, EPILOGUE_SPLIT=2, which
             halves the staging buffer so the pipeline can take another stage).
   batch     the kernel multiplies a stack (launch()): the persistent loop runs over
-            BATCH x tiles, tile t of product t // tiles. A, B and C are 3-D descriptors
-            (batch, rows, cols) loaded and stored in boxes of one matrix's tile, which in
-            shared memory are the 2-D tile's bytes (the reshapes are free: same wgmma, TMA
-            and shared memory in the compiled kernel). The zero fill is per dimension, so
-            a k-tail reads zeros, never the next product. A broadcast operand is a stack
-            of one (step 0). matmul() is a stack of one; triton_batched runs stacks at fp16
-            and bf16 (matmul_batched.tma_plan).
+            BATCH x tiles, tile t of product t // tiles. For a stack of several products
+            (BATCHED) A, B and C are 3-D descriptors (batch, rows, cols) loaded and stored
+            in boxes of one matrix's tile, which in shared memory are the 2-D tile's bytes
+            (the reshapes are free: same wgmma, TMA and shared memory in the compiled
+            kernel). The zero fill is per dimension, so a k-tail reads zeros, never the
+            next product. A broadcast operand is a stack of one (step 0). A single product
+            (matmul(), a stack of one) keeps 2-D descriptors: Triton 3.6's warp
+            specialisation does not compile the reshaped 3-D boxes, so stacks tune over the
+            candidates without it (tiles_hopper, "-stack"). triton_batched runs its fp16
+            and bf16 stacks here (matmul_batched.tma_plan).
   traffic   global loads as the blocked kernels: A M*K*ceil(N/BN), B N*K*ceil(M/BM)
             elements (TMA fetches nothing outside the tensor, as masked loads request
             nothing); stores M*N.
@@ -130,7 +133,8 @@ def _descriptor(ptr, batches, rows, cols, stride_batch, stride_row, BLOCK_R: tl.
 @triton.jit
 def _load(desc, batch, row, col, BLOCK_R: tl.constexpr, BLOCK_C: tl.constexpr,
           BATCHED: tl.constexpr):
-    """The BLOCK_R x BLOCK_C tile at (row, col) of matrix `batch` (of the matrix)."""
+    """The BLOCK_R x BLOCK_C tile at (row, col): of stack entry `batch` with BATCHED, else
+    of the one matrix."""
     if BATCHED:
         return desc.load([batch, row, col]).reshape(BLOCK_R, BLOCK_C)    # free: same bytes
     else:
@@ -139,6 +143,7 @@ def _load(desc, batch, row, col, BLOCK_R: tl.constexpr, BLOCK_C: tl.constexpr,
 
 @triton.jit
 def _store(desc, batch, row, col, tile, BATCHED: tl.constexpr):
+    """`tile` stored at (row, col) of stack entry `batch` (BATCHED), else of the matrix."""
     if BATCHED:
         desc.store([batch, row, col], tile.reshape(1, tile.shape[0], tile.shape[1]))
     else:
@@ -196,7 +201,7 @@ def matmul_persistent_kernel(
     # store), so the store must not read the tile index the load stage has moved on.
     tile_c = start - NUM_PROGRAMS
     for tile_id in tl.range(start, num_tiles, NUM_PROGRAMS, flatten=FLATTEN,
-                            warp_specialize=WARP_SPECIALIZE):  # i32 ok: tiles < 2^27
+                            warp_specialize=WARP_SPECIALIZE):  # i32 ok: see num_tiles
         batch = 0
         tile = tile_id
         if BATCHED:
