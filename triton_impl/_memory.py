@@ -61,6 +61,12 @@ def aligned16(t: torch.Tensor) -> bool:
     return (t.storage_offset() * t.element_size()) % 16 == 0
 
 
+def padded16(n: int, elem: int) -> int:
+    """n rounded up so that n * elem is a multiple of 16 bytes (TMA's stride rule)."""
+    per16 = 16 // elem
+    return (n + per16 - 1) // per16 * per16
+
+
 def stack_strides(t: torch.Tensor) -> tuple[int, int, int, int]:
     """(batch step, batch stride, row stride, inner stride) of a stack of matrices t (batch
     x rows x cols) as a TMA descriptor takes them. A dimension of size 1 is never stepped,
@@ -69,9 +75,8 @@ def stack_strides(t: torch.Tensor) -> tuple[int, int, int, int]:
     one, step 0 (every product reads batch coordinate 0)."""
     batch, rows, cols = t.shape
     s_b, s_r, s_c = t.stride()
-    per16 = 16 // t.element_size()
     s_c = 1 if cols == 1 else s_c
-    s_r = (cols + per16 - 1) // per16 * per16 if rows == 1 else s_r
+    s_r = padded16(cols, t.element_size()) if rows == 1 else s_r
     if batch == 1 or s_b == 0:
         return 0, rows * s_r, s_r, s_c
     return 1, s_b, s_r, s_c

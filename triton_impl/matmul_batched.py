@@ -274,8 +274,7 @@ def _tma_kernel_runs(precision: str, device: torch.device) -> bool:
     if precision == "tf32":
         return matmul_swap_gluon.available(device)
     if precision in ("fp16", "bf16"):
-        return _common.interpreting() or (device.type == "cuda"
-                                          and _common.cuda_properties(device).major == 9)
+        return _common.interpreting() or matmul_swap_gluon.available(device)   # Hopper
     return False
 
 

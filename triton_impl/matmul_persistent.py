@@ -264,12 +264,6 @@ def matmul_persistent_kernel(
 
 # --------------------------------------------------------------------------- host side
 
-def _padded(n: int, elem: int) -> int:
-    """n rounded up so that n * elem is a multiple of 16 bytes (TMA's stride rule)."""
-    per16 = 16 // elem
-    return (n + per16 - 1) // per16 * per16
-
-
 def _tma_rows_ok(t: torch.Tensor, row_dim: int) -> bool:
     """True if `t` can be described to TMA with rows along `row_dim`: the other dim is
     contiguous, the row stride is a multiple of 16 bytes, the base 16-byte aligned."""
@@ -283,7 +277,8 @@ def _staged_row_major(x: torch.Tensor) -> torch.Tensor:
     """A row-major copy of x with 16-byte aligned rows (a view of a padded buffer, its
     padding zeroed: whatever reads past a row sees zeros, never stale memory)."""
     rows, cols = x.shape
-    buf = torch.zeros((rows, _padded(cols, x.element_size())), dtype=x.dtype, device=x.device)
+    buf = torch.zeros((rows, _memory.padded16(cols, x.element_size())), dtype=x.dtype,
+                      device=x.device)
     view = buf[:, :cols]
     view.copy_(x)
     return view
@@ -420,7 +415,7 @@ def matmul(a: torch.Tensor, b: torch.Tensor, precision: str = "fp16", *,
     # C is written through TMA too: its rows must be 16-byte aligned. If N does not allow
     # that, the kernel writes a padded buffer and the op copies it out once.
     c_aligned = (N * a.element_size()) % 16 == 0
-    c_rows = N if c_aligned else _padded(N, a.element_size())
+    c_rows = N if c_aligned else _memory.padded16(N, a.element_size())
     c = (torch.empty if c_aligned else torch.zeros)((M, c_rows), dtype=a.dtype,
                                                     device=a.device)[:, :N]
     # a 2-D product is a stack of one

@@ -274,8 +274,9 @@ def softmax_row_split_pairs_kernel(
     FTZ: tl.constexpr,                        # exps by _exp2_ftz, _kept's barrier (off under the interpreter)
 ):
     """PHASE 0 of softmax_row_split_kernel for 16-bit rows held as int32 pairs (the packed
-    path, the default for 16-bit rows of 16-byte multiples): the segment waits for the exchange in the registers of its
-    16-bit data, one per two elements, where the kernel above keeps a float32 per element;
+    path, the default for 16-bit rows of 16-byte multiples): the segment waits for the
+    exchange in the registers of its 16-bit data, one per two elements, where the kernel
+    above keeps a float32 per element;
     the exp is taken twice (the sum's, then the output's from the pairs unpacked again,
     2^RAISE exp(x - M) times 2^-RAISE / S)."""
     pid = tl.program_id(0)
@@ -352,12 +353,27 @@ def _one_launch_groups(kernel, args: tuple, meta: dict, segments: int, rows: int
     return min(most, groups or most, rows), resident
 
 
+def _segment(tile: tuple, n: int, block: int | None, warps: int | None,
+             per_warp: int) -> tuple[int, int]:
+    """(elements per segment, warps): those asked for, else the tile's segment (no longer
+    than the row needs) on as many warps as take per_warp elements each (at most the
+    tile's)."""
+    seg, w, _cap = tile
+    block = block or max(16, min(seg, triton.next_power_of_2(n)))
+    return block, warps or max(1, min(w, block // per_warp))
+
+
+def _workspace(rows: int, segments: int, device) -> tuple[torch.Tensor, torch.Tensor]:
+    """The exchange's pairs ([rows, G, 2] float32) and arrival counters ([rows] int32,
+    zeroed)."""
+    return (torch.empty((rows, segments, 2), dtype=torch.float32, device=device),
+            torch.zeros(rows, dtype=torch.int32, device=device))
+
+
 def config(element_size: int, n: int, block: int | None = None, warps: int | None = None):
     """(BLOCK, warps, G) for rows of n elements: tiles.SOFTMAX_SPLIT's segment, no longer
-    than the row needs."""
-    seg, w, _cap = tiles.SOFTMAX_SPLIT[element_size]
-    block = block or max(16, min(seg, triton.next_power_of_2(n)))
-    warps = warps or max(1, min(w, block // 1024))     # 32 elements per thread
+    than the row needs, 32 elements per thread."""
+    block, warps = _segment(tiles.SOFTMAX_SPLIT[element_size], n, block, warps, 1024)
     return block, warps, triton.cdiv(n, block)
 
 
@@ -401,8 +417,7 @@ def softmax_split(x: torch.Tensor, dim: int = -1, *, block: int | None = None,
         done = _packed_split(x, y, rows, n, *asked, groups, maxnreg)
         if done is not None:
             return done
-    pairs = torch.empty((rows, segments, 2), dtype=torch.float32, device=x.device)
-    count = torch.zeros(rows, dtype=torch.int32, device=x.device)
+    pairs, count = _workspace(rows, segments, x.device)
     cache, evict = LOAD_HINTS[load_hint]
     interpreting = _common.interpreting()
     meta = dict(BLOCK=block, SEGMENTS=segments, SEGMENTS_P2=triton.next_power_of_2(segments),
@@ -443,22 +458,20 @@ def _packed_split(x, y, rows: int, n: int, block: int | None, warps: int | None,
                   groups: int | None, maxnreg: int | None = None):
     """softmax_split's packed path: y, or None where it does not apply (a row of several
     segments under the interpreter, or more segments than the GPU holds at once)."""
-    seg, w, regs = tiles.SOFTMAX_SPLIT_PACKED[2]
-    block = block or max(16, min(seg, triton.next_power_of_2(n)))
-    warps = warps or max(1, min(w, block // 2048))     # 64 elements (32 pairs) per thread
+    tile = tiles.SOFTMAX_SPLIT_PACKED[2]
+    block, warps = _segment(tile, n, block, warps, 2048)   # 64 elements (32 pairs) per thread
     n2, block2 = n // 2, block // 2
     segments = triton.cdiv(n2, block2)
     interpreting = _common.interpreting()
     if interpreting and segments > 1:
         return None
     xp, yp = x.view(torch.int32), y.view(torch.int32)
-    pairs = torch.empty((rows, segments, 2), dtype=torch.float32, device=x.device)
-    count = torch.zeros(rows, dtype=torch.int32, device=x.device)
-    meta = dict(BF16=x.dtype == torch.bfloat16, NEG_INF_PAIR=_NEG_INF_PAIR[x.dtype], BLOCK=block2, SEGMENTS=segments,
-                SEGMENTS_P2=triton.next_power_of_2(segments), SPIN_LIMIT=SPIN_LIMIT,
-                FTZ=not interpreting, num_warps=warps)
+    pairs, count = _workspace(rows, segments, x.device)
+    meta = dict(BF16=x.dtype == torch.bfloat16, NEG_INF_PAIR=_NEG_INF_PAIR[x.dtype],
+                BLOCK=block2, SEGMENTS=segments, SEGMENTS_P2=triton.next_power_of_2(segments),
+                SPIN_LIMIT=SPIN_LIMIT, FTZ=not interpreting, num_warps=warps)
     if not interpreting:
-        meta["maxnreg"] = maxnreg or regs     # ptxas's cap (the interpreter has no registers)
+        meta["maxnreg"] = maxnreg or tile[2]  # ptxas's cap (the interpreter has no registers)
     args = (xp, yp, pairs, count, rows, n2)
     fit, _ = _one_launch_groups(softmax_row_split_pairs_kernel, args, meta, segments, rows,
                                 groups, x.device)
@@ -476,7 +489,8 @@ def _split_impl(x: torch.Tensor, dim: int) -> torch.Tensor:
 
 
 def op():
-    """torch.ops.cvt_triton.softmax_split(x, dim) (registered on first call): the plain
-    one-launch exchange, tiles.SOFTMAX_SPLIT's segments, rows only (dim = the last); a row
-    that needs more programs than the GPU holds at once takes the two launches."""
+    """torch.ops.cvt_triton.softmax_split(x, dim) (registered on first call): softmax_split's
+    defaults (the one-launch exchange; 16-bit rows of 16-byte multiples packed), rows only
+    (dim = the last); a row that needs more programs than the GPU holds at once takes the
+    two launches."""
     return _common.register_op("softmax_split", _split_impl, derivative="softmax")

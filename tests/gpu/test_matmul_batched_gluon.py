@@ -16,23 +16,9 @@ import pytest
 import torch
 
 from bench.families.matmul.problem import matmul_tolerance
-from tests.support.stacks import STACK_CASES, UNREADABLE, moved, stack_error
+from tests.support.stacks import STACK_CASES, UNREADABLE, aligned, moved, stack_error
 
 NEEDS_KERNEL = "triton_persistent"      # Hopper (wgmma, TMA), as this file's kernel
-
-
-def _aligned(*shape, fill=None, gen=None, exact=False):
-    """A float32 CUDA tensor of `shape` whose rows start 16 bytes apart at least: a view of
-    a buffer whose last dimension is padded to a multiple of 4 (the padding is NaN, so a
-    kernel that reads past a row poisons its result)."""
-    *lead, cols = shape
-    buf = torch.full((*lead, (cols + 3) // 4 * 4), float("nan"))
-    if exact:
-        view = torch.randint(-3, 4, shape, generator=gen).float()
-    else:
-        view = torch.randn(*shape, generator=gen)
-    buf[..., :cols] = view if fill is None else fill
-    return buf.cuda()[..., :cols]
 
 
 def _run(a, b):
@@ -50,7 +36,7 @@ def _takes_gluon(a, b) -> bool:
 @pytest.mark.parametrize("sa,sb", STACK_CASES, ids=str)
 def test_batched_gluon_matches_fp64(sa, sb):
     g = torch.Generator().manual_seed(sa[-1] + sb[-1])
-    a, b = _aligned(*sa, gen=g), _aligned(*sb, gen=g)
+    a, b = aligned(*sa, gen=g), aligned(*sb, gen=g)
     assert _takes_gluon(a, b)
     assert stack_error(_run(a, b), a, b) <= matmul_tolerance("tf32", sa[-1])
 
@@ -62,7 +48,7 @@ def test_odd_shapes_in_aligned_rows(m, n, k):
     """Every tile edge of 256 x 128 x 32 (and K below, at and above the peeled k-step),
     two products, in rows padded to 16 bytes (padding NaN: read past a row, it shows)."""
     g = torch.Generator().manual_seed(m * 7 + n + k)
-    a, b = _aligned(2, m, k, gen=g), _aligned(2, k, n, gen=g)
+    a, b = aligned(2, m, k, gen=g), aligned(2, k, n, gen=g)
     assert _takes_gluon(a, b)
     assert stack_error(_run(a, b), a, b) <= matmul_tolerance("tf32", k)
 
@@ -71,7 +57,7 @@ def test_odd_shapes_in_aligned_rows(m, n, k):
                          ids=str)
 def test_exact_with_small_integers(sa, sb):
     g = torch.Generator().manual_seed(2)
-    a, b = _aligned(*sa, gen=g, exact=True), _aligned(*sb, gen=g, exact=True)
+    a, b = aligned(*sa, gen=g, exact=True), aligned(*sb, gen=g, exact=True)
     assert _takes_gluon(a, b)
     assert stack_error(_run(a, b), a, b) == 0.0
 
@@ -81,8 +67,8 @@ def test_k_tail_never_reads_the_next_product():
     descriptor's zero fill is per dimension, so it reads zeros; a 2-D (batch * K, N) view
     would read product 1's rows (here +inf) times A's zero-filled columns: NaN."""
     g = torch.Generator().manual_seed(3)
-    a = _aligned(2, 70, 33, gen=g)
-    b = _aligned(2, 33, 128, gen=g)
+    a = aligned(2, 70, 33, gen=g)
+    b = aligned(2, 33, 128, gen=g)
     b[1] = float("inf")
     assert _takes_gluon(a, b)
     out = _run(a, b)
@@ -126,7 +112,7 @@ def test_repeats_bit_for_bit_and_equals_the_2d_path():
     from triton_impl import matmul_persistent as mp
 
     g = torch.Generator().manual_seed(9)
-    a, b = _aligned(4, 1024, 1024, gen=g), _aligned(4, 1024, 1024, gen=g)
+    a, b = aligned(4, 1024, 1024, gen=g), aligned(4, 1024, 1024, gen=g)
     run = poisoned(_run)
     first = run(a, b)
     for _ in range(8):

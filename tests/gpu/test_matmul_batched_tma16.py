@@ -16,22 +16,10 @@ import pytest
 import torch
 
 from bench.families.matmul.problem import matmul_tolerance
-from tests.support.stacks import STACK_CASES, UNREADABLE, moved, stack_error
+from tests.support.stacks import STACK_CASES, UNREADABLE, aligned, moved, stack_error
 
 NEEDS_KERNEL = "triton_persistent"      # Hopper (wgmma, TMA), as this file's kernel
 DTYPES = {"fp16": torch.float16, "bf16": torch.bfloat16}
-
-
-def _aligned(*shape, dtype, gen=None, exact=False):
-    """A CUDA tensor of `shape` whose rows start 16 bytes apart at least: a view of a buffer
-    whose last dimension is padded to a multiple of 8 elements, the padding NaN."""
-    *lead, cols = shape
-    buf = torch.full((*lead, (cols + 7) // 8 * 8), float("nan"), dtype=dtype)
-    if exact:
-        buf[..., :cols] = torch.randint(-3, 4, shape, generator=gen).to(dtype)
-    else:
-        buf[..., :cols] = torch.randn(*shape, generator=gen).to(dtype)
-    return buf.cuda()[..., :cols]
 
 
 def _run(a, b, precision, **kw):
@@ -52,11 +40,11 @@ def _takes_tma(a, b, precision) -> bool:
 def test_batched_tma_matches_fp64(sa, sb, col_b, precision):
     g = torch.Generator().manual_seed(sa[-1] + sb[-1])
     dtype = DTYPES[precision]
-    a = _aligned(*sa, dtype=dtype, gen=g)
+    a = aligned(*sa, dtype=dtype, gen=g)
     if col_b:       # each matrix of B column-major: B^T's rows (K long) contiguous
-        b = _aligned(*sb[:-2], sb[-1], sb[-2], dtype=dtype, gen=g).mT
+        b = aligned(*sb[:-2], sb[-1], sb[-2], dtype=dtype, gen=g).mT
     else:
-        b = _aligned(*sb, dtype=dtype, gen=g)
+        b = aligned(*sb, dtype=dtype, gen=g)
     assert _takes_tma(a, b, precision)
     assert stack_error(_run(a, b, precision), a, b) <= matmul_tolerance(precision, sa[-1])
 
@@ -69,8 +57,8 @@ def test_odd_shapes_in_aligned_rows(m, n, k):
     K, three products, rows padded to 16 bytes with NaN. N and K are multiples of 8 (16-bit
     rows of 16-byte multiples: what TMA takes; C's rows too)."""
     g = torch.Generator().manual_seed(m * 7 + n + k)
-    a = _aligned(3, m, k, dtype=torch.float16, gen=g)
-    b = _aligned(3, k, n, dtype=torch.float16, gen=g)
+    a = aligned(3, m, k, dtype=torch.float16, gen=g)
+    b = aligned(3, k, n, dtype=torch.float16, gen=g)
     assert _takes_tma(a, b, "fp16")
     assert stack_error(_run(a, b, "fp16"), a, b) <= matmul_tolerance("fp16", k)
 
@@ -83,8 +71,8 @@ def test_exact_with_small_integers(sa, sb, precision):
     accumulator (|sum| <= 9 K < 2^24), so C is the exact sum rounded once to the output
     type (above 256 bfloat16 and above 2048 float16 round): equal to float64's, rounded."""
     g = torch.Generator().manual_seed(2)
-    a = _aligned(*sa, dtype=DTYPES[precision], gen=g, exact=True)
-    b = _aligned(*sb, dtype=DTYPES[precision], gen=g, exact=True)
+    a = aligned(*sa, dtype=DTYPES[precision], gen=g, exact=True)
+    b = aligned(*sb, dtype=DTYPES[precision], gen=g, exact=True)
     assert _takes_tma(a, b, precision)
     out = _run(a, b, precision)
     assert torch.equal(out, (a.double() @ b.double()).to(out.dtype))
@@ -96,8 +84,8 @@ def test_k_tail_never_reads_the_next_product(col_b):
     The descriptor's zero fill is per dimension, so it reads zeros; a 2-D (batch * K, N)
     view would read product 1's rows (here +inf) times A's zero-filled columns: NaN."""
     g = torch.Generator().manual_seed(3)
-    a = _aligned(2, 70, 40, dtype=torch.float16, gen=g)
-    b = _aligned(2, 40, 128, dtype=torch.float16, gen=g)
+    a = aligned(2, 70, 40, dtype=torch.float16, gen=g)
+    b = aligned(2, 40, 128, dtype=torch.float16, gen=g)
     b[1] = float("inf")
     if col_b:
         b = b.mT.contiguous().mT
@@ -127,7 +115,8 @@ def test_repeats_bit_for_bit_and_equals_the_2d_path(precision):
 
     g = torch.Generator().manual_seed(9)
     dtype = DTYPES[precision]
-    a, b = _aligned(4, 1024, 1024, dtype=dtype, gen=g), _aligned(4, 1024, 1024, dtype=dtype, gen=g)
+    a = aligned(4, 1024, 1024, dtype=dtype, gen=g)
+    b = aligned(4, 1024, 1024, dtype=dtype, gen=g)
     run = poisoned(_run)
     first = run(a, b, precision)
     for _ in range(4):
@@ -150,8 +139,8 @@ def test_every_stack_candidate(precision):
 
     g = torch.Generator().manual_seed(6)
     dtype = DTYPES[precision]
-    a = _aligned(3, 130, 136, dtype=dtype, gen=g)
-    b = _aligned(3, 136, 264, dtype=dtype, gen=g)
+    a = aligned(3, 130, 136, dtype=dtype, gen=g)
+    b = aligned(3, 136, 264, dtype=dtype, gen=g)
     launch = poisoned(lambda a, b, cfg, col: _launched(mp, a, b, precision, cfg, col))
     for cfg in mp.CONFIGS[precision + "-stack"]:
         for col in (False, True):
@@ -173,8 +162,8 @@ def _launched(mp, a, b, precision, cfg, col):
 
 def test_the_pointer_kernel_still_runs_with_tma_false():
     g = torch.Generator().manual_seed(5)
-    a = _aligned(3, 200, 72, dtype=torch.float16, gen=g)
-    b = _aligned(3, 72, 136, dtype=torch.float16, gen=g)
+    a = aligned(3, 200, 72, dtype=torch.float16, gen=g)
+    b = aligned(3, 72, 136, dtype=torch.float16, gen=g)
     out = _run(a, b, "fp16", tma=False)
     assert stack_error(out, a, b) <= matmul_tolerance("fp16", 72)
 

@@ -1,10 +1,12 @@
 """Stacks of matrices for triton_batched's TMA paths (tests/gpu/test_matmul_batched_gluon.py at
 tf32, tests/gpu/test_matmul_batched_tma16.py at fp16 and bf16): the shapes both run, the
-inputs TMA cannot read, the error over a whole (broadcast) stack, and moving a strided view
-to the GPU with its strides and offset."""
+inputs TMA cannot read, operands in rows padded with NaN, the error over a whole
+(broadcast) stack, and moving a strided view to the GPU with its strides and offset."""
 from __future__ import annotations
 
 import torch
+
+from triton_impl._memory import padded16
 
 # (A shape, B shape): K and N multiples of 8, so 16-byte rows at 16 and 32 bits
 STACK_CASES = [
@@ -31,6 +33,19 @@ UNREADABLE = {
     "rows broadcast (stride 0)": lambda: (torch.randn(2, 1, 32).expand(2, 64, 32),
                                           torch.randn(2, 32, 48)),
 }
+
+
+def aligned(*shape, dtype=torch.float32, gen=None, exact=False, device="cuda"):
+    """A tensor of `shape` whose rows start 16 bytes apart at least: a view of a buffer
+    whose last dimension is padded to a multiple of 16 bytes, the padding NaN (a kernel that
+    reads past a row poisons its result). exact: integers from -3 to 3, else randn."""
+    *lead, cols = shape
+    buf = torch.full((*lead, padded16(cols, dtype.itemsize)), float("nan"), dtype=dtype)
+    if exact:
+        buf[..., :cols] = torch.randint(-3, 4, shape, generator=gen).to(dtype)
+    else:
+        buf[..., :cols] = torch.randn(*shape, generator=gen).to(dtype)
+    return buf.to(device)[..., :cols]
 
 
 def stack_error(out, a, b) -> float:
