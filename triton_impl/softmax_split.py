@@ -77,7 +77,7 @@ import torch
 import triton
 import triton.language as tl
 
-from triton_impl import _common, _memory, tiles
+from triton_impl import _common, _memory, softmax_split_smem, tiles
 
 NAME = "triton_softmax_split"
 SPIN_LIMIT = 1 << 20      # polls of the arrival counter before a program gives up (~1 s)
@@ -327,11 +327,13 @@ _resident: dict = {}   # (kernel, dtype, constexprs, warps, device) -> resident_
 LOAD_HINTS = {"": ("", ""), "evict_first": ("", "evict_first"), "cg": (".cg", "")}
 
 
-def _resident_for(kernel, args: tuple, meta: dict, device: torch.device) -> int:
+def _resident_for(kernel, args: tuple, meta: dict, device: torch.device,
+                  dtype: torch.dtype | None = None) -> int:
     """resident_programs of the one-launch kernel these arguments compile to (compiled once,
-    without launching: warmup; loading the binary gives its register count)."""
+    without launching: warmup; loading the binary gives its register count). dtype: the
+    rows' (default: the first argument's)."""
     index = device.index if device.index is not None else torch.cuda.current_device()
-    key = (kernel.fn.__name__, args[0].dtype, tuple(sorted(meta.items())), index)
+    key = (kernel.fn.__name__, dtype or args[0].dtype, tuple(sorted(meta.items())), index)
     if key not in _resident:
         compiled = kernel.warmup(*args, grid=(1,), **meta)
         compiled._init_handles()
@@ -380,7 +382,8 @@ def config(element_size: int, n: int, block: int | None = None, warps: int | Non
 def softmax_split(x: torch.Tensor, dim: int = -1, *, block: int | None = None,
                   warps: int | None = None, two_launches: bool = False,
                   groups: int | None = None, load_hint: str = "", packed: bool = True,
-                  maxnreg: int | None = None, fallback: bool = False) -> torch.Tensor:
+                  maxnreg: int | None = None, fallback: bool = False,
+                  smem: bool | None = None, smem_tile: tuple | None = None) -> torch.Tensor:
     """softmax(x, dim=-1) with each row split over G programs. ``block``/``warps`` override
     tiles.SOFTMAX_SPLIT; ``two_launches`` runs PHASE 1 + 2 (always, under the interpreter,
     when a row takes several programs); ``groups`` caps the persistent grid at G x groups
@@ -392,7 +395,10 @@ def softmax_split(x: torch.Tensor, dim: int = -1, *, block: int | None = None,
     registers (default: tiles.SOFTMAX_SPLIT's and tiles.SOFTMAX_SPLIT_PACKED's caps), and
     with them how many programs an SM holds; ``fallback``: a row
     that needs more programs than the GPU holds at once runs the two launches (else
-    ValueError)."""
+    ValueError); ``smem`` runs the shared-memory kernel (softmax_split_smem.py, Gluon: rows
+    of multiples of 64, 16-byte aligned, on Hopper; other rows take the kernels here),
+    default (None) for rows of at least tiles.SOFTMAX_SPLIT_SMEM's length; ``smem_tile``
+    (segment bytes, buffers, warps) overrides that table's."""
     _memory.check_float(NAME, x)
     if x.dim() == 0 or dim not in (-1, x.dim() - 1):
         raise ValueError(f"{NAME}: softmax over the last dimension only, got dim {dim} of a "
@@ -413,6 +419,8 @@ def softmax_split(x: torch.Tensor, dim: int = -1, *, block: int | None = None,
         raise ValueError(f"{NAME}: rows must be shorter than 2^31 - {block} elements and fewer "
                          f"than 2^31 - 2^16, got {rows} rows of {n}")
     vec = _memory.vector_width(x.dtype, x, y, row_elements=n)
+    if vec > 1 and not two_launches and _smem_split(x, y, rows, n, smem, smem_tile, groups):
+        return y
     if packed and x.element_size() == 2 and vec > 1 and not two_launches:
         done = _packed_split(x, y, rows, n, *asked, groups, maxnreg)
         if done is not None:
@@ -448,6 +456,27 @@ def softmax_split(x: torch.Tensor, dim: int = -1, *, block: int | None = None,
                          f"or a longer block")
     _common.launch(softmax_row_split_kernel, (segments * fit,), *args, **one_launch)
     return y
+
+
+def _smem_split(x, y, rows: int, n: int, smem: bool | None, tile: tuple | None,
+                groups: int | None) -> bool:
+    """softmax_split's shared-memory path: True if it ran (y written), False where it does
+    not apply (not asked for, or asked by default and the row is shorter than the table's
+    length; no Hopper GPU or the interpreter; n not a multiple of 64; more segments than the
+    GPU holds at once)."""
+    if smem is None:
+        shortest = tiles.SOFTMAX_SPLIT_SMEM[x.element_size()][3]
+        smem = shortest is not None and n >= shortest
+    if not smem or not softmax_split_smem.available(x):
+        return False
+    p = softmax_split_smem.plan(x.element_size(), n, *(tile or ()))
+    if p is None:
+        return False
+
+    def resident_for(kernel, args, meta, dtype):
+        return _resident_for(kernel, args, meta, x.device, dtype)
+
+    return softmax_split_smem.launch(x, y, rows, n, p, groups, SPIN_LIMIT, resident_for)
 
 
 # two -inf of each 16-bit type as one int32 (the pairs kernel's value past a row's end)

@@ -213,3 +213,9 @@ SOFTMAX_SPLIT = {4: (4096, 4, 56), 2: (4096, 4, None)}
 # 56 registers (9 programs per SM) 85.2-85.8% at 393216; 16384 x 8 warps 88.0-88.9% at
 # 393216 but 84.2% at 32768 (8192 x 4: 86.0-86.7%).
 SOFTMAX_SPLIT_PACKED = {2: (8192, 4, 64)}
+
+# The split's shared-memory segments (softmax_split_smem.py, Gluon + TMA; rows of multiples of
+# 64 on Hopper): (segment bytes, buffers, warps, the shortest row that takes it by default;
+# None: only when asked). 96 KiB on 8 warps, one buffer: two programs per SM, 192 KiB of rows
+# in flight.
+SOFTMAX_SPLIT_SMEM = {4: (98304, 1, 8, None), 2: (98304, 1, 8, 131072)}

@@ -185,6 +185,36 @@ def test_softmax_rows_past_2_to_the_31(kernel):
     _release()
 
 
+def test_softmax_split_smem_rows_past_2_to_the_31():
+    """The split's shared-memory kernel (Hopper): 8200 rows of 262144 bfloat16 (4.3 GB),
+    the last rows past 2^31 elements in the TMA coordinates' row and the output's offsets."""
+    import torch
+
+    from triton_impl import softmax_split, softmax_split_smem
+
+    if torch.cuda.get_device_capability()[0] != 9:
+        pytest.skip("the shared-memory split needs TMA on compute capability 9.x")
+    _needs(12)
+    torch.manual_seed(5)
+    rows, n = 8200, 262144
+    x = torch.randn(rows, n, device="cuda", dtype=torch.bfloat16)
+    y = torch.full_like(x, float("nan"))
+    p = softmax_split_smem.plan(2, n)
+
+    def resident_for(kernel, args, meta, dtype):
+        return softmax_split._resident_for(kernel, args, meta, x.device, dtype)
+
+    assert softmax_split_smem.launch(x, y, rows, n, p, None, softmax_split.SPIN_LIMIT,
+                                     resident_for)
+    problem = problems.get("softmax")
+    tol = problem.tolerance(problem.parse_shape(f"{rows}x{n}"), "bf16")
+    for part in (slice(-3, None), slice(0, 3)):
+        err = problem.error(y[part].contiguous(), (x[part].contiguous(), -1))
+        assert err <= tol, f"error {err:.3g} > {tol:.3g} at rows {part}"
+    del x, y
+    _release()
+
+
 ONLINE = [k for k in SOFTMAX if k.version == "online"]
 
 

@@ -305,6 +305,14 @@ def _softmax_variants(n: int, elem: int, quick: bool) -> list[dict]:
     out.append(entry("triton split (default)", "variant", triton_split()))
     if elem == 2:       # the default packs 16-bit rows into int32 pairs; without:
         out.append(entry("triton split unpacked", "variant", triton_split(packed=False)))
+    # segments in shared memory (Gluon + TMA, softmax_split_smem.py), and in registers
+    out.append(entry("triton split smem", "variant", triton_split(smem=True)))
+    out.append(entry("triton split registers", "variant", triton_split(smem=False)))
+    # (segment KiB, buffers, warps): programs per SM = 227 KiB // (buffers x segment)
+    for kib, buffers, warps in ((96, 2, 8), (48, 2, 8), (64, 1, 8), (96, 1, 4), (48, 1, 8),
+                                (112, 1, 8)):
+        out.append(entry(f"triton split smem {kib}Kx{buffers}b{warps}w", "variant",
+                         triton_split(smem=True, smem_tile=(kib * 1024, buffers, warps))))
     if not quick:
         # segments of the default's elements per thread: 32 (float32), 64 (packed 16-bit)
         if elem == 2:
