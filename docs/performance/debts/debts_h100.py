@@ -2,7 +2,7 @@
 
     python docs/performance/debts/debts_h100.py OUT [--sections softmax,tf32,batched]
                                                     [--rounds N] [--quick] [--plan]
-                                                    [--variants REGEX]
+                                                    [--variants REGEX] [--softmax-shapes RxN,...]
 
 Three debts (NOTES.md beside this file says why each kernel is slow, what each variant
 changes and what we predict):
@@ -16,7 +16,8 @@ changes and what we predict):
            hints), at 4096 x 32768 and 4096 x 393216, float32/float16/bfloat16, dim = -1;
            GB/s counted on the compulsory bytes (read N once + write N once), against the
            copy bandwidth measured in the same run. --variants REGEX keeps the kernels whose
-           names it finds.
+           names it finds; --softmax-shapes measures other shapes (the split's crossover
+           between segments in registers and in shared memory: NOTES.md).
   tf32     triton_persistent against cuBLAS (TF32) at 4096^3 and 8192^3, row-major B, timed
            by the harness's method (bench/timing.py) and by triton.testing.do_bench, and by
            two variants of the harness's loop that isolate its one difference in kind (the
@@ -62,6 +63,24 @@ if str(ROOT) not in sys.path:
 
 SECTIONS = ("softmax", "tf32", "batched")
 SOFTMAX_SHAPES = ((4096, 32768), (4096, 393216))
+
+
+def parse_shapes(text: str) -> tuple:
+    """"4096x32768,4096x393216" -> ((4096, 32768), (4096, 393216)); ValueError names a bad
+    one."""
+    shapes = []
+    for item in (t for t in text.split(",") if t):
+        parts = item.lower().split("x")
+        if len(parts) != 2 or not all(p.isdigit() and int(p) > 0 for p in parts):
+            raise ValueError(f"expected ROWSxN with both positive, got {item!r}")
+        shapes.append((int(parts[0]), int(parts[1])))
+    if not shapes:
+        raise ValueError("no shapes")
+    return tuple(shapes)
+
+
+def format_shapes(shapes) -> str:
+    return ",".join(f"{r}x{n}" for r, n in shapes)
 SOFTMAX_DTYPES = ("fp32", "fp16", "bf16")
 TF32_SIZES = (4096, 8192)
 BATCHED_CASES = (("4096^3, batch 1", None, (4096, 4096), (4096, 4096)),
@@ -385,14 +404,14 @@ def softmax_small_checks(fn, problem, precision, max_n: int) -> str:
 
 
 def run_softmax(out: Out, timer: Timer, copy_gbps: float, rounds: int, quick: bool,
-                keep: str = ""):
+                keep: str = "", shapes=SOFTMAX_SHAPES):
     import torch
 
     from bench import problems
     from bench.families.memory.models import TensorShape
     problem = problems.get("softmax")
     summary = []
-    for rows, n in SOFTMAX_SHAPES:
+    for rows, n in shapes:
         for precision in SOFTMAX_DTYPES:
             dtype = _dtype(precision)
             elem = torch.empty((), dtype=dtype).element_size()
@@ -748,11 +767,11 @@ def _warm(task: str) -> str:
             a = torch.randn(512, 512, device="cuda")
             registry.get("triton_persistent").runner("tf32")(a, a)
         elif task.startswith("softmax:"):
-            _, precision, keep = task.split(":", 2)
+            _, precision, shapes, keep = task.split(":", 3)
             dtype = _dtype(precision)
             elem = torch.empty((), dtype=dtype).element_size()
             small = [tuple(int(d) for d in text.split("x")) for text, _mode in SMALL_CHECKS]
-            for _rows, n in SOFTMAX_SHAPES:
+            for _rows, n in parse_shapes(shapes):
                 for v in softmax_variants(n, elem, keep=keep):
                     if not v["name"].startswith("triton"):
                         continue
@@ -769,7 +788,7 @@ def _warm(task: str) -> str:
         return f"{task}: warm-up failed ({type(exc).__name__}: {str(exc).splitlines()[0][:120]})"
 
 
-def start_warmup(sections, keep: str = "") -> object:
+def start_warmup(sections, keep: str = "", shapes: str = "") -> object:
     import concurrent.futures
     import multiprocessing
     tasks = []
@@ -778,7 +797,7 @@ def start_warmup(sections, keep: str = "") -> object:
     if "tf32" in sections:
         tasks.append("tf32")
     if "softmax" in sections:
-        tasks += [f"softmax:{p}:{keep}" for p in SOFTMAX_DTYPES]
+        tasks += [f"softmax:{p}:{shapes}:{keep}" for p in SOFTMAX_DTYPES]
     if not tasks:
         return None
     pool = concurrent.futures.ProcessPoolExecutor(
@@ -788,11 +807,11 @@ def start_warmup(sections, keep: str = "") -> object:
 
 # --------------------------------------------------------------------------- main
 
-def plan(sections, quick, keep: str = "") -> list[str]:
+def plan(sections, quick, keep: str = "", shapes=SOFTMAX_SHAPES) -> list[str]:
     """What a run measures, without a GPU (--plan)."""
     lines = []
     if "softmax" in sections:
-        for rows, n in SOFTMAX_SHAPES:
+        for rows, n in shapes:
             for precision in SOFTMAX_DTYPES:
                 elem = 4 if precision == "fp32" else 2
                 names = [v["name"] for v in softmax_variants(n, elem, quick, keep)]
@@ -817,6 +836,8 @@ def main(argv=None) -> int:
     ap.add_argument("--rounds", type=int, default=3, help="alternating rounds (tf32: at least 5)")
     ap.add_argument("--quick", action="store_true", help="defaults and the main variants only")
     ap.add_argument("--plan", action="store_true", help="print what would be measured and stop")
+    ap.add_argument("--softmax-shapes", default=format_shapes(SOFTMAX_SHAPES), metavar="RxN,...",
+                    help="softmax: the shapes (rows x n), default %(default)s")
     ap.add_argument("--variants", default="", metavar="REGEX",
                     help="softmax: only the kernels whose names this regular expression finds "
                          "(and torch.softmax, the reference)")
@@ -825,12 +846,16 @@ def main(argv=None) -> int:
         re.compile(args.variants)
     except re.error as exc:
         ap.error(f"--variants: not a regular expression: {args.variants!r} ({exc})")
+    try:
+        shapes = parse_shapes(args.softmax_shapes)
+    except ValueError as exc:
+        ap.error(f"--softmax-shapes: {exc}")
     sections = [s for s in args.sections.split(",") if s]
     unknown = [s for s in sections if s not in SECTIONS]
     if unknown:
         ap.error(f"unknown sections {unknown}; choose from {SECTIONS}")
     if args.plan:
-        print("\n".join(plan(sections, args.quick, args.variants)))
+        print("\n".join(plan(sections, args.quick, args.variants, shapes)))
         return 0
 
     import torch
@@ -846,7 +871,7 @@ def main(argv=None) -> int:
     out.say(f"{env.get('gpu')}, driver {env.get('driver')}, torch {env.get('torch')}, triton "
             f"{env.get('triton')}, git {env.get('git_sha')}, SM clock {env.get('sm_clock_mhz_before')} MHz")
 
-    warm = start_warmup(sections, args.variants)
+    warm = start_warmup(sections, args.variants, format_shapes(shapes))
     if "softmax" in sections:
         t0 = time.monotonic()
         import bindings
@@ -875,7 +900,7 @@ def main(argv=None) -> int:
         try:
             if section == "softmax":
                 run_softmax(out, timer, copy["copy_gbps"], args.rounds, args.quick,
-                            args.variants)
+                            args.variants, shapes)
             elif section == "tf32":
                 run_tf32(out, timer, max(5, args.rounds), args.quick)
             elif section == "batched":
