@@ -2,13 +2,13 @@
 (version 3, Gluon): softmax_split.py's exchange, with the segment where CUDA keeps it.
 
   idea      softmax_split.py keeps a segment in registers: an SM holds 128 KiB of segments
-            (float32, or 16-bit rows packed in int32 pairs) and reaches 88-90% of the copy
-            bandwidth at 4096 x 393216, where CUDA's version 3, which copies its slice into
+            (float32, or 16-bit rows packed in int32 pairs), and at 4096 x 393216 that reads
+            88-91% of the copy bandwidth, where CUDA's version 3, which copies its slice into
             shared memory (up to 227 KiB a block), reads 93%. Plain Triton has no explicit
             shared memory; Gluon (triton.experimental.gluon) has, and TMA to fill it. Here a
-            program's segment is up to 96 KiB of shared memory, two programs per SM: 192 KiB
-            of a row in flight per SM, loaded by a handful of TMA instructions instead of a
-            load per 16 bytes per thread.
+            program's segment is 64 KiB of shared memory, three programs per SM: 192 KiB of a
+            row in flight per SM, loaded by a handful of TMA instructions (one per 8 KiB box)
+            where the register kernel spends a 16-byte load per thread for every 16 bytes.
   view      TMA moves boxes of a tensor of up to 5 dimensions, at most 256 elements along
             each. A row of n = R x W elements (W = 256, 128 or 64: the largest that divides n)
             is seen as R "lines" of W elements: x is described as a (rows, R, W) tensor and a
@@ -27,8 +27,9 @@
                buffer at step 1 instead, so they load during steps 2-5 (half the segment
                for the same shared memory).
             The exp is taken twice per element (passes 2 and 3); the row crosses DRAM once in
-            each direction, shared memory is read three times (3 x 16 B per element read
-            from DRAM, against 128 B per clock per SM: not the limit).
+            each direction and shared memory is read three times: 3 bytes of shared reads
+            per byte from DRAM, about 20 B per clock per SM at the copy bandwidth, against
+            the 128 B it serves (not the limit).
   exps      ex2.approx.ftz for the sum (terms under 2^-126 of the segment's maximum do not
             change it) and for 16-bit outputs, raised by 2^RAISE as softmax_split.py does
             (no output is flushed above bfloat16's smallest subnormal); float32 outputs by
@@ -43,7 +44,12 @@
             2^31 - 2^16 rows; G x groups <= what the GPU holds at once (plan() returns None
             otherwise, and softmax_split runs its register kernel). No interpreter: Gluon
             kernels only compile.
-  tiles     tiles.SOFTMAX_SPLIT_SMEM: (segment bytes, buffers, warps) per element size.
+  tiles     tiles.SOFTMAX_SPLIT_SMEM: (segment bytes, buffers, warps, the shortest row that
+            softmax_split sends here by default) per element size: 64 KiB, one buffer, 8
+            warps; 16-bit rows from 65536 elements, float32 rows from 262144.
+  measured  H100, % of the copy bandwidth, 4096 x 393216 fp32 / fp16 / bf16: 95.4 / 94.2 /
+            93.3 (the segment in registers: 90.9 / 88.1 / 87.4); shorter rows and other
+            segments in tiles.py (results/h100_sweeps/softmax_smem).
   run       python -m pytest tests/cpu/test_softmax_split_smem.py      (CPU: compiles for sm_90)
             python -m pytest tests/gpu/test_softmax_split_smem.py      (GPU)
 """
@@ -223,7 +229,7 @@ def line_width(n: int) -> int:
 
 
 @functools.lru_cache(maxsize=None)
-def _layouts(element_size: int, W: int, chunk: int, warps: int, segments_p2: int):
+def _layouts(element_size: int, W: int, warps: int):
     """(chunk registers, shared segment, TMA box, pairs) layouts. A chunk: 16 bytes per thread
     along a line, the warp's 32 threads along W (several lines per warp when W is short)."""
     vec = 16 // element_size
@@ -245,11 +251,14 @@ def plan(element_size: int, n: int, segment_bytes: int | None = None,
     if not W:
         return None
     seg_bytes, bufs, w, _shortest = tiles.SOFTMAX_SPLIT_SMEM[element_size]
-    seg_bytes, bufs, w = segment_bytes or seg_bytes, buffers or bufs, warps or w
-    chunk = PER_THREAD[element_size] * 32 * w // W      # lines a chunk (a box) holds
-    if chunk > 256:
-        raise ValueError(f"{NAME}: {w} warps take boxes of {chunk} lines of {W}, TMA allows "
-                         f"256")
+    seg_bytes = seg_bytes if segment_bytes is None else segment_bytes
+    bufs = bufs if buffers is None else buffers
+    w = w if warps is None else warps
+    if w not in (1, 2, 4, 8, 16, 32) or bufs not in (1, 2) or seg_bytes < 1:
+        raise ValueError(f"{NAME}: the shared-memory tile needs warps a power of two up to 32, "
+                         f"1 or 2 buffers and a positive segment, got {w} warps, {bufs} "
+                         f"buffers, {seg_bytes} bytes")
+    chunk = PER_THREAD[element_size] * 32 * w // W      # lines a chunk (a box) holds: <= 256
     R = n // W
     most = max(1, seg_bytes // (chunk * W * element_size))   # boxes a segment may hold
     segments = -(-R // (most * chunk))
@@ -266,8 +275,8 @@ def launch(x: torch.Tensor, y: torch.Tensor, rows: int, n: int, p: dict, groups:
     programs do not fit the GPU at once. resident_for(kernel, args, meta, dtype) gives how
     many programs of the compiled kernel the GPU holds (softmax_split._resident_for)."""
     W, chunk, segments = p["W"], p["CHUNK"], p["SEGMENTS"]
-    layout, smem_layout, box_layout, pair_layout = _layouts(
-        x.element_size(), W, chunk, p["num_warps"], p["SEGMENTS_P2"])
+    layout, smem_layout, box_layout, pair_layout = _layouts(x.element_size(), W,
+                                                            p["num_warps"])
     R = n // W
     desc = TensorDescriptor(x, [rows, R, W], [n, W, 1], [1, chunk, W], box_layout)
     pairs = torch.empty((rows, segments, 2), dtype=torch.float32, device=x.device)

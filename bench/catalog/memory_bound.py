@@ -161,10 +161,14 @@ def _online_triton_params(precision=None) -> dict:
 def _split_triton_params(precision=None) -> dict:
     """triton_impl/tiles.py's segments of the split (elements, num_warps, register cap) by
     element size; 16-bit rows of 16-byte multiples run the packed ones (SOFTMAX_SPLIT_PACKED),
-    other 16-bit rows SOFTMAX_SPLIT's."""
+    other 16-bit rows SOFTMAX_SPLIT's; on Hopper, long rows of multiples of 64 the
+    shared-memory segments (SOFTMAX_SPLIT_SMEM: bytes, buffers, num_warps, from n)."""
     from triton_impl import tiles
 
     out = {}
+    for e, (nbytes, buffers, warps, shortest) in tiles.SOFTMAX_SPLIT_SMEM.items():
+        out.update({f"smem_bytes_{e}B": nbytes, f"smem_buffers_{e}B": buffers,
+                    f"smem_num_warps_{e}B": warps, f"smem_from_n_{e}B": shortest})
     for e, (block, warps, cap) in tiles.SOFTMAX_SPLIT.items():
         out.update({f"BLOCK_{e}B": block, f"num_warps_{e}B": warps, f"maxnreg_{e}B": cap})
     for e, (block, warps, cap) in tiles.SOFTMAX_SPLIT_PACKED.items():

@@ -20,7 +20,8 @@ SHAPES = {
     "vector_add": "1000,4097",
     "copy": "1000,4097",
     "relu_dropout": "1000,4097",
-    "softmax": "37x1000,37x1000:dim=0,5x40000,2x100003",   # 100003: clusters of 2 (fp32)
+    # 100003: clusters of 2 (fp32); 262144: Triton's split in shared memory (Gluon, TMA)
+    "softmax": "37x1000,37x1000:dim=0,5x40000,2x100003,2x262144",
     "rgb_to_grey": "3x31x17,3x9x1030",
 }
 

@@ -385,11 +385,13 @@ class SoftmaxProblem(MemoryProblem):
     shape_help = "a tensor shape with an optional reduced dim, e.g. 4096x32768 or 3000x3000:dim=0"
     allow_dim = True
     # rows past 32768 (2x100003: odd, the element paths; 3x393224: several clusters or
-    # programs per row) are refused by the row_sram kernels (Kernel.refuses), columns by the
-    # split ones
+    # programs per row; 5x262144 and 3x65600: Triton's split in shared memory, lines of 256
+    # and of 64) are refused by the row_sram kernels (Kernel.refuses), columns by the split
+    # ones
     check_shapes = {"cpu": "1x1,3x5,7x33,5x200:dim=0,4x3x5:dim=1,2x1000,2x9000",
                     "cuda": "1x1,1x7,3x1000,257x33,100x100:dim=0,1000x1000,1000x1000:dim=0,"
-                            "2x3x1001:dim=1,64x32768,7x20000:dim=0,2x100003,3x393224"}
+                            "2x3x1001:dim=1,64x32768,7x20000:dim=0,2x100003,3x393224,"
+                            "5x262144,3x65600"}
     time_shapes = {"cpu": "", "cuda": _source_softmax_shapes() + ",4096x32768,4096x393216"}
     quick_time_shapes = "1000x1000,3000x3000:dim=0,4096x32768"
     model_shapes = "3000x3000,4096x32768"

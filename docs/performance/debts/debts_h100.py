@@ -328,7 +328,7 @@ def _softmax_variants(n: int, elem: int, quick: bool) -> list[dict]:
     out.append(entry("triton split smem", "variant", triton_split(smem=True)))
     out.append(entry("triton split registers", "variant", triton_split(smem=False)))
     # (segment KiB, buffers, warps): programs per SM = 227 KiB // (buffers x segment)
-    for kib, buffers, warps in ((96, 2, 8), (48, 2, 8), (64, 1, 8), (96, 1, 4), (48, 1, 8),
+    for kib, buffers, warps in ((96, 2, 8), (48, 2, 8), (96, 1, 8), (96, 1, 4), (48, 1, 8),
                                 (112, 1, 8)):
         out.append(entry(f"triton split smem {kib}Kx{buffers}b{warps}w", "variant",
                          triton_split(smem=True, smem_tile=(kib * 1024, buffers, warps))))

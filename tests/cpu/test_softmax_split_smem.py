@@ -1,0 +1,151 @@
+"""CPU tier: the split softmax's shared-memory kernel (triton_impl/softmax_split_smem.py, Gluon)
+without a GPU: its plans, and the kernel compiled for sm_90.
+
+  - plan(): lines of 256, 128 or 64 elements, boxes within TMA's 256 lines, segments that
+    cover the row with none empty, as equal as a box allows, within the segment bytes asked;
+    rows that are not a multiple of 64 get None;
+  - the compiled kernel: TMA loads (one per box; twice as many with two buffers, the
+    prologue's), 16-byte shared-memory reads and 16-byte streaming stores, the exchange's
+    release atomic and acquire polls, no spill, and few enough registers for its programs
+    per SM;
+  - under the interpreter (no Gluon) softmax_split(smem=True) runs the register kernels.
+The compiles run in a subprocess: the CPU tier interprets Triton kernels (TRITON_INTERPRET=1),
+and an interpreted kernel cannot be compiled.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.parametrize("element_size", [4, 2])
+@pytest.mark.parametrize("n", [64, 64 * 7, 128 * 3, 4096, 32768, 65536 + 64, 393216,
+                               1_000_064, 2**31 - 64])
+@pytest.mark.parametrize("tile", [None, (4096, 2, 4), (98304, 1, 8), (16384, 1, 8)])
+def test_plans_cover_the_row(element_size, n, tile):
+    from triton_impl import softmax_split_smem as sm, tiles
+
+    p = sm.plan(element_size, n, *(tile or ()))
+    seg_bytes = (tile or tiles.SOFTMAX_SPLIT_SMEM[element_size])[0]
+    W, chunk, seg_chunks, G = p["W"], p["CHUNK"], p["SEG_CHUNKS"], p["SEGMENTS"]
+    assert W in (256, 128, 64) and n % W == 0 and (n % (2 * W) != 0 or W == 256)
+    assert 1 <= chunk <= 256 and chunk * W * element_size % 16 == 0
+    assert chunk * W == sm.PER_THREAD[element_size] * 32 * p["num_warps"]
+    R = n // W
+    lines = seg_chunks * chunk
+    assert G * lines >= R > (G - 1) * lines                  # covered, no empty segment
+    assert seg_chunks * chunk * W * element_size <= max(seg_bytes, chunk * W * element_size)
+    assert p["SEGMENTS_P2"] >= G and p["MASKED"] == (R % chunk != 0)
+    # as equal as a box allows: one box fewer per segment would need another segment
+    if seg_chunks > 1:
+        assert G * (seg_chunks - 1) * chunk < R
+
+
+def test_rows_not_a_multiple_of_64_have_no_plan():
+    from triton_impl import softmax_split_smem as sm
+
+    assert [sm.plan(2, n) for n in (1, 63, 100, 1000, 32767, 2**31 - 1)] == [None] * 6
+    assert sm.line_width(192) == 64 and sm.line_width(384) == 128 and sm.line_width(512) == 256
+
+
+@pytest.mark.parametrize("tile", [(65536, 1, 3), (65536, 1, 64), (65536, 3, 8), (0, 1, 8)])
+def test_bad_tiles_are_refused_by_name(tile):
+    from triton_impl import softmax_split_smem as sm
+
+    with pytest.raises(ValueError, match=r"triton_softmax_split: the shared-memory tile needs"):
+        sm.plan(2, 4096, *tile)
+
+
+def test_32_warps_keep_boxes_within_256_lines():
+    from triton_impl import softmax_split_smem as sm
+
+    assert sm.plan(2, 64 * 1001, warps=32)["CHUNK"] == 256     # W = 64: 16 x 32 x 32 / 64
+
+
+def test_the_interpreter_runs_the_register_kernels():
+    import torch
+
+    from triton_impl import softmax_split, softmax_split_smem
+
+    x = torch.randn(3, 4096, dtype=torch.bfloat16)
+    assert not softmax_split_smem.available(x)
+    y = softmax_split.softmax_split(x, smem=True)
+    assert (y.double() - torch.softmax(x.double(), -1)).abs().max() < 1e-2
+
+
+COMPILE = r'''
+import json, re, sys
+from bench import wgmma_hazards as wh
+from triton_impl import softmax_split_smem as sm
+
+def compile_one(dt, elem, n, tile):
+    p = sm.plan(elem, n, *(tile or ()))
+    layout, smem_layout, box_layout, pair_layout = sm._layouts(elem, p["W"], p["num_warps"])
+    sig = {"x_desc": f"tensordesc<{dt}[1, {p['CHUNK']}, {p['W']}],{box_layout!r}>",
+           "y_ptr": f"*{dt}", "part_ptr": "*fp32", "count_ptr": "*i32", "rows": "i32",
+           "R": "i32"}
+    consts = {k: v for k, v in p.items() if k != "num_warps"}
+    consts.update(SPIN_LIMIT=1 << 20, layout=layout, smem_layout=smem_layout,
+                  pair_layout=pair_layout)
+    sig.update({k: "constexpr" for k in consts})
+    sass, warnings = wh.compile_for_sm90(sm.softmax_row_split_smem_kernel, sig, consts,
+                                         p["num_warps"], gluon=True)
+    return dict(plan={k: v for k, v in p.items()}, warnings=warnings,
+                tma=sass.count("UTMALDG"), lds128=sass.count("LDS.128"),
+                st128=sass.count("STG.E.EF.128"), spills=sass.count("STL"),
+                release=len(re.findall(r"MEMBAR.ALL.GPU", sass)),
+                red=len(re.findall(r"REDG?\.E\.ADD\.STRONG\.GPU|ATOMG?\.E\.ADD\.STRONG\.GPU", sass)),
+                acquire=len(re.findall(r"LDG\.E\.STRONG\.GPU", sass)),
+                registers=max(int(r) for r in re.findall(r"R(\d+)\b", sass)) + 1)
+
+out = {}
+for name, dt, elem, n, tile in (("fp32 393216", "fp32", 4, 393216, None),
+                                ("bf16 393216", "bf16", 2, 393216, None),
+                                ("fp16 448", "fp16", 2, 448, None),
+                                ("fp32 384 two buffers", "fp32", 4, 384, (4096, 2, 4)),
+                                ("bf16 65600 two buffers", "bf16", 2, 65600, (16384, 2, 8))):
+    out[name] = compile_one(dt, elem, n, tile)
+print(json.dumps(out))
+'''
+
+
+@pytest.fixture(scope="module")
+def compiled():
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+    r = subprocess.run([sys.executable, "-c", COMPILE], cwd=ROOT, env=env, capture_output=True,
+                       text=True, timeout=1200)
+    assert r.returncode == 0, r.stderr[-3000:]
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.slow
+def test_compiled_kernel_moves_rows_by_tma_and_16_byte_accesses(compiled):
+    for name, r in compiled.items():
+        p = r["plan"]
+        loads = p["SEG_CHUNKS"] * (2 if p["BUFFERS"] == 2 else 1)   # + the prologue's
+        assert r["tma"] == loads, (name, r)
+        assert r["lds128"] >= 1 and r["st128"] >= 1, (name, r)
+        assert r["spills"] == 0 and r["warnings"] == [], (name, r)
+
+
+@pytest.mark.slow
+def test_compiled_kernel_exchanges_with_release_and_acquire(compiled):
+    for name, r in compiled.items():
+        assert r["release"] >= 1 and r["red"] == 1 and r["acquire"] >= 1, (name, r)
+
+
+@pytest.mark.slow
+def test_compiled_kernel_fits_three_programs_per_sm(compiled):
+    """8 warps at <= 80 registers: the register file holds 3 programs per SM (the shared
+    memory's count for the default 64 KiB segments)."""
+    for name, r in compiled.items():
+        if r["plan"]["num_warps"] == 8:
+            assert r["registers"] <= 80, (name, r)
