@@ -53,6 +53,10 @@ NOT_RECORDED = {
     "matmul_swap_gluon_kernel": "a Gluon kernel (no interpreter): TMA descriptors address A "
                                 "and B (3-D: batch, rows, cols); its only pointer offsets are "
                                 "the epilogue's (batch and row), int64",
+    "softmax_row_split_smem_kernel": "a Gluon kernel (no interpreter): TMA reads x (3-D: row, "
+                                     "line, element); y's offsets are row * n in int64 plus "
+                                     "a position within the row (< n < 2^31); run past 2^31 "
+                                     "elements in tests/gpu/test_large_offsets.py",
 }
 RULES = {"arith.muli": "offset", "scf.for": "counter", "arith.addi": "size"}
 _LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg", "grid", "warmup")
