@@ -107,23 +107,29 @@ def _chunk(smem, index, lines, line0, R, MASKED: gl.constexpr, layout: gl.conste
 def _exchange(part_ptr, count_ptr, row, row64, seg, m, s, SEGMENTS: gl.constexpr,
               SEGMENTS_P2: gl.constexpr, SPIN_LIMIT: gl.constexpr, pair_layout: gl.constexpr):
     """softmax_split.py's one-launch exchange: publish (m, s), arrive (release), wait for the
-    row's other G - 1 programs (acquire), fold the G pairs into the row's (M, S)."""
-    pairs = part_ptr + row64 * (2 * SEGMENTS)
-    gl.store(pairs + 2 * seg, m)              # i32 ok: 2 seg < 2 G < 2^17 (G <= resident)
-    gl.store(pairs + 2 * seg + 1, s)
-    gl.thread_barrier()                       # every store of the pair before the release
-    gl.atomic_add(count_ptr + row, 1, sem="release")
-    seen = gl.atomic_add(count_ptr + row, 0, sem="acquire")
-    polls = 0
-    while (seen < SEGMENTS) & (polls < SPIN_LIMIT):
+    row's other G - 1 programs (acquire), fold the G pairs into the row's (M, S). A row of
+    one segment: its (m, s), nothing exchanged."""
+    if SEGMENTS == 1:
+        row_max, row_sum = m, s
+    else:
+        pairs = part_ptr + row64 * (2 * SEGMENTS)
+        gl.store(pairs + 2 * seg, m)          # i32 ok: 2 seg < 2 G < 2^17 (G <= resident)
+        gl.store(pairs + 2 * seg + 1, s)
+        gl.thread_barrier()                   # every store of the pair before the release
+        gl.atomic_add(count_ptr + row, 1, sem="release")
         seen = gl.atomic_add(count_ptr + row, 0, sem="acquire")
-        polls += 1
-    k = gl.arange(0, SEGMENTS_P2, layout=pair_layout)
-    pm = gl.load(pairs + 2 * k, mask=k < SEGMENTS, other=-float("inf"), cache_modifier=".cg")
-    ps = gl.load(pairs + 2 * k + 1, mask=k < SEGMENTS, other=0.0, cache_modifier=".cg")
-    row_max = gl.max(pm, axis=0)
-    shift = gl.where(row_max == -float("inf"), 0.0, row_max)
-    return row_max, gl.sum(ps * gl.exp2((pm - shift) * LOG2E), axis=0)
+        polls = 0
+        while (seen < SEGMENTS) & (polls < SPIN_LIMIT):
+            seen = gl.atomic_add(count_ptr + row, 0, sem="acquire")
+            polls += 1
+        k = gl.arange(0, SEGMENTS_P2, layout=pair_layout)
+        pm = gl.load(pairs + 2 * k, mask=k < SEGMENTS, other=-float("inf"),
+                     cache_modifier=".cg")
+        ps = gl.load(pairs + 2 * k + 1, mask=k < SEGMENTS, other=0.0, cache_modifier=".cg")
+        row_max = gl.max(pm, axis=0)
+        shift = gl.where(row_max == -float("inf"), 0.0, row_max)
+        row_sum = gl.sum(ps * gl.exp2((pm - shift) * LOG2E), axis=0)
+    return row_max, row_sum
 
 
 @gluon.jit
@@ -269,18 +275,19 @@ def plan(element_size: int, n: int, segment_bytes: int | None = None,
                 MASKED=R % chunk != 0, num_warps=w)
 
 
-def launch(x: torch.Tensor, y: torch.Tensor, rows: int, n: int, p: dict, groups: int | None,
-           spin_limit: int, resident_for) -> bool:
-    """y = softmax(x) by this kernel with plan p; False (nothing launched) where one row's G
-    programs do not fit the GPU at once. resident_for(kernel, args, meta, dtype) gives how
-    many programs of the compiled kernel the GPU holds (softmax_split._resident_for)."""
+def launch(x: torch.Tensor, y: torch.Tensor, p: dict, pairs: torch.Tensor,
+           count: torch.Tensor, groups: int | None, spin_limit: int, resident_for) -> bool:
+    """y = softmax(x) over the last dimension of x (contiguous) by this kernel with plan p and
+    the exchange's workspace (softmax_split._workspace: pairs [rows, G, 2] float32, arrival
+    counters [rows] int32, zeroed); False (nothing launched) where one row's G programs do
+    not fit the GPU at once. resident_for(kernel, args, meta, dtype) gives how many programs
+    of the compiled kernel the GPU holds (softmax_split._resident_for)."""
     W, chunk, segments = p["W"], p["CHUNK"], p["SEGMENTS"]
     layout, smem_layout, box_layout, pair_layout = _layouts(x.element_size(), W,
                                                             p["num_warps"])
-    R = n // W
+    n = x.shape[-1]
+    rows, R = x.numel() // n, n // W
     desc = TensorDescriptor(x, [rows, R, W], [n, W, 1], [1, chunk, W], box_layout)
-    pairs = torch.empty((rows, segments, 2), dtype=torch.float32, device=x.device)
-    count = torch.zeros(rows, dtype=torch.int32, device=x.device)
     meta = dict(p, SPIN_LIMIT=spin_limit, layout=layout, smem_layout=smem_layout,
                 pair_layout=pair_layout)
     args = (desc, y, pairs, count, rows, R)
