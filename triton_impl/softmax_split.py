@@ -377,6 +377,15 @@ def _segment(tile: tuple, n: int, block: int | None, warps: int | None,
     return block, warps or max(1, min(w, block // per_warp))
 
 
+def _default_cap(cap: int | None, segments: int) -> int | None:
+    """The tile's register cap where a row takes several programs (it decides how many fit
+    an SM, and all of a row's must run at once); none for rows of one segment, where the
+    cap only spills: the packed kernel at 4096 x 2 warps takes 93 registers uncapped and
+    spills 77 under 64 (ptxas, sm_90), since without the exchange between them the
+    compiler overlaps the sum's exps with the outputs'."""
+    return cap if segments > 1 else None
+
+
 def _workspace(rows: int, segments: int, device) -> tuple[torch.Tensor, torch.Tensor]:
     """The exchange's pairs ([rows, G, 2] float32) and arrival counters ([rows] int32,
     zeroed). Rows of one segment exchange nothing (_exchange): one unused element each,
@@ -409,7 +418,8 @@ def softmax_split(x: torch.Tensor, dim: int = -1, *, block: int | None = None,
     multiples as int32 pairs (softmax_row_split_pairs_kernel, tiles.SOFTMAX_SPLIT_PACKED;
     other rows, and rows of several segments under the interpreter, take the kernel above;
     packed=False: always the kernel above); ``maxnreg`` caps the one-launch kernels'
-    registers (default: tiles.SOFTMAX_SPLIT's and tiles.SOFTMAX_SPLIT_PACKED's caps), and
+    registers (default: tiles.SOFTMAX_SPLIT's and tiles.SOFTMAX_SPLIT_PACKED's caps where a
+    row takes several programs, none for rows of one: _default_cap), and
     with them how many programs an SM holds; ``fallback``: a row
     that needs more programs than the GPU holds at once runs the two launches (else
     ValueError); ``smem`` runs the shared-memory kernel (softmax_split_smem.py, Gluon: rows
@@ -460,7 +470,7 @@ def softmax_split(x: torch.Tensor, dim: int = -1, *, block: int | None = None,
     if two_launches or (interpreting and segments > 1):
         return in_two_launches()
     one_launch = dict(meta, PHASE=0)
-    cap = maxnreg or tiles.SOFTMAX_SPLIT[x.element_size()][2]
+    cap = maxnreg or _default_cap(tiles.SOFTMAX_SPLIT[x.element_size()][2], segments)
     if cap and not interpreting:
         one_launch["maxnreg"] = cap           # ptxas's cap (the interpreter has no registers)
     fit, resident = _one_launch_groups(softmax_row_split_kernel, args, one_launch, segments,
@@ -517,8 +527,9 @@ def _packed_split(x, y, rows: int, n: int, block: int | None, warps: int | None,
     meta = dict(BF16=x.dtype == torch.bfloat16, NEG_INF_PAIR=_NEG_INF_PAIR[x.dtype],
                 BLOCK=block2, SEGMENTS=segments, SEGMENTS_P2=triton.next_power_of_2(segments),
                 SPIN_LIMIT=SPIN_LIMIT, FTZ=not interpreting, num_warps=warps)
-    if not interpreting:
-        meta["maxnreg"] = maxnreg or tile[2]  # ptxas's cap (the interpreter has no registers)
+    cap = maxnreg or _default_cap(tile[2], segments)
+    if cap and not interpreting:
+        meta["maxnreg"] = cap                 # ptxas's cap (the interpreter has no registers)
     args = (xp, yp, pairs, count, rows, n2)
     fit, _ = _one_launch_groups(softmax_row_split_pairs_kernel, args, meta, segments, rows,
                                 groups, x.device)

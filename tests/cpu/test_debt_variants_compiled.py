@@ -47,20 +47,20 @@ from triton.compiler import ASTSource
 from triton.backends.compiler import GPUTarget
 
 
-def compile_split(kernel, elem, dt, block, warps, **extra):
+def compile_split(kernel, elem, dt, block, warps, n=393216, **extra):
     maxnreg = extra.pop("MAXNREG", None)
     sig = {"x_ptr": f"*{dt}", "y_ptr": f"*{dt}", "part_ptr": "*fp32", "count_ptr": "*i32",
            "rows": "i32", "n": "i32"}
-    consts = dict(BLOCK=block, SEGMENTS=393216 // block,
-                  SEGMENTS_P2=triton.next_power_of_2(393216 // block), VEC=16 // elem,
+    consts = dict(BLOCK=block, SEGMENTS=n // block,
+                  SEGMENTS_P2=triton.next_power_of_2(n // block), VEC=16 // elem,
                   SPIN_LIMIT=ss.SPIN_LIMIT, **extra)
     if kernel is ss.softmax_row_split_pairs_kernel:     # the rows as int32 pairs
         sig = dict(sig, x_ptr="*i32", y_ptr="*i32")
         sig["n2"] = sig.pop("n")
         consts = dict(BF16=dt == "bf16",
                       NEG_INF_PAIR=ss._NEG_INF_PAIR[torch.float16 if dt == "fp16" else torch.bfloat16],
-                      BLOCK=block // 2, SEGMENTS=393216 // block,
-                      SEGMENTS_P2=triton.next_power_of_2(393216 // block),
+                      BLOCK=block // 2, SEGMENTS=n // block,
+                      SEGMENTS_P2=triton.next_power_of_2(n // block),
                       SPIN_LIMIT=ss.SPIN_LIMIT, **extra)
     sig.update({k: "constexpr" for k in consts})
     attrs = {(i,): [["tt.divisibility", 16]] for i in range(6)}
@@ -77,6 +77,9 @@ block, warps, regs = tiles.SOFTMAX_SPLIT_PACKED[2]
 for dt in ("fp16", "bf16"):
     cases.append((dt + " packed", ss.softmax_row_split_pairs_kernel, 2, dt, block, warps,
                   dict(FTZ=True, MAXNREG=regs)))
+# a row of one segment (3000 elements: 4096 on 2 warps), as the wrapper launches it
+cases.append(("bf16 packed one segment", ss.softmax_row_split_pairs_kernel, 2, "bf16", 4096,
+              2, dict(FTZ=True, MAXNREG=ss._default_cap(regs, 1), n=4096)))
 for name, kernel, elem, dt, block, warps, extra in cases:
     k = compile_split(kernel, elem, dt, block, warps, **extra)
     ptx = k.asm["ptx"]
@@ -123,7 +126,8 @@ def test_batched_tf32_swap_candidates_are_race_free(compiled):
 
 @pytest.mark.slow
 def test_split_softmax_exchange_and_vector_accesses(compiled):
-    assert set(compiled["split"]) == {"fp32", "bf16", "fp16 packed", "bf16 packed"}
+    assert set(compiled["split"]) == {"fp32", "bf16", "fp16 packed", "bf16 packed",
+                                      "bf16 packed one segment"}
     for name, r in compiled["split"].items():
         if "packed" in name:
             continue
@@ -144,6 +148,8 @@ def test_split_softmax_packed_keeps_64_elements_in_64_registers(compiled):
     """packed=True (16-bit rows as int32 pairs): 64 elements per thread, moved by 8 16-byte
     loads and stores, in 64 registers without a spill (tiles.SOFTMAX_SPLIT_PACKED's cap), the
     exchange as in the kernel above, and the exp taken twice (128 per thread)."""
+    one = compiled["split"]["bf16 packed one segment"]          # uncapped: _default_cap
+    assert one["spills"] == 0 and one["release"] == 0 and one["acquire"] == 0, one
     for dt in ("fp16", "bf16"):
         r = compiled["split"][dt + " packed"]
         assert r["release"] == 1 and r["acquire"] >= 1 and r["cg_loads"] == 2, (dt, r)
