@@ -548,7 +548,8 @@ def _split_impl(x: torch.Tensor, dim: int) -> torch.Tensor:
 
 def op():
     """torch.ops.cvt_triton.softmax_split(x, dim) (registered on first call): softmax_split's
-    defaults (the one-launch exchange; 16-bit rows of 16-byte multiples packed), rows only
-    (dim = the last); a row that needs more programs than the GPU holds at once takes the
-    two launches."""
+    defaults (the one-launch exchange; on Hopper long rows of multiples of 64 with their
+    segments in shared memory, softmax_split_smem.py; other 16-bit rows of 16-byte multiples
+    packed), rows only (dim = the last); a row that needs more programs than the GPU holds
+    at once takes the two launches."""
     return _common.register_op("softmax_split", _split_impl, derivative="softmax")
