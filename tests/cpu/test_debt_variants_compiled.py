@@ -14,13 +14,13 @@ and an interpreted kernel cannot be compiled.
 """
 from __future__ import annotations
 
-import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from tests.support.compiled import json_from_subprocess
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "docs" / "performance" / "debts" / "debts_h100.py"
@@ -104,12 +104,7 @@ print(json.dumps(report))
 
 @pytest.fixture(scope="module")
 def compiled():
-    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
-    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
-    r = subprocess.run([sys.executable, "-c", COMPILE], cwd=ROOT, env=env, capture_output=True,
-                       text=True, timeout=1800)
-    assert r.returncode == 0, r.stderr[-3000:]
-    return json.loads(r.stdout.strip().splitlines()[-1])
+    return json_from_subprocess(["-c", COMPILE])
 
 
 @pytest.mark.slow

@@ -15,17 +15,10 @@ The compile runs in a subprocess: the CPU tier interprets Triton kernels
 """
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
 
 from bench import wgmma_hazards as wh
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.support.compiled import json_from_subprocess
 
 
 def _sass(lines: list[str]) -> str:
@@ -71,12 +64,7 @@ def test_detector_accepts_loads_after_the_retiring_wait():
 
 @pytest.fixture(scope="module")
 def compiled():
-    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
-    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
-    r = subprocess.run([sys.executable, "-m", "bench.wgmma_hazards"], cwd=ROOT, env=env,
-                       capture_output=True, text=True, timeout=1800)
-    assert r.returncode == 0, r.stderr[-3000:]
-    return json.loads(r.stdout)
+    return json_from_subprocess(["-m", "bench.wgmma_hazards"])
 
 
 def test_every_register_operand_kernel_is_race_free(compiled):
