@@ -386,12 +386,14 @@ def _default_cap(cap: int | None, segments: int) -> int | None:
     return cap if segments > 1 else None
 
 
-def _workspace(rows: int, segments: int, device) -> tuple[torch.Tensor, torch.Tensor]:
+def _workspace(rows: int, segments: int, device,
+               two_launches: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
     """The exchange's pairs ([rows, G, 2] float32) and arrival counters ([rows] int32,
-    zeroed). Rows of one segment exchange nothing (_exchange): one unused element each,
-    and no launch to zero the counters (which cost the small rows of the source documents
-    up to a third of their time against torch.softmax)."""
-    if segments == 1:
+    zeroed). In one launch rows of one segment exchange nothing (_exchange): one unused
+    element each, and no launch to zero the counters (which cost the small rows of the
+    source documents up to a third of their time against torch.softmax). The two launches
+    always pass their pairs from the first to the second."""
+    if segments == 1 and not two_launches:
         return (torch.empty(2, dtype=torch.float32, device=device),
                 torch.empty(1, dtype=torch.int32, device=device))
     return (torch.empty((rows, segments, 2), dtype=torch.float32, device=device),
@@ -452,23 +454,23 @@ def softmax_split(x: torch.Tensor, dim: int = -1, *, block: int | None = None,
         done = _packed_split(x, y, rows, n, *asked, groups, maxnreg)
         if done is not None:
             return done
-    pairs, count = _workspace(rows, segments, x.device)
     cache, evict = LOAD_HINTS[load_hint]
     interpreting = _common.interpreting()
     meta = dict(BLOCK=block, SEGMENTS=segments, SEGMENTS_P2=triton.next_power_of_2(segments),
                 VEC=vec, SPIN_LIMIT=SPIN_LIMIT, FTZ=not interpreting, LOAD_CACHE=cache,
                 LOAD_EVICT=evict, num_warps=warps)
-    args = (x, y, pairs, count, rows, n)
 
     def in_two_launches():
         # any size (no program waits for another), within the grid limit of 2^31 - 1 programs
         grid = (segments * min(rows, 65535, max(1, (2**31 - 1) // segments)),)
-        _common.launch(softmax_row_split_kernel, grid, *args, PHASE=1, **meta)
-        _common.launch(softmax_row_split_kernel, grid, *args, PHASE=2, **meta)
+        both = (x, y, *_workspace(rows, segments, x.device, two_launches=True), rows, n)
+        _common.launch(softmax_row_split_kernel, grid, *both, PHASE=1, **meta)
+        _common.launch(softmax_row_split_kernel, grid, *both, PHASE=2, **meta)
         return y
 
     if two_launches or (interpreting and segments > 1):
         return in_two_launches()
+    args = (x, y, *_workspace(rows, segments, x.device), rows, n)
     one_launch = dict(meta, PHASE=0)
     cap = maxnreg or _default_cap(tiles.SOFTMAX_SPLIT[x.element_size()][2], segments)
     if cap and not interpreting:

@@ -65,8 +65,9 @@ def test_32_warps_keep_boxes_within_256_lines():
 
 
 def test_rows_of_one_segment_zero_no_counters():
-    """The workspace of rows of one segment is one unused element each: no launch to zero
-    the arrival counters, which the exchange would not read."""
+    """The workspace of rows of one segment in one launch is one unused element each: no
+    launch to zero the arrival counters, which the exchange would not read. The two
+    launches keep their pairs."""
     import torch
 
     from triton_impl import softmax_split
@@ -75,6 +76,8 @@ def test_rows_of_one_segment_zero_no_counters():
     assert pairs.numel() == 2 and count.numel() == 1
     pairs, count = softmax_split._workspace(1000, 3, "cpu")
     assert pairs.shape == (1000, 3, 2) and bool((count == 0).all()) and count.numel() == 1000
+    pairs, count = softmax_split._workspace(1000, 1, "cpu", two_launches=True)
+    assert pairs.shape == (1000, 1, 2)       # the first launch's pairs, read by the second
 
 
 def test_the_interpreter_runs_the_register_kernels():

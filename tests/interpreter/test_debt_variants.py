@@ -101,6 +101,27 @@ def test_split_softmax_two_launches_equal_one_launch():
                        softmax_split.softmax_split(x, block=512, two_launches=True))
 
 
+def test_split_softmax_two_launches_keep_the_pairs_of_one_segment_rows(monkeypatch):
+    """A row of one segment exchanges nothing in one launch (one unused workspace element),
+    but the two launches pass its pair from the first to the second: their workspace holds
+    every row's (a one-element workspace there was written past its end)."""
+    from triton_impl import softmax_split
+
+    made = []
+    workspace = softmax_split._workspace
+
+    def recorded(rows, segments, device, two_launches=False):
+        pairs, count = workspace(rows, segments, device, two_launches)
+        made.append((two_launches, pairs.numel()))
+        return pairs, count
+
+    monkeypatch.setattr(softmax_split, "_workspace", recorded)
+    x = _x((5, 300))
+    softmax_split.softmax_split(x, block=512, two_launches=True)
+    softmax_split.softmax_split(x, block=512)
+    assert made == [(True, 5 * 1 * 2), (False, 2)]
+
+
 def test_split_softmax_non_finite_rows_as_torch():
     """A NaN, a +inf, half the row -inf (the first segments all -inf), all -inf: as
     torch.softmax (NaN rows where torch gives NaN, the rest within the bound)."""

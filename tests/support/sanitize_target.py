@@ -99,8 +99,37 @@ def main(argv=None) -> int:
                     print(f"WRONG {k.name} {shape} {precision}: error {err}", flush=True)
                     return 1
                 ran += 1
+    if any(k.name == "triton_softmax_split" for k in registry.select(args.kernels)):
+        forms = _split_forms()
+        if forms is None:
+            return 1
+        ran += forms
     print(f"ran {ran} kernel launches", flush=True)
     return 0
+
+
+def _split_forms() -> int | None:
+    """triton_softmax_split's launches the registry's runner does not make: the two launches
+    (the op takes them while torch traces) with rows of one segment and of several, the
+    register kernels asked for where the shared-memory one is the default, and the
+    shared-memory kernel with two buffers. How many ran; None after a wrong result."""
+    import torch
+
+    from triton_impl import softmax_split
+
+    forms = [dict(two_launches=True), dict(two_launches=True, block=256), dict(smem=False),
+             dict(smem=True, smem_tile=(8192, 2, 4))]
+    for form in forms:
+        for dtype in (torch.float32, torch.bfloat16):
+            print(f"== triton_softmax_split 3x1024 {dtype} {form}", flush=True)
+            x = torch.randn(3, 1024, device="cuda", dtype=dtype)
+            y = softmax_split.softmax_split(x, **form)
+            torch.cuda.synchronize()
+            err = (y.double() - torch.softmax(x.double(), -1)).abs().max().item()
+            if not err <= 1e-2:
+                print(f"WRONG triton_softmax_split {form}: error {err}", flush=True)
+                return None
+    return len(forms) * 2
 
 
 def errors_by_kernel(log: str) -> dict[str, int]:
