@@ -355,14 +355,15 @@ def _resident_for(kernel, args: tuple, meta: dict, device: torch.device,
 
 
 def _one_launch_groups(kernel, args: tuple, meta: dict, segments: int, rows: int,
-                       groups: int | None, device: torch.device) -> tuple[int, int]:
+                       groups: int | None, device: torch.device,
+                       dtype: torch.dtype | None = None) -> tuple[int, int]:
     """(groups of G programs for the one-launch grid, programs the GPU holds at once): as
     many groups as fit (at most ``groups``, at most one per row), 0 if one row's G programs
-    do not fit."""
+    do not fit. dtype: the rows' (_resident_for)."""
     if _common.interpreting():
         resident = _common.INTERPRETER_SM_COUNT
     else:
-        resident = _resident_for(kernel, args, meta, device)
+        resident = _resident_for(kernel, args, meta, device, dtype)
     most = resident // segments
     return min(most, groups or most, rows), resident
 
@@ -501,12 +502,15 @@ def _smem_split(x, y, rows: int, n: int, smem: bool | None, tile: tuple | None,
     p = softmax_split_smem.plan(x.element_size(), n, *(tile or ()))
     if p is None:
         return False
-    pairs, count = _workspace(rows, p["SEGMENTS"], x.device)
-
-    def resident_for(kernel, args, meta, dtype):
-        return _resident_for(kernel, args, meta, x.device, dtype)
-
-    return softmax_split_smem.launch(x, y, p, pairs, count, groups, SPIN_LIMIT, resident_for)
+    kernel = softmax_split_smem.softmax_row_split_smem_kernel
+    args, meta = softmax_split_smem.arguments(x, y, p, *_workspace(rows, p["SEGMENTS"],
+                                                                   x.device), SPIN_LIMIT)
+    fit, _ = _one_launch_groups(kernel, args, meta, p["SEGMENTS"], rows, groups, x.device,
+                                x.dtype)
+    if fit < 1:
+        return False
+    _common.launch(kernel, (p["SEGMENTS"] * fit,), *args, **meta)
+    return True
 
 
 # two -inf of each 16-bit type as one int32 (the pairs kernel's value past a row's end)

@@ -66,7 +66,7 @@ from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
 
 from triton_impl import _common, tiles
 
-NAME = "triton_softmax_split"
+NAME = "triton_softmax_split"               # the op; its constants as softmax_split.py's
 LOG2E = gl.constexpr(1.4426950408889634)    # log2(e)
 RAISE = gl.constexpr(8.0)                   # 16-bit outputs: exps taken as 2^RAISE e
 PER_THREAD = {4: 8, 2: 16}                  # elements per thread in a chunk (two 16-byte reads)
@@ -275,27 +275,18 @@ def plan(element_size: int, n: int, segment_bytes: int | None = None,
                 MASKED=R % chunk != 0, num_warps=w)
 
 
-def launch(x: torch.Tensor, y: torch.Tensor, p: dict, pairs: torch.Tensor,
-           count: torch.Tensor, groups: int | None, spin_limit: int, resident_for) -> bool:
-    """y = softmax(x) over the last dimension of x (contiguous) by this kernel with plan p and
-    the exchange's workspace (softmax_split._workspace: pairs [rows, G, 2] float32, arrival
-    counters [rows] int32, zeroed); False (nothing launched) where one row's G programs do
-    not fit the GPU at once. resident_for(kernel, args, meta, dtype) gives how many programs
-    of the compiled kernel the GPU holds (softmax_split._resident_for)."""
-    W, chunk, segments = p["W"], p["CHUNK"], p["SEGMENTS"]
+def arguments(x: torch.Tensor, y: torch.Tensor, p: dict, pairs: torch.Tensor,
+              count: torch.Tensor, spin_limit: int) -> tuple[tuple, dict]:
+    """(arguments, constexprs and launch options) of softmax_row_split_smem_kernel for
+    y = softmax(x) over the last dimension of x (contiguous) with plan p, the exchange's
+    workspace (softmax_split._workspace) and its poll limit. softmax_split sizes the
+    persistent grid and launches it, as it does its register kernels."""
+    W = p["W"]
     layout, smem_layout, box_layout, pair_layout = _layouts(x.element_size(), W,
                                                             p["num_warps"])
     n = x.shape[-1]
     rows, R = x.numel() // n, n // W
-    desc = TensorDescriptor(x, [rows, R, W], [n, W, 1], [1, chunk, W], box_layout)
+    desc = TensorDescriptor(x, [rows, R, W], [n, W, 1], [1, p["CHUNK"], W], box_layout)
     meta = dict(p, SPIN_LIMIT=spin_limit, layout=layout, smem_layout=smem_layout,
                 pair_layout=pair_layout)
-    args = (desc, y, pairs, count, rows, R)
-    resident = resident_for(softmax_row_split_smem_kernel, args, meta, x.dtype)
-    most = resident // segments
-    fit = min(most, groups or most, rows)
-    if fit < 1:
-        return False
-    softmax_row_split_smem_kernel[(segments * fit,)](*args, **meta)
-    return True
-
+    return (desc, y, pairs, count, rows, R), meta
