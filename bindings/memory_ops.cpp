@@ -153,9 +153,9 @@ at::Tensor softmax_online(const at::Tensor& x, int64_t dim) {
 }
 
 // Version 3 (softmax_split.cu), rows only: a row split over a thread-block cluster, in the
-// form SplitForm::kChosen picks (memory_launchers.h). Columns (dim not the last) are softmax_online's; a row longer
-// than a cluster of kSplitMaxCluster blocks can hold, and a row that needs a cluster on a GPU
-// without clusters, are refused with the limit named.
+// form SplitForm::kChosen picks (memory_launchers.h). Columns (dim not the last) are
+// softmax_online's; a row longer than a cluster of kSplitMaxCluster blocks can hold, and a
+// row that needs a cluster on a GPU without clusters, are refused with the limit named.
 at::Tensor softmax_split(const at::Tensor& x, int64_t dim) {
   constexpr const char* op = "softmax_split";
   const cvt::DType dtype = float_dtype(op, x);

@@ -188,3 +188,21 @@ def test_the_script_plans_every_variant_without_a_gpu():
                 else {"triton split 8192x8w"}) <= names
         assert not any("lean" in v or "pipelined" in v or "exp once" in v for v in names)
     assert not (ROOT / "unused-out").exists()
+
+
+@pytest.mark.parametrize("shapes", ["4096x0", "2x3x4", "4096x32768:dim=0", "abc"])
+def test_the_script_refuses_bad_softmax_shapes_before_any_work(shapes):
+    r = subprocess.run([sys.executable, str(SCRIPT), "unused-out", "--plan",
+                        "--softmax-shapes", shapes], cwd=ROOT, capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 2 and "--softmax-shapes" in r.stderr, r.stderr
+    assert not (ROOT / "unused-out").exists()
+
+
+def test_the_script_plans_other_softmax_shapes():
+    r = subprocess.run([sys.executable, str(SCRIPT), "unused-out", "--plan", "--sections",
+                        "softmax", "--softmax-shapes", "16x65536,8x1048576"], cwd=ROOT,
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert [line.split(":")[0] for line in r.stdout.splitlines()] == [
+        f"softmax {s} {p}" for s in ("16x65536", "8x1048576") for p in ("fp32", "fp16", "bf16")]
