@@ -97,27 +97,48 @@ def l2_cache_bytes(default: int = 50 * 2**20) -> int:
     return int(getattr(props, "L2_cache_size", 0) or default)
 
 
-def poison_output_memory(nbytes: int, device: str) -> None:
-    """Fills the allocator's next block of this size with NaN, so that an output the kernel
-    allocates there starts as NaN and an element it forgets to write fails the check.
-    (PyTorch's caching allocator hands a freed block of the same size straight back.)
-    On the CPU, whose allocator gives no such promise, every empty tensor is poisoned
-    instead while the checks run: see poisoned_cpu_allocations."""
+def poison_output_memory(nbytes: int, device: str) -> list[tuple[int, int]]:
+    """Fills the memory an output of `nbytes` will land in with NaN, so that an element the
+    kernel forgets to write is NaN and fails the check; returns the poisoned address ranges
+    (start, size) for output_was_poisoned().
+
+    On the GPU: a block of exactly this size is made and freed first (so that torch's caching
+    allocator holds one to hand out), then EVERY free block of the allocator is filled
+    (poison_free_memory): the output lands on poisoned memory even when the kernel's wrapper
+    allocates a workspace of the same size before it, which would take the one block filled.
+    On the CPU, whose allocator gives no such promise, every empty tensor is poisoned instead
+    while the checks run (poisoned_cpu_allocations), and [] is returned."""
     if device != "cuda" or nbytes == 0:
-        return
+        return []
     import torch
 
     block = torch.empty(nbytes, dtype=torch.uint8, device=device)
-    block.fill_(0xFF)  # 0xFFFFFFFF / 0xFFFF are NaN in fp32, fp16 and bf16
     del block
+    return poison_free_memory()
+
+
+def output_was_poisoned(out, ranges: list[tuple[int, int]], device: str) -> bool:
+    """Whether the memory of `out` was poisoned before the kernel ran, i.e. on the GPU lies
+    inside a range poison_output_memory filled (an output that landed elsewhere, on a block
+    the allocator had to make, could hold an earlier right answer where the kernel writes
+    nothing). On the CPU every uninitialised allocation a wrapper can make in Python (the
+    empty factories) is poisoned at its source while checks run, and tensors from any other
+    factory are written in full by it: True."""
+    import torch
+
+    if device != "cuda" or not isinstance(out, torch.Tensor) or out.numel() == 0:
+        return True
+    start = out.untyped_storage().data_ptr()
+    end = start + out.untyped_storage().nbytes()
+    return any(lo <= start and end <= lo + size for lo, size in ranges)
 
 
 POISON_BYTE = 0xFF   # NaN in every float dtype; 255 in uint8, -1 in signed integers
 
 
-def poison_free_memory() -> None:
+def poison_free_memory() -> list[tuple[int, int]]:
     """Fill every free block of torch's caching allocator with POISON_BYTE (NaN in float32,
-    float16 and bfloat16; 255 in uint8).
+    float16 and bfloat16; 255 in uint8), and return their (address, size) ranges.
 
     compute-sanitizer's initcheck does not count TMA stores (cp.async.bulk.tensor from
     shared memory to global) as writes: t3's and t5's C, stored only that way, is reported
@@ -135,16 +156,27 @@ def poison_free_memory() -> None:
                                              "data": (address, False), "version": 3}
 
     torch.cuda.synchronize()
+    filled = []
     for segment in torch.cuda.memory_snapshot():
         for block in segment["blocks"]:
             if block["state"] == "inactive" and block["size"] > 0:
                 free = torch.as_tensor(_Raw(block["address"], block["size"]), device="cuda")
                 free.fill_(POISON_BYTE)
+                filled.append((block["address"], block["size"]))
     torch.cuda.synchronize()
+    return filled
 
 
-_EMPTY_FACTORIES = ("empty", "empty_like", "empty_strided")
+# Every way Python code makes an uninitialised tensor: torch's functions, a tensor's methods.
+_EMPTY_FACTORIES = (("torch", "empty"), ("torch", "empty_like"), ("torch", "empty_strided"),
+                    ("Tensor", "new_empty"), ("Tensor", "new_empty_strided"))
 _poisoning = 0
+
+
+def _owner(name: str):
+    import torch
+
+    return torch if name == "torch" else torch.Tensor
 
 
 def _poisoned_factory(original):
@@ -164,28 +196,27 @@ def _poisoned_factory(original):
 
 
 class poisoned_cpu_allocations:
-    """While active, every CPU tensor made by torch.empty / empty_like / empty_strided
-    starts filled with POISON_BYTE, so an output element a kernel (the Triton interpreter
-    writes into CPU tensors) forgets to write is NaN and fails, whatever memory the CPU
-    allocator hands back. Nests; restores torch's own functions on exit."""
+    """While active, every CPU tensor made by torch.empty / empty_like / empty_strided or a
+    tensor's new_empty / new_empty_strided starts filled with POISON_BYTE, so an output
+    element a kernel (the Triton interpreter writes into CPU tensors) forgets to write is
+    NaN and fails, whatever memory the CPU allocator hands back. Nests; restores torch's
+    own functions on exit."""
 
     def __enter__(self):
         global _poisoning
-        import torch
 
         if _poisoning == 0:
-            self._saved = {n: getattr(torch, n) for n in _EMPTY_FACTORIES}
-            for n, f in self._saved.items():
-                setattr(torch, n, _poisoned_factory(f))
+            self._saved = {(o, n): getattr(_owner(o), n) for o, n in _EMPTY_FACTORIES}
+            for (o, n), f in self._saved.items():
+                setattr(_owner(o), n, _poisoned_factory(f))
         _poisoning += 1
         return self
 
     def __exit__(self, *exc):
         global _poisoning
-        import torch
 
         _poisoning -= 1
         if _poisoning == 0:
-            for n, f in self._saved.items():
-                setattr(torch, n, f)
+            for (o, n), f in self._saved.items():
+                setattr(_owner(o), n, f)
         return False

@@ -206,7 +206,7 @@ def run(kernels, shapes_text: str | None = None, precisions: list[str] | None = 
             t = time_launches(launch, flush, policy)
             clock_after = env_mod.sm_clock_mhz()
             wrong = verify_after_timing(last.pop("out"), lambda: _poisoned_run(fn, inputs,
-                                        problem, shape, p), _judge(problem, shape, p, inputs))
+                                        problem, shape, p, k), _judge(problem, shape, p, inputs, k))
             note = "; ".join(n for n in (wrong, clock_note(clock_before, clock_after)) if n)
             row = _row(k, problem, shape, p, t, status="FAIL" if wrong else "ok", note=note,
                        clock=clock_after)
@@ -246,24 +246,28 @@ def run(kernels, shapes_text: str | None = None, precisions: list[str] | None = 
     return rows, env, ceilings
 
 
-def _poisoned_run(fn, inputs, problem, shape, precision):
-    """One more launch, its output block filled with NaN first (bench/device.py)."""
+def _poisoned_run(fn, inputs, problem, shape, precision, kernel):
+    """One more launch, its output's memory filled with NaN first (bench/device.py); an
+    output that did not land there is refused (a stale right answer could hide in it)."""
     import torch
 
-    dev.poison_output_memory(problem.output_nbytes(shape, precision), "cuda")
+    poisoned = dev.poison_output_memory(problem.output_nbytes(shape, precision), "cuda")
     out = fn(*inputs)
     torch.cuda.synchronize()
+    if (not dev.output_was_poisoned(out, poisoned, "cuda")
+            and kernel.backend not in REFERENCE_BACKENDS):
+        raise RuntimeError("the recheck's output was not in the memory poisoned before it")
     return out
 
 
-def _judge(problem, shape, precision, inputs):
+def _judge(problem, shape, precision, inputs, kernel):
     """out -> '' if it passes the problem's check (the one `bench check` makes), else why.
     Eager dropout draws a fresh mask per call (no seed): only the rate is judged for it,
     which is what its Problem checks too."""
     tol = problem.tolerance(shape, precision)
 
     def judge(out) -> str:
-        err = problem.error(out, inputs)
+        err = problem.error(out, inputs, precision=precision, kernel=kernel)
         return "" if err <= tol else f"error {err:.3g} > bound {tol:.3g}"
 
     return judge

@@ -49,15 +49,20 @@ class Problem:
         raise NotImplementedError
 
     # -- correctness
-    def error(self, out, inputs, mode: str = "random") -> float:
-        """Largest relative error of `out` (inf for a wrong shape, a NaN, or a missing
-        non-finite value in "nonfinite" mode)."""
+    def error(self, out, inputs, mode: str = "random", precision: str | None = None,
+              kernel=None) -> float:
+        """Largest error of `out` as the op measures it (inf for a wrong shape, a NaN, or a
+        missing non-finite value in "nonfinite" mode); at most tolerance() passes.
+        precision: the label the kernel ran at (None: the output dtype's own); kernel: the
+        registry record, for an op whose check depends on what the kernel promises (the
+        dropout mask of the suite's Philox stream, bit for bit)."""
         raise NotImplementedError
 
     def tolerance(self, shape, precision: str) -> float:
         raise NotImplementedError
 
-    def error_map(self, out, inputs, mode: str = "random"):
+    def error_map(self, out, inputs, mode: str = "random", precision: str | None = None,
+                  kernel=None):
         """The error of every output element (a tensor of the output's shape, inf where an
         element is NaN or a non-finite value is wrong), so that a failed check can say
         where it fails; None where the op cannot say (the check then gives the maximum)."""

@@ -64,6 +64,10 @@ class Kernel:
                 said when the kernel is skipped on an older GPU
     max_capability  the newest GPU it runs on, or None for any newer one: (9, 0) for code
                 built for sm_90a (wgmma), which no later GPU runs
+    random_stream  the random numbers a kernel of a random op draws: "philox4x32-10" for
+                the suite's dropout twins, whose check then compares the mask element by
+                element with the reference stream (bench/families/memory/problems.py);
+                "" where a library draws its own (only the keep rate can be judged)
     refuses     shape -> why the kernel does not take this shape of its op, or "" when it
                 does (softmax_row_sram: rows longer than its shared memory; the split
                 softmax: columns); check, time, profile and the sanitizer skip such a shape
@@ -89,6 +93,7 @@ class Kernel:
     needs: str = ""
     max_capability: tuple[int, int] | None = None
     refuses: Callable | None = None
+    random_stream: str = ""
 
     def refusal(self, shape) -> str:
         """Why this kernel does not take `shape` (see `refuses`), or "" when it does."""

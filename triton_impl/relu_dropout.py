@@ -108,6 +108,18 @@ def relu_dropout(x: torch.Tensor, p: float = 0.5, seed: int = 13) -> torch.Tenso
     return out
 
 
+def relu_dropout_bug_tail_zeroed(x: torch.Tensor, p: float = 0.5, seed: int = 13) -> torch.Tensor:
+    """DELIBERATELY WRONG: the fused kernel with its last partial block written as zeros,
+    as if every element there had been dropped. Zero is a valid dropout output and the keep
+    rate barely moves, so only a check of the mask element by element catches it
+    (bench/families/memory/problems.py, ReluDropoutProblem: random_stream)."""
+    out = relu_dropout(x, p, seed)
+    n, block = out.numel(), params()["BLOCK"]
+    if n % block:
+        out.view(-1)[n // block * block:] = 0
+    return out
+
+
 def _op_impl(x: torch.Tensor, p: float, seed: int) -> torch.Tensor:
     return relu_dropout(x, p, seed)
 

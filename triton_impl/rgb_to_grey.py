@@ -81,6 +81,21 @@ def rgb_to_grey(img: torch.Tensor) -> torch.Tensor:
     return grey
 
 
+def rgb_to_grey_bug_tail_unwritten(img: torch.Tensor) -> torch.Tensor:
+    """DELIBERATELY WRONG: the grid rounds the columns down (w // BLOCK_W blocks instead of
+    cdiv), so the last partial block of columns is never written (and an image narrower
+    than one block not at all)."""
+    img = img.contiguous()
+    h, w = img.shape[1], img.shape[2]
+    grey = torch.empty((h, w), dtype=torch.uint8, device=img.device)
+    p = params()
+    grid = (triton.cdiv(h, p["BLOCK_H"]), w // p["BLOCK_W"])      # BUG: rounds down
+    if h and grid[1]:
+        _common.launch(rgb_to_grey_kernel, grid, img, grey, h, w, BLOCK_H=p["BLOCK_H"],
+                       BLOCK_W=p["BLOCK_W"], num_warps=p["num_warps"])
+    return grey
+
+
 def _op_impl(img: torch.Tensor) -> torch.Tensor:
     return rgb_to_grey(img)
 

@@ -372,6 +372,27 @@ def softmax_bug_flush_small(x: torch.Tensor, dim: int = -1) -> torch.Tensor:
     return torch.where(y < BUG_FLUSH * top, torch.zeros_like(y), y)
 
 
+BUG_ROWS = 1000   # the mis-normalising softmax's one row in BUG_ROWS (index % BUG_ROWS == 1)
+
+
+def softmax_bug_sum_from_one(x: torch.Tensor, dim: int = -1) -> torch.Tensor:
+    """DELIBERATELY WRONG: the online softmax with one row in a thousand (its index along
+    the rows, % BUG_ROWS == 1) normalised by a sum that started at 1 instead of 0: that row
+    comes out scaled by S / (S + 1), S its sum of exp(x - max) (at least 1). The other rows
+    are right, so the check must find one wrong row among many."""
+    y = softmax(x, dim, "online")
+    if y.dim() == 0 or y.numel() == 0:
+        return y
+    xr = x.float().movedim(dim, -1)
+    total = torch.exp(xr - xr.amax(-1, keepdim=True)).sum(-1).reshape(-1, 1)
+    rows = y.movedim(dim, -1)                       # a view of y: the copy below lands in y
+    wrong = rows.reshape(-1, rows.shape[-1]).clone()
+    r = torch.arange(1, wrong.shape[0], BUG_ROWS, device=y.device)
+    wrong[r] = (wrong[r].float() * total[r] / (total[r] + 1)).to(y.dtype)
+    rows.copy_(wrong.view(rows.shape))
+    return y
+
+
 def _row_sram_impl(x: torch.Tensor, dim: int) -> torch.Tensor:
     return softmax(x, dim, "row_sram")
 

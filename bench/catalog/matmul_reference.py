@@ -7,15 +7,23 @@ from bench.registry import Kernel
 def _cublas(precision: str):
     import torch
 
+    flags = torch.backends.cuda.matmul
+
     def run(a, b):
-        # TF32 is switched on only for the tf32 label, and restored afterwards, so that
-        # "fp32" always means IEEE FFMA. fp16/bf16 accumulate in fp32 (cuBLAS default).
-        old = torch.backends.cuda.matmul.allow_tf32
-        torch.backends.cuda.matmul.allow_tf32 = precision == "tf32"
+        # TF32 is switched on only for the tf32 label, so that "fp32" always means IEEE
+        # FFMA; fp16/bf16 accumulate in float32, as their label says, also across the
+        # split-K partial sums that PyTorch otherwise lets cuBLAS add in 16 bits (the
+        # *_reduced_precision_reduction flags, on by default). Restored afterwards.
+        old = (flags.allow_tf32, flags.allow_fp16_reduced_precision_reduction,
+               flags.allow_bf16_reduced_precision_reduction)
+        flags.allow_tf32 = precision == "tf32"
+        flags.allow_fp16_reduced_precision_reduction = False
+        flags.allow_bf16_reduced_precision_reduction = False
         try:
             return torch.matmul(a, b)
         finally:
-            torch.backends.cuda.matmul.allow_tf32 = old
+            (flags.allow_tf32, flags.allow_fp16_reduced_precision_reduction,
+             flags.allow_bf16_reduced_precision_reduction) = old
 
     return run
 

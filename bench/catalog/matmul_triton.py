@@ -65,6 +65,16 @@ def _tiles_per_precision(table: str, first: bool = False, module: str = "tiles")
     return params
 
 
+def _tiles_constant(name: str):
+    """params: one triton_impl.tiles entry for every precision, read lazily."""
+    def params(precision=None):
+        from triton_impl import tiles
+
+        return dict(getattr(tiles, name))
+
+    return params
+
+
 def _batched_params(precision=None) -> dict:
     """triton_batched's tiles: tiles.BATCHED for fp32, the first autotuning candidate (what
     small problems run) for the autotuned precisions (tiles.BATCHED_AUTOTUNED)."""
@@ -93,6 +103,37 @@ def _seed(name, version, module, summary, model, params) -> Kernel:
         loader=_precision_loader(module), params=params, model=model, runs_on_cpu=True,
         formula="N³/BLOCK_N + N³/BLOCK_M",
     )
+
+
+def _bug_loader(bug: str):
+    def load(precision: str):
+        fn = _module("matmul_bugs").matmul_bug
+
+        def run(a, b):
+            return fn(a, b, precision, bug)
+
+        return run
+
+    return load
+
+
+BUG_SUMMARIES = {
+    "drop_k_tile": "the k loop stops one tile early: the last K tile never reaches the sum",
+    "zero_1_in_100": "one output in a hundred (row-major index % 100 == 99) stored as 0",
+    "drop_n_tail": "where N % 64 is 33..63 the last partial 64-column tile is never stored",
+}
+
+
+def _bug(bug: str) -> Kernel:
+    """A deliberately wrong matmul of triton_impl/matmul_bugs.py (left out of every default
+    selection: registry.deliberately_wrong)."""
+    return Kernel(
+        name=f"triton_matmul_bug_{bug}", op="matmul", backend="triton", version=f"bug-{bug}",
+        summary="DELIBERATELY WRONG: " + BUG_SUMMARIES[bug],
+        source="triton_impl/matmul_bugs.py", precisions=ALL_PRECISIONS, loader=_bug_loader(bug),
+        params=_tiles_constant("MATMUL_BUGS"),
+        model=models_triton.matmul_blocked, runs_on_cpu=True, formula="N³/BLOCK_N + N³/BLOCK_M",
+        twin_note="deliberately wrong: kept to show that the check catches it")
 
 
 def records() -> list[Kernel]:
@@ -155,4 +196,5 @@ def records() -> list[Kernel]:
             min_capability=(9, 0),
             needs="Hopper: TMA tensor descriptors (tl.make_tensor_descriptor) and wgmma",
         ),
+        *(_bug(bug) for bug in BUG_SUMMARIES),
     ]

@@ -22,6 +22,7 @@ import importlib
 from functools import lru_cache
 
 from bench.families.memory import models as mm
+from bench.families.memory.problems import PHILOX
 from bench.registry import Kernel
 from bindings import config
 from bindings import precision as prec
@@ -233,8 +234,8 @@ def _params(**values: int):
 
 def _pair(op, version, cuda_summary, triton_summary, model, formula, cuda_loader,
           triton_loader, cuda_source, triton_source, cuda_params=None, triton_params=None,
-          precisions=FLOATS, suffix="", refuses=None, cuda_needs=None):
-    """The CUDA kernel and its Triton twin. refuses: both kernels' Kernel.refuses;
+          precisions=FLOATS, suffix="", refuses=None, cuda_needs=None, random_stream=""):
+    """The CUDA kernel and its Triton twin. refuses, random_stream: both kernels' (Kernel);
     cuda_needs: (min_capability, needs) where the CUDA kernel needs more than the floor."""
     cuda_name, triton_name = f"cuda_{op}{suffix}", f"triton_{op}{suffix}"
     needs = dict(min_capability=cuda_needs[0], needs=cuda_needs[1]) if cuda_needs else {}
@@ -242,12 +243,26 @@ def _pair(op, version, cuda_summary, triton_summary, model, formula, cuda_loader
         Kernel(name=cuda_name, op=op, backend="cuda", version=version, summary=cuda_summary,
                source=cuda_source, precisions=precisions, loader=cuda_loader,
                params=cuda_params or _params(), model=model, twin=triton_name, formula=formula,
-               refuses=refuses, **needs),
+               refuses=refuses, random_stream=random_stream, **needs),
         Kernel(name=triton_name, op=op, backend="triton", version=version,
                summary=triton_summary, source=triton_source, precisions=precisions,
                loader=triton_loader, params=triton_params or _params(), model=model,
-               twin=cuda_name, runs_on_cpu=True, formula=formula, refuses=refuses),
+               twin=cuda_name, runs_on_cpu=True, formula=formula, refuses=refuses,
+               random_stream=random_stream),
     ]
+
+
+def _wrong(op, version, module, function, summary, model, formula, precisions=FLOATS,
+           random_stream=""):
+    """A deliberately wrong Triton kernel of `op`, kept to show that the check catches it:
+    "_bug_" in its name, version "bug-...", summary "DELIBERATELY WRONG: ..."; it claims what
+    its right twin claims (random_stream)."""
+    return Kernel(name=f"triton_{function}", op=op,
+                  backend="triton", version=version, summary="DELIBERATELY WRONG: " + summary,
+                  source=f"triton_impl/{module}.py", precisions=precisions,
+                  loader=_triton_function(module, function), model=model, runs_on_cpu=True,
+                  formula=formula, random_stream=random_stream,
+                  twin_note="deliberately wrong: kept to show that the check catches it")
 
 
 def _references(op, eager_summary, precisions=FLOATS, eager_model=None):
@@ -308,7 +323,11 @@ def records() -> list[Kernel]:
                _triton("relu_dropout"), "cuda/relu_dropout.cu", "triton_impl/relu_dropout.py",
                _cuda_params(lambda h: dict(threads=h["DROP_THREADS"],
                                            groups_per_thread=h["DROP_UNROLL"])),
-               _triton_params("relu_dropout", num_warps="num_warps", BLOCK="BLOCK")),
+               _triton_params("relu_dropout", num_warps="num_warps", BLOCK="BLOCK"),
+               random_stream=PHILOX),
+        _wrong("relu_dropout", "bug-tail-zeroed", "relu_dropout", "relu_dropout_bug_tail_zeroed",
+               "the fused kernel with its last partial block zeroed: right keep rate, wrong "
+               "mask", mm.relu_dropout, "reads n, writes n", random_stream=PHILOX),
         *_references("relu_dropout", "F.dropout(F.relu(x), p, inplace=True): two kernels and a "
                      "mask", eager_model=mm.relu_dropout_eager),
 
@@ -353,6 +372,9 @@ def records() -> list[Kernel]:
                loader=_triton_function("softmax", "softmax_bug_flush_small"),
                model=mm.softmax_online, runs_on_cpu=True, formula="reads 2N, writes N",
                twin_note="deliberately wrong: kept to show that the check catches it"),
+        _wrong("softmax", "bug-sum-from-one", "softmax", "softmax_bug_sum_from_one",
+               "online softmax; one row in 1000 (index % 1000 == 1) divided by a sum "
+               "started at 1, not 0", mm.softmax_online, "reads 2N, writes N"),
         *_references("softmax", "torch.softmax(x, dim)"),
 
         *_pair("rgb_to_grey", "grey",
@@ -365,6 +387,10 @@ def records() -> list[Kernel]:
                                            pixels_per_thread=h["GREY_PX"])),
                _triton_params("rgb_to_grey", BLOCK_H="BLOCK_H", BLOCK_W="BLOCK_W",
                               num_warps="num_warps"), precisions=("u8",)),
+        _wrong("rgb_to_grey", "bug-tail-unwritten", "rgb_to_grey", "rgb_to_grey_bug_tail_unwritten",
+               "the grid rounds the columns down (w // BLOCK_W): the last partial block of "
+               "columns is never written", mm.rgb_to_grey, "reads 3HW, writes HW bytes",
+               precisions=("u8",)),
         *_references("rgb_to_grey", "0.2989 R + 0.5870 G + 0.1140 B in PyTorch: ~7 kernels",
                      precisions=("u8",)),
     ]

@@ -310,11 +310,17 @@ def test_every_memory_op_has_cuda_triton_and_an_eager_reference_first():
                 assert registry.get(k.twin).twin == k.name
 
 
-def test_wrong_copies_are_flagged_and_left_out_of_default_selections():
+def test_wrong_kernels_are_flagged_and_left_out_of_default_selections():
     bugs = [k for k in registry.kernels() if registry.deliberately_wrong(k)]
     assert {k.name for k in bugs} == {"triton_copy_bug_offsets_ignore_pid",
                                       "triton_copy_bug_pid_times_n",
-                                      "triton_softmax_bug_flush_small"}
+                                      "triton_softmax_bug_flush_small",
+                                      "triton_softmax_bug_sum_from_one",
+                                      "triton_relu_dropout_bug_tail_zeroed",
+                                      "triton_rgb_to_grey_bug_tail_unwritten",
+                                      "triton_matmul_bug_drop_k_tile",
+                                      "triton_matmul_bug_zero_1_in_100",
+                                      "triton_matmul_bug_drop_n_tail"}
     for k in bugs:
         assert k.summary.startswith("DELIBERATELY WRONG") and k.version.startswith("bug")
     default = {k.name for k in registry.select(None)} | {k.name for k in registry.select("*")}

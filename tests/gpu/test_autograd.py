@@ -106,7 +106,7 @@ def test_batched_matmul_sums_over_broadcast_dimensions(a_shape, b_shape, precisi
     copies_b = math.prod(batch) // math.prod(b.shape[:-2])
     check_matmul_gradients(lambda x, y: kernels.triton_batched(x, y, precision=precision),
                            a, b, precision, inner_a=b.shape[-1] * copies_a,
-                           inner_b=a.shape[-2] * copies_b)
+                           inner_b=a.shape[-2] * copies_b, copies_a=copies_a, copies_b=copies_b)
 
 
 # --------------------------------------------------------------------------- memory-bound ops

@@ -15,7 +15,6 @@ from __future__ import annotations
 import pytest
 import torch
 
-from bench.families.matmul.problem import matmul_tolerance
 from tests.support.stacks import STACK_CASES, UNREADABLE, aligned, moved, stack_error
 
 NEEDS_KERNEL = "triton_persistent"      # Hopper (wgmma, TMA), as this file's kernel
@@ -38,7 +37,7 @@ def test_batched_gluon_matches_fp64(sa, sb):
     g = torch.Generator().manual_seed(sa[-1] + sb[-1])
     a, b = aligned(*sa, gen=g), aligned(*sb, gen=g)
     assert _takes_gluon(a, b)
-    assert stack_error(_run(a, b), a, b) <= matmul_tolerance("tf32", sa[-1])
+    assert stack_error(_run(a, b), a, b, "tf32") <= 1
 
 
 @pytest.mark.parametrize("m", [1, 17, 129, 255, 256, 257, 4095])
@@ -50,7 +49,7 @@ def test_odd_shapes_in_aligned_rows(m, n, k):
     g = torch.Generator().manual_seed(m * 7 + n + k)
     a, b = aligned(2, m, k, gen=g), aligned(2, k, n, gen=g)
     assert _takes_gluon(a, b)
-    assert stack_error(_run(a, b), a, b) <= matmul_tolerance("tf32", k)
+    assert stack_error(_run(a, b), a, b, "tf32") <= 1
 
 
 @pytest.mark.parametrize("sa,sb", [((3, 129, 200), (3, 200, 132)), ((2, 64, 4096), (4096, 64))],
@@ -59,7 +58,7 @@ def test_exact_with_small_integers(sa, sb):
     g = torch.Generator().manual_seed(2)
     a, b = aligned(*sa, gen=g, exact=True), aligned(*sb, gen=g, exact=True)
     assert _takes_gluon(a, b)
-    assert stack_error(_run(a, b), a, b) == 0.0
+    assert torch.equal(_run(a, b), (a.double() @ b.double()).float())
 
 
 def test_k_tail_never_reads_the_next_product():
@@ -73,7 +72,7 @@ def test_k_tail_never_reads_the_next_product():
     assert _takes_gluon(a, b)
     out = _run(a, b)
     assert torch.isfinite(out[0]).all()
-    assert stack_error(out[:1], a[:1], b[:1]) <= matmul_tolerance("tf32", 33)
+    assert stack_error(out[:1], a[:1], b[:1], "tf32") <= 1
 
 
 def test_empty_stacks_and_k_zero():
@@ -133,7 +132,7 @@ FALLBACKS = dict(UNREADABLE, **{
 def test_unaligned_inputs_fall_back_and_stay_correct(name):
     a, b = moved(FALLBACKS[name]())
     assert not _takes_gluon(a, b)
-    assert stack_error(_run(a, b), a, b) <= matmul_tolerance("tf32", a.shape[-1])
+    assert stack_error(_run(a, b), a, b, "tf32") <= 1
 
 
 def test_fp32_and_fixed_tiles_do_not_take_it():

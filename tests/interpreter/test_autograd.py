@@ -77,7 +77,8 @@ def test_batched_matmul_sums_over_broadcast_dimensions(a_shape, b_shape, precisi
     copies_a = math.prod(batch) // math.prod(a.shape[:-2])
     copies_b = math.prod(batch) // math.prod(b.shape[:-2])
     check_matmul_gradients(kernels.triton_batched, a, b, precision,
-                           inner_a=b.shape[-1] * copies_a, inner_b=a.shape[-2] * copies_b)
+                           inner_a=b.shape[-1] * copies_a, inner_b=a.shape[-2] * copies_b,
+                           copies_a=copies_a, copies_b=copies_b)
 
 
 def test_no_gradient_asked_none_computed():

@@ -6,7 +6,8 @@ import math
 
 import torch
 
-from bench.families.matmul.problem import matmul_tolerance
+from bench.families.matmul.problem import ROUNDINGS, matmul_bound, tf32_rounded
+from bindings import precision as prec
 
 
 def autograd_reference(fn, tensors, grad):
@@ -25,21 +26,41 @@ def gradient_error(got, ref, magnitude) -> float:
     return math.inf if bool(torch.isnan(err).any()) else float(err.max())
 
 
-def check_matmul_gradients(fn, a, b, precision, inner_a, inner_b):
+def check_matmul_gradients(fn, a, b, precision, inner_a, inner_b, copies_a=1, copies_b=1):
     """Backward through fn(a, b) against the float64 reference; inner_a, inner_b: how many
-    products each element of dA, dB sums (N and M, times the batch copies summed). The
-    magnitudes are the float64 gradients of |A| @ |B| for |g|: the sums of |terms| of
-    bench/families/matmul/problem.py's measure."""
+    products each element of dA, dB sums (N and M, times the batch copies summed). Each
+    element must lie within its matmul bound (bench/families/matmul/problem.py: the
+    magnitudes are the float64 gradients of |A| @ |B| for |g|) of the reference, or, at
+    tf32, of the nearest one of the references with A, B and g cut to TF32 either way.
+    copies_a, copies_b: the batch copies an input was broadcast to; its gradient is their
+    sum, each copy's product rounded to the output type and the sum made in it, so the
+    bound adds 2 copies u_out of the magnitude (a rounding per product and per addition)."""
     a, b = a.detach().requires_grad_(), b.detach().requires_grad_()
     c = fn(a, b)
     g = torch.randn(c.shape, generator=torch.Generator().manual_seed(7)).to(c.dtype)
-    c.backward(g.to(c.device))
+    g = g.to(c.device)
+    c.backward(g)
     if c.is_cuda:
         torch.cuda.synchronize()
-    refs = autograd_reference(torch.matmul, (a, b), g.to(c.device))
-    mags = autograd_reference(torch.matmul, (a.abs(), b.abs()), g.to(c.device).abs())
-    for name, t, ref, mag, inner in (("dA", a, refs[0], mags[0], inner_a),
-                                     ("dB", b, refs[1], mags[1], inner_b)):
+    mags = autograd_reference(torch.matmul, (a.abs(), b.abs()), g.abs())
+    cuts = ROUNDINGS.get(precision, ("kept",))
+    dist = [None, None]
+    for ha in cuts:
+        for hb in cuts:
+            for hg in cuts:
+                cut = [tf32_rounded(t.detach(), h) for t, h in ((a, ha), (b, hb), (g, hg))]
+                for i, (t, ref) in enumerate(zip((a, b), autograd_reference(torch.matmul,
+                                                                            cut[:2], cut[2]))):
+                    near = (t.grad.double() - ref).abs()
+                    dist[i] = near if dist[i] is None else torch.minimum(dist[i], near)
+    refs = autograd_reference(torch.matmul, (a, b), g)
+    u_out = prec.get(precision).output_roundoff
+    for name, t, d, ref, mag, inner, copies in (
+            ("dA", a, dist[0], refs[0], mags[0], inner_a, copies_a),
+            ("dB", b, dist[1], refs[1], mags[1], inner_b, copies_b)):
         assert t.grad is not None and t.grad.dtype == t.dtype, name
-        err, bound = gradient_error(t.grad, ref, mag), matmul_tolerance(precision, inner)
-        assert err <= bound, f"{name}: error {err:.3e} > bound {bound:.3e}"
+        bound = matmul_bound(ref, mag, inner, precision)
+        if copies > 1:
+            bound = bound + 2 * copies * u_out * mag
+        err = gradient_error(d, torch.zeros_like(d), bound)
+        assert err <= 1, f"{name}: error {err:.3g} times its bound"

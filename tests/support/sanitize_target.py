@@ -94,7 +94,7 @@ def main(argv=None) -> int:
                     poison_free_memory()   # bench.device: initcheck does not see TMA stores
                 out = k.runner(precision)(*inputs)
                 torch.cuda.synchronize()
-                err = problem.error(out, inputs)
+                err = problem.error(out, inputs, precision=precision, kernel=k)
                 if not err <= problem.tolerance(shape, precision):
                     print(f"WRONG {k.name} {shape} {precision}: error {err}", flush=True)
                     return 1

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import torch
 
+from bench.families.matmul.problem import matmul_error
 from triton_impl._memory import padded16
 
 # (A shape, B shape): K and N multiples of 8, so 16-byte rows at 16 and 32 bits
@@ -48,15 +49,15 @@ def aligned(*shape, dtype=torch.float32, gen=None, exact=False, device="cuda"):
     return buf.to(device)[..., :cols]
 
 
-def stack_error(out, a, b) -> float:
-    """max |C - C64| / (|A| |B|) over every product of the (broadcast) stack; a NaN counts
-    as infinitely wrong."""
-    want = a.double() @ b.double()
-    mag = a.double().abs() @ b.double().abs()
-    assert out.shape == want.shape, (out.shape, want.shape)
-    err = (out.double() - want).abs() / mag.clamp_min(torch.finfo(torch.float64).tiny)
-    err = torch.where(torch.isnan(err), torch.full_like(err, float("inf")), err)
-    return float(err.max()) if err.numel() else 0.0
+def stack_error(out, a, b, precision: str) -> float:
+    """The largest matmul_error (in units of each element's bound: at most 1 passes) over
+    every product of the (broadcast) stack, each against its float64 reference."""
+    batch = torch.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    assert out.shape == (*batch, a.shape[-2], b.shape[-1]), (out.shape, a.shape, b.shape)
+    ae = a.expand(*batch, *a.shape[-2:]).reshape(-1, *a.shape[-2:])
+    be = b.expand(*batch, *b.shape[-2:]).reshape(-1, *b.shape[-2:])
+    oe = out.reshape(-1, *out.shape[-2:])
+    return max((matmul_error(o, x, y, precision) for o, x, y in zip(oe, ae, be)), default=0.0)
 
 
 def moved(pair, dtype=torch.float32):

@@ -8,7 +8,6 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from bench.families.matmul.problem import matmul_tolerance
 from bench import model_table, problems, registry, results
 
 OUT = Path(__file__).resolve().parent / "sample_results"
@@ -116,7 +115,7 @@ def check_rows():
     for k in _kernels():
         for s in ("17x13x7", "127x129x31"):
             rows.append(dict(kernel=k["kernel"], shape=s, precision="fp32", mode="random",
-                             error=3e-7, tolerance=matmul_tolerance("fp32", 31),
+                             error=0.03, tolerance=1.0,
                              status="ok", note=""))
     return rows
 
