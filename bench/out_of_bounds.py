@@ -38,10 +38,6 @@ class Extent:
     end: int
     tensor: object      # the torch.Tensor
 
-    def gap(self, address: int) -> int:
-        """Bytes between `address` and this extent (0 inside)."""
-        return self.start - address if address < self.start else max(0, address - self.end + 1)
-
 
 @dataclass
 class OutOfBoundsRead:
@@ -217,15 +213,24 @@ class _Watch:
             executor.__call__, builder.create_masked_load = call, load
 
     def record(self, addresses, width: int, grid_idx) -> None:
+        """Counts each address against the launch tensor it lies nearest to (the first of
+        equals), keeping the first address of each tensor."""
+        import numpy as np
+
+        a = addresses.astype(np.int64)
+        gaps = np.stack([np.where(a < e.start, e.start - a, np.maximum(0, a - e.end + 1))
+                         for e in self.extents])
+        near = gaps.argmin(axis=0)
         program = tuple(int(i) for i in grid_idx)
-        for address in (int(a) for a in addresses):
-            near = min(self.extents, key=lambda e: e.gap(address))
-            key = (self.kernel, near.parameter)
+        for k in sorted(set(near.tolist()), key=lambda k: int(np.argmax(near == k))):
+            e, hits = self.extents[k], a[near == k]
+            key = (self.kernel, e.parameter)
             if key in self.reads:
-                self.reads[key].count += 1
+                self.reads[key].count += len(hits)
             else:
-                self.reads[key] = OutOfBoundsRead(self.kernel, near.parameter, near.tensor,
-                                                  (address - near.start) // width, program)
+                self.reads[key] = OutOfBoundsRead(self.kernel, e.parameter, e.tensor,
+                                                  (int(hits[0]) - e.start) // width, program,
+                                                  len(hits))
 
 
 def _guard_value_np(dtype_np):
