@@ -1,7 +1,9 @@
-"""CPU tier: what a failed check says about where it fails (bench/check.py: where_wrong,
-diagnose, tile_candidates), on error maps made by hand; the error maps of the memory ops
-(their maximum is error()); the text of reads past the inputs (bench/out_of_bounds.py).
-The same notes from real wrong kernels: tests/interpreter/test_failure_report.py."""
+"""CPU tier: the note of a failed check, on error maps made by hand.
+
+Where it fails (bench/check.py: where_wrong, diagnose, tile_candidates); the error maps of
+the memory ops (their maximum is error()); the text of reads past the inputs
+(bench/out_of_bounds.py). The same notes from real wrong kernels:
+tests/interpreter/test_failure_report.py."""
 from __future__ import annotations
 
 import math

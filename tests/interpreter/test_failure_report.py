@@ -1,8 +1,9 @@
-"""Interpreter tier: small, deliberately wrong Triton kernels (the mistakes students make)
-go through bench.check.check_one, and the failure note points at the bug: a read past an
-input named with its tensor and index, the rows of a softmax, an L of partial tiles, the
-tail of a flat output; the same note on every run. The notes' patterns on hand-made error
-maps: tests/cpu/test_failure_report.py."""
+"""The note of a failed check points at the bug of a deliberately wrong Triton kernel.
+
+Small kernels with the mistakes students make go through bench.check.check_one under the
+interpreter: a read past an input is named with its tensor and index, the rows of a softmax,
+an L of partial tiles, the tail of a flat output; the same note on every run. The notes'
+patterns on hand-made error maps: tests/cpu/test_failure_report.py."""
 from __future__ import annotations
 
 import pytest
