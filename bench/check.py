@@ -103,6 +103,13 @@ def failure_note(kernel, problem, out, inputs, precision: str, mode: str, tol: f
     load checked (bench/out_of_bounds.py): reads past the inputs are named, and the rest
     of the note is then that rerun's, whose reads past the inputs give a fixed value (the
     first run read whatever memory lay there, which changes from run to run)."""
+    try:
+        return _failure_note(kernel, problem, out, inputs, precision, mode, tol, device)
+    except Exception as exc:     # a diagnosis must never hide the failure itself
+        return f"(no diagnosis: {type(exc).__name__}: {exc})"
+
+
+def _failure_note(kernel, problem, out, inputs, precision, mode, tol, device) -> str:
     import torch
 
     from bench import out_of_bounds

@@ -169,6 +169,8 @@ def test_a_read_past_an_input_is_told_with_its_index_and_distance():
     buf = guarded.untyped_storage()
     assert len(buf) // 4 >= b.numel() + 2 * out_of_bounds.MARGIN
     assert float(torch.tensor([], dtype=torch.float32).set_(buf)[0]) == out_of_bounds.GUARD
+    odd = torch.zeros(40)[3:]                            # 12 bytes past a 64-byte line
+    assert out_of_bounds.guarded_copy(odd).data_ptr() % 64 == odd.data_ptr() % 64
     read = out_of_bounds.OutOfBoundsRead("mm_kernel", "b_ptr", guarded, 247, (0, 1, 0), 338)
     before = out_of_bounds.OutOfBoundsRead("mm_kernel", "ws_ptr", torch.zeros(8), -2, (3, 0, 0))
     rerun = out_of_bounds.Rerun(out=torch.zeros(2), launches=1, reads=[read, before],
