@@ -117,8 +117,9 @@ def _clause(name: str, read: OutOfBoundsRead) -> str:
             f"({shape}): {argument}{read.kernel}, first in program {read.program}{count}")
 
 
-def _guard_value(dtype):
-    return GUARD if dtype.is_floating_point else GUARD_INT
+def guard_value(floating: bool):
+    """What the margins hold and a read past the inputs gives, for a float or integer type."""
+    return GUARD if floating else GUARD_INT
 
 
 def guarded_copy(t):
@@ -133,8 +134,8 @@ def guarded_copy(t):
     span = _span(t)
     margin = -(-max(MARGIN, span) // ALIGN) * ALIGN       # whole ALIGN-byte lines or more
     before = margin + (t.data_ptr() % ALIGN) // t.element_size()
-    buf = torch.full((before + span + margin,), _guard_value(t.dtype), dtype=t.dtype,
-                     device=t.device)
+    buf = torch.full((before + span + margin,), guard_value(t.dtype.is_floating_point),
+                     dtype=t.dtype, device=t.device)
     view = buf.as_strided(t.shape, t.stride(), before)
     view.copy_(t)
     return view
@@ -172,7 +173,7 @@ class _Watch:
         self.launches = 0
         self.kernel = ""
         self.extents: list[Extent] = []
-        self.reads: dict[tuple[str, int], OutOfBoundsRead] = {}   # (kernel, tensor) -> first
+        self.reads: dict[tuple[str, str], OutOfBoundsRead] = {}   # (kernel, argument) -> first
 
     @contextlib.contextmanager
     def patched(self):
@@ -195,14 +196,15 @@ class _Watch:
             dtype_np = interp._get_np_dtype(ptrs.get_element_ty())
             width = np.dtype(dtype_np).itemsize
             addr = ptrs.data.astype(np.uint64)
+            last = addr + np.uint64(width)
             inside = np.zeros(addr.shape, dtype=bool)
             for e in watch.extents:
-                inside |= (addr >= np.uint64(e.start)) & (addr + np.uint64(width) <= np.uint64(e.end))
+                inside |= (addr >= np.uint64(e.start)) & (last <= np.uint64(e.end))
             outside = np.broadcast_to(mask.data, addr.shape) & ~inside
             if not outside.any():
                 return load(self, ptrs, mask, other, *rest)
             watch.record(addr[outside], width, self.grid_idx)
-            fill = _guard_value_np(dtype_np)
+            fill = guard_value(np.issubdtype(dtype_np, np.floating))
             base = (np.zeros(addr.shape, dtype=dtype_np) if other is None
                     else np.broadcast_to(other.data, addr.shape).astype(dtype_np))
             other = interp.TensorHandle(np.where(outside, fill, base).astype(dtype_np),
@@ -236,12 +238,6 @@ class _Watch:
                 self.reads[key] = OutOfBoundsRead(self.kernel, e.parameter, e.tensor,
                                                   (int(hits[0]) - e.start) // width, program,
                                                   len(hits))
-
-
-def _guard_value_np(dtype_np):
-    import numpy as np
-
-    return GUARD if np.issubdtype(dtype_np, np.floating) else GUARD_INT
 
 
 def rerun(fn, inputs, names) -> Rerun | None:
