@@ -269,9 +269,10 @@ def _same_factor(err, rows: list[int], tol: float) -> bool:
 NORMALISATION = "the row's normalisation (each element off by one factor per row)"
 
 
-def _rows_pattern(bad, err, tol: float, tiles: dict) -> str:
-    """Rows reduced along a dim ([rows, n]): which rows are wrong, and within them every
-    element, the same columns in each (a band: the masked lanes of a block), or others."""
+def _rows_pattern(bad, err, tol: float, tiles: dict, reduced: bool = True) -> str:
+    """Rows ([rows, n]): which rows are wrong, and within them every element, the same
+    columns in each (a band: the masked lanes of a block), or others. Rows `reduced` along
+    a dim (a softmax's) that are wrong by one factor throughout are a wrong normalisation."""
     R, n = bad.shape
     rows = _indices(bad.any(dim=1))
     row_tiles = tile_candidates(tiles, ("BLOCK_M", "BLOCK_ROWS", "ROWS"))
@@ -280,7 +281,7 @@ def _rows_pattern(bad, err, tol: float, tiles: dict) -> str:
         _axis_pattern(rows, R, "row", row_tiles) if row_tiles else _lines(rows, "row"))
     if bool(bad[rows].all()):
         return f"{which} (every element)" + (
-            f": {NORMALISATION}" if _same_factor(err, rows, tol) else "")
+            f": {NORMALISATION}" if reduced and _same_factor(err, rows, tol) else "")
     cols = _indices(bad[rows[0]])
     if bool((bad[rows] == bad[rows[0]]).all()):           # the same columns in each row
         lines, why = _axis_parts(cols, n, "column", col_tiles)
@@ -291,9 +292,9 @@ def _rows_pattern(bad, err, tol: float, tiles: dict) -> str:
 
 
 def _elements_pattern(bad, tiles: dict, what: str = "elements") -> str | None:
-    """A flat output cut into blocks: the tail past the last full block, whole blocks, or
-    None (no pattern a block explains). `what` names the elements ("elements ... of the
-    flattened output")."""
+    """A flat output cut into blocks: the tail past the last full block, whole blocks of the
+    kernel's own size (a generic size would fit any aligned range), or None (no pattern a
+    block explains). `what` names the elements ("elements ... of the flattened output")."""
     n = bad.numel()
     idx = _indices(bad)
     first = idx[0]
@@ -312,13 +313,13 @@ def _elements_pattern(bad, tiles: dict, what: str = "elements") -> str | None:
             if first == t:
                 return f"{span}, everything past the first block of {size}"
             return f"{span}, from a multiple of {size} on"
-    for label, t in blocks:                                   # whole blocks
+    for label, t in tile_candidates(tiles, ELEMENT_TILES):     # whole blocks of its own
         if t >= n:
             continue
         hit = sorted({i // t for i in idx})
         if len(idx) == sum(min(t, n - b * t) for b in hit):
-            size = label if "=" not in label else f"{t} ({label.split(' = ')[0]})"
-            return f"whole blocks of {size}: {_lines(hit, 'block')} ({what} {_spans(idx)})"
+            return (f"whole blocks of {t} ({label.split(' = ')[0]}): {_lines(hit, 'block')} "
+                    f"({what} {_spans(idx)})")
     return None
 
 
@@ -366,7 +367,8 @@ def where_wrong(err, tol, out, tiles: dict | None = None, layout: str | None = N
             parts.append(flat_text)
         elif bad.dim() >= 2:
             as_rows = bad.reshape(-1, bad.shape[-1])
-            parts.append(_rows_pattern(as_rows, err.reshape(as_rows.shape), tol, tiles))
+            parts.append(_rows_pattern(as_rows, err.reshape(as_rows.shape), tol, tiles,
+                                       reduced=False))
         else:
             parts.append(f"elements {_spans(_indices(bad))}")
     return "; ".join(p for p in parts if p)

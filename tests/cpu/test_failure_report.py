@@ -83,6 +83,12 @@ def test_a_flat_output_names_its_tail_and_its_blocks():
         "elements 96-104 of the flattened output, the tail past the last full block of 32 "
         "(BLOCK)")
     assert _where((10,), [2, 5]).endswith("elements 2, 5")
+    # an element-wise op over 2-D: the flat pattern first, else its rows (no normalisation)
+    assert _where((1000, 1000), 1, block, "elements").endswith("; row 1 (every element)")
+    assert _where((1000, 1000), (slice(None), slice(998, None)), block, "elements").endswith(
+        "; the last 2 columns (998-999) of every row")
+    # an aligned range is whole blocks only of the kernel's own size, never of a generic one
+    assert "blocks" not in _where((4099,), slice(1000, 2000), block)
 
 
 def test_rows_say_which_rows_and_which_columns_within_them():
