@@ -68,6 +68,22 @@ class Problem:
         where it fails; None where the op cannot say (the check then gives the maximum)."""
         return None
 
+    # How a failed check reads the error map (bench/check.py, where_wrong): "matrix" (rows
+    # and columns of a 2-D output, the tiles of both), "rows" (rows reduced along a dim: the
+    # wrong rows, and the columns within them) or "elements" (a flat array cut into blocks).
+    error_layout = "matrix"
+
+    def where_view(self, t, inputs):
+        """A tensor of the output's shape (the error map, the output) arranged as
+        error_layout reads it: "rows" wants [rows, n] with n along the reduced dim."""
+        return t
+
+    def whole_output_error(self, out, inputs, mode: str = "random",
+                           precision: str | None = None, kernel=None) -> str:
+        """What is wrong with the output as a whole that no single element shows (a
+        dropout's keep rate), for a failed check's note; "" when nothing is."""
+        return ""
+
     def exact_possible(self, shape, precision: str) -> bool:
         return True
 

@@ -65,7 +65,7 @@ def my_blocked_matmul(a, b):
     return _launch(a, b, mask_n=True)
 
 
-@kernel(op="matmul", backend="triton", precisions=("fp32",),
+@kernel(op="matmul", backend="triton", precisions=("fp32",), params=TILES,
         summary="DELIBERATELY WRONG: my_blocked_matmul without the mask of the last tile "
                 "column (columns past the last multiple of 32 are never written)")
 def my_matmul_without_edge_masks(a, b):

@@ -121,6 +121,7 @@ class MemoryProblem(problem_base.Problem):
     target_shapes = ""
     quick_time_shapes = ""
     bandwidth_target = 0.90   # of the measured copy bandwidth, at target_shapes
+    error_layout = "elements"  # a flat array in blocks (softmax: rows; images: H x W)
 
     def parse_shape(self, text: str) -> TensorShape:
         return TensorShape.parse(text, allow_dim=self.allow_dim)
@@ -329,40 +330,69 @@ class ReluDropoutProblem(MemoryProblem):
     def compulsory_bytes(self, shape, precision):
         return 2 * shape.numel * element_bytes(precision)
 
-    def error(self, out, inputs, mode="random", precision=None, kernel=None):
+    def error_map(self, out, inputs, mode="random", precision=None, kernel=None):
+        """Per element, the distance to 0 or to the kept value relu(x) / (1 - p), whichever
+        is nearer, relative to the kept value; inf for a non-finite output of a finite input;
+        for a NaN or inf input, 0 where the output is one its dropout may give, else inf.
+        For a kernel that draws the suite's Philox stream (kernel.random_stream), inf too
+        where an element with x > 0 is kept that the reference drops, or the other way."""
         import torch
 
         x, p, seed = inputs
         if self._wrong_output(out, x.shape, x.dtype):
-            return math.inf
-        o = out.double()
-        xd = x.double()
-        v = torch.where(xd <= 0, torch.zeros_like(xd), xd) * (1.0 / (1.0 - p))  # kept value
+            return None
+        o, v = out.double(), self._kept_value(x, p)
         nan_v, inf_v = torch.isnan(v), torch.isinf(v)
         # a NaN kept is NaN, dropped 0 (or NaN: PyTorch multiplies by the mask); a +inf kept
         # is +inf, dropped 0 (PyTorch: inf * 0 = NaN)
         special_ok = torch.where(nan_v, torch.isnan(o) | (o == 0),
-                                 torch.where(inf_v, (o == v) | (o == 0) | torch.isnan(o),
-                                             torch.ones_like(nan_v)))
-        if not bool(special_ok.all()):
-            return math.inf
-        fin = ~(nan_v | inf_v)
-        if bool((~torch.isfinite(o[fin])).any()):
-            return math.inf
-        of, vf = o[fin], v[fin]
-        dist = torch.minimum(of.abs(), (of - vf).abs())       # to 0 or to the kept value
-        err = dist / vf.abs().clamp_min(torch.finfo(torch.float64).tiny)
+                                 (o == v) | (o == 0) | torch.isnan(o))
+        dist = torch.minimum(o.abs(), (o - v).abs())          # to 0 or to the kept value
+        err = dist / v.abs().clamp_min(torch.finfo(torch.float64).tiny)
         err = torch.where(dist == 0, torch.zeros_like(err), err)
-        worst = float(err.max()) if err.numel() else 0.0
-        positive = vf > 0
-        kept = (of != 0) & positive
-        if keep_rate_z(int(kept.sum()), int(positive.sum()), p) > KEEP_RATE_SIGMAS:
-            return math.inf                                   # a wrong keep rate
+        err = torch.where(torch.isfinite(o), err, torch.full_like(err, math.inf))
         if getattr(kernel, "random_stream", "") == PHILOX:    # the mask, element by element
-            want = relu_dropout_expected(x, p, seed).double()[fin] != 0
-            if bool((kept != (want & positive)).any()):
-                return math.inf
+            positive = torch.isfinite(v) & (v > 0)
+            want = relu_dropout_expected(x, p, seed) != 0
+            err = torch.where(positive & ((o != 0) != want), torch.full_like(err, math.inf), err)
+        return torch.where(nan_v | inf_v, torch.where(special_ok, torch.zeros_like(err),
+                                                      torch.full_like(err, math.inf)), err)
+
+    @staticmethod
+    def _kept_value(x, p):
+        import torch
+
+        xd = x.double()
+        return torch.where(xd <= 0, torch.zeros_like(xd), xd) * (1.0 / (1.0 - p))
+
+    def _keep_rate(self, out, inputs) -> tuple[int, int, float]:
+        """Among the elements with a finite x > 0: how many were kept, of how many, and how
+        far that is from 1 - p in standard deviations (keep_rate_z)."""
+        import torch
+
+        x, p, _seed = inputs
+        v = self._kept_value(x, p)
+        positive = torch.isfinite(v) & (v > 0)
+        kept, trials = int(((out.double() != 0) & positive).sum()), int(positive.sum())
+        return kept, trials, keep_rate_z(kept, trials, p)
+
+    def error(self, out, inputs, mode="random", precision=None, kernel=None):
+        err = self.error_map(out, inputs, mode, precision, kernel)
+        if err is None:
+            return math.inf
+        worst = float(err.max()) if err.numel() else 0.0
+        if worst == math.inf or self._keep_rate(out, inputs)[2] > KEEP_RATE_SIGMAS:
+            return math.inf                                   # a wrong keep rate
         return worst
+
+    def whole_output_error(self, out, inputs, mode="random", precision=None, kernel=None):
+        kept, trials, z = self._keep_rate(out, inputs)
+        if z <= KEEP_RATE_SIGMAS:
+            return ""
+        p = inputs[1]
+        return (f"keeps {kept} of the {trials} positive inputs ({kept / trials:.3g}), "
+                f"{z:.1f} standard deviations from 1 - p = {1 - p:g} (bound "
+                f"{KEEP_RATE_SIGMAS:g})")
 
     def tolerance(self, shape, precision):
         return prec.get(precision).output_roundoff + F32
@@ -397,6 +427,7 @@ class SoftmaxProblem(MemoryProblem):
     arguments = (("x", REQUIRED), ("dim", -1))
     shape_help = "a tensor shape with an optional reduced dim, e.g. 4096x32768 or 3000x3000:dim=0"
     allow_dim = True
+    error_layout = "rows"     # a failed check names the wrong rows along dim (where_view)
     # rows past 32768 (2x100003: odd, the element paths; 3x393224: several clusters or
     # programs per row; 5x262144 and 3x65600: Triton's split in shared memory, lines of 256
     # and of 64) are refused by the row_sram kernels (Kernel.refuses), columns by the split
@@ -441,6 +472,23 @@ class SoftmaxProblem(MemoryProblem):
     def compulsory_bytes(self, shape, precision):
         return 2 * shape.numel * element_bytes(precision)
 
+    def _blocks(self, out, x, dim):
+        """(rows, the output's rows, their float64 softmax) row block by row block, rows
+        along dim as [rows, n]: the float64 reference and its temporaries of a 4096 x 393216
+        input would take ~70 GiB at once, beside the input and output."""
+        import torch
+
+        if x.dim() < 2:
+            yield slice(None), out, torch.softmax(x.double(), dim)
+            return
+        d = dim % x.dim()
+        x_rows = x.movedim(d, -1).flatten(0, -2)
+        out_rows = out.movedim(d, -1).flatten(0, -2)
+        block = max(1, SOFTMAX_ERROR_BLOCK // x_rows.shape[1])
+        for r in range(0, x_rows.shape[0], block):
+            yield (slice(r, r + block), out_rows[r:r + block],
+                   torch.softmax(x_rows[r:r + block].double(), -1))
+
     def error(self, out, inputs, mode="random", precision=None, kernel=None):
         import torch
 
@@ -450,22 +498,39 @@ class SoftmaxProblem(MemoryProblem):
         if x.numel() == 0:
             return 0.0
         tiny = torch.finfo(out.dtype).tiny
-        if x.dim() < 2:
-            ref = torch.softmax(x.double(), dim)
-            return _nan_aware_error(out, ref, ref.abs() + tiny)
-        # Row block by row block (rows along dim): the float64 reference and its temporaries
-        # of a 4096 x 393216 input would take ~70 GiB at once, beside the input and output.
-        d = dim % x.dim()
-        x_rows = x.movedim(d, -1).flatten(0, -2)
-        out_rows = out.movedim(d, -1).flatten(0, -2)
-        block = max(1, SOFTMAX_ERROR_BLOCK // x_rows.shape[1])
         worst = 0.0
-        for r in range(0, x_rows.shape[0], block):
-            ref = torch.softmax(x_rows[r:r + block].double(), -1)
-            worst = max(worst, _nan_aware_error(out_rows[r:r + block], ref, ref.abs() + tiny))
+        for _rows, out_block, ref in self._blocks(out, x, dim):
+            worst = max(worst, _nan_aware_error(out_block, ref, ref.abs() + tiny))
             if worst == math.inf:
                 break
         return worst
+
+    def error_map(self, out, inputs, mode="random", precision=None, kernel=None):
+        """error()'s measure per element, in the output's shape (its maximum is error())."""
+        import torch
+
+        x, dim = inputs
+        if self._wrong_output(out, x.shape, x.dtype):
+            return None
+        tiny = torch.finfo(out.dtype).tiny
+        err = torch.empty(self.where_view(x, inputs).shape, dtype=torch.float64,
+                          device=x.device)
+        if x.numel():
+            for rows, out_block, ref in self._blocks(out, x, dim):
+                err[rows] = _nan_aware_error_map(out_block, ref, ref.abs() + tiny).view(
+                    err[rows].shape)
+        if x.dim() < 2:
+            return err.view(x.shape)
+        d = dim % x.dim()
+        return err.view(x.movedim(d, -1).shape).movedim(-1, d)
+
+    def where_view(self, t, inputs):
+        """[rows, n]: the rows along dim, as the kernels reduce them."""
+        x, dim = inputs
+        if t.dim() == 0:
+            return t.reshape(1, 1)
+        d = dim % t.dim()
+        return t.movedim(d, -1).reshape(-1, t.shape[d])
 
     def tolerance(self, shape, precision):
         _outer, n, _inner = shape.around()
@@ -523,17 +588,24 @@ class RgbToGreyProblem(MemoryProblem):
         img = torch.randint(0, 256, shape.dims, generator=g, device=device, dtype=torch.int32)
         return (img.to(torch.uint8),)
 
-    def error(self, out, inputs, mode="random", precision=None, kernel=None):
+    error_layout = "matrix"       # H x W, in tiles of BLOCK_H x BLOCK_W
+
+    def error_map(self, out, inputs, mode="random", precision=None, kernel=None):
+        """|out - grey| per pixel, in grey levels."""
         import torch
 
         (img,) = inputs
         if self._wrong_output(out, img.shape[1:], torch.uint8):
-            return math.inf
-        if out.numel() == 0:
-            return 0.0
+            return None
         f = img.double()
         v = GREY_WEIGHTS[0] * f[0] + GREY_WEIGHTS[1] * f[1] + GREY_WEIGHTS[2] * f[2]
-        return float((out.double() - v).abs().max())
+        return (out.double() - v).abs()
+
+    def error(self, out, inputs, mode="random", precision=None, kernel=None):
+        err = self.error_map(out, inputs, mode, precision, kernel)
+        if err is None:
+            return math.inf
+        return float(err.max()) if err.numel() else 0.0
 
     def tolerance(self, shape, precision):
         return 0.5 + 2.0**-10
