@@ -62,13 +62,8 @@ def check_one(kernel, problem, shape, precision: str, mode: str = "random", seed
     try:
         fn = kernel.runner(precision)
         inputs = problem.inputs(shape, precision, seed=seed, mode=mode, device=device)
-        poisoned = dev.poison_output_memory(problem.output_nbytes(shape, precision), device)
-        # on the CPU the inputs lie between poisoned margins: a read past one gives NaN
-        given = inputs if device == "cuda" else out_of_bounds.poisoned_margins(inputs)
-        with dev.quiet_interpreter(device), dev.poisoned_cpu_allocations():
-            out = fn(*given)
-            dev.synchronize(device)
-            landed = dev.output_was_poisoned(out, poisoned, device)
+        out, landed = poisoned_launch(fn, inputs, problem.output_nbytes(shape, precision),
+                                      device)
         err = problem.error(out, inputs, mode=mode, precision=precision, kernel=kernel)
     except Exception as exc:  # a kernel that raises on valid input is a failure, not a crash
         first = (str(exc).splitlines() or [""])[0][:160]
@@ -82,6 +77,27 @@ def check_one(kernel, problem, shape, precision: str, mode: str = "random", seed
         return CheckResult(error=err, status="ok", **row)
     return CheckResult(error=err, status="FAIL", **row, note=failure_note(
         kernel, problem, out, inputs, precision, mode, tol, device))
+
+
+RESERVE_MORE = 64 << 20     # bytes: the second try's extra poisoned room
+
+
+def poisoned_launch(fn, inputs, nbytes: int, device: str):
+    """fn(*inputs) with its output's memory poisoned first: (output, whether it landed in
+    the poisoned memory). A wrapper that pads its output, or allocates a workspace first,
+    can miss the block of nbytes made free and poisoned: then it runs once more with more
+    room poisoned. On the CPU the inputs lie between poisoned margins, so a read past one
+    gives NaN every time (bench/out_of_bounds.py)."""
+    for reserve in (nbytes, 4 * nbytes + RESERVE_MORE):
+        poisoned = dev.poison_output_memory(reserve, device)
+        given = inputs if device == "cuda" else out_of_bounds.poisoned_margins(inputs)
+        with dev.quiet_interpreter(device), dev.poisoned_cpu_allocations():
+            out = fn(*given)
+            dev.synchronize(device)
+            landed = dev.output_was_poisoned(out, poisoned, device)
+        if landed:
+            break
+    return out, landed
 
 
 # A pass proves nothing when an element the kernel never wrote could hold a right answer.

@@ -247,15 +247,13 @@ def run(kernels, shapes_text: str | None = None, precisions: list[str] | None = 
 
 
 def _poisoned_run(fn, inputs, problem, shape, precision, kernel):
-    """One more launch, its output's memory filled with NaN first (bench/device.py); an
-    output that did not land there is refused (a stale right answer could hide in it)."""
-    import torch
+    """One more launch, its output's memory filled with NaN first (check.poisoned_launch);
+    an output that did not land there is refused (a stale right answer could hide in it)."""
+    from bench import check
 
-    poisoned = dev.poison_output_memory(problem.output_nbytes(shape, precision), "cuda")
-    out = fn(*inputs)
-    torch.cuda.synchronize()
-    if (not dev.output_was_poisoned(out, poisoned, "cuda")
-            and kernel.backend not in REFERENCE_BACKENDS):
+    out, landed = check.poisoned_launch(fn, inputs, problem.output_nbytes(shape, precision),
+                                        "cuda")
+    if not landed and kernel.backend not in REFERENCE_BACKENDS:
         raise RuntimeError("the recheck's output was not in the memory poisoned before it")
     return out
 
