@@ -91,7 +91,8 @@ matmul_v8_split_k_kernel(const float* __restrict__ A, const float* __restrict__ 
   // may be folded into (y, z), as in v7; with SPLIT, z is the split and y holds every row.
   const int64_t gx = gridDim.x, gy = ceil_div(M, BM);
   const int64_t y = SPLIT ? static_cast<int64_t>(blockIdx.y) : block_y();
-  if (y >= gy) return;  // past the last row of a folded grid
+  if (y >= gy) return;  // past the last row of a folded grid (never with SPLIT, whose
+                        // blocks all meet at the cluster barriers below)
   const int64_t b = y * gx + blockIdx.x;
   const int64_t first = b / (GROUP * gx) * GROUP;         // first block row of b's group
   const int64_t rows = gy - first < GROUP ? gy - first : GROUP;  // block rows in the group
