@@ -18,9 +18,9 @@
 //   traffic   reads 3 H W bytes, writes H W bytes: compulsory = model = 4 H W bytes.
 //   precond.  uint8, 3 x H x W, contiguous (the binding calls .contiguous()); any H, W >= 0
 //             up to CUDA's grid: H <= (2^31 - 1) x 8 (row blocks on gridDim.x), W <= 65535 x
-//             65535 x 512 (column blocks on gridDim.y, folded into (y, z) past 65535; the
-//             launcher returns cudaErrorInvalidConfiguration past either, no image that fits
-//             in a GPU's memory). 16-byte path when W is a multiple of 16 and both
+//             65535 x 512 (column blocks on gridDim.y, folded into (y, z) past 65535); past
+//             either the launcher returns cudaErrorInvalidConfiguration, for images no GPU
+//             can hold. 16-byte path when W is a multiple of 16 and both
 //             pointers are 16-byte aligned (then every row and plane starts aligned; run-time
 //             check), else the same kernel with byte loads.
 //   run       python -m bench check --kernels '*rgb_to_grey' --shapes 3x150x225,3x1066x1600
