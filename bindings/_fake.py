@@ -1,37 +1,20 @@
 """Fake (meta) kernels: shapes and dtypes of each op's output, for torch.compile tracing.
 
 Each checks everything the real op checks (bindings/matmul_ops.cpp): rank, dtype, device,
-inner dimensions, sizes below 2^31, and whether CUDA's grid can cover the output with the
-kernel's tile mapping, with the same messages, so a traced program fails at trace time with
-the message an eager call gives, not later when the compiled graph runs.
+inner dimensions, sizes below 2^31, and for the tensor-core rungs whether CUDA's grid can
+cover the output with the kernel's tiles, with the same messages, so a traced program fails
+at trace time with the message an eager call gives, not later when the compiled graph runs.
+(The FFMA ladder's grids cover any size below 2^31: their rows of blocks fold into grid y and
+z past CUDA's 65535, cuda/common.cuh.)
 """
 from __future__ import annotations
 
 import torch
 
 from . import config
-from .config import (MATMUL_OPS, MAX_DIM, MAX_GRID_X, MAX_GRID_Y, NAMESPACE, TENSOR_CORE_OPS,
-                     TF32_OPS)
+from .config import MATMUL_OPS, MAX_DIM, MAX_GRID_X, NAMESPACE, TENSOR_CORE_OPS, TF32_OPS
 
 _registered = False
-
-
-def grid_y_dimension(op: str) -> tuple[str, int]:
-    """Which dimension of C each ladder op puts on gridDim.y, and its rows or columns per
-    block (the launchers in cuda/matmul_*.cu)."""
-    t = config.params()
-    return {
-        "matmul_v1_naive": ("N", t["V1_BLOCK"]),
-        "matmul_v1_coalesced": ("M", t["V1_BLOCK"]),
-        "matmul_v1_5_thread_tiling": ("M", t["V15_T"] * t["V15_V"]),
-        "matmul_v2_register_tiling": ("M", t["V2_T"] * t["V2_V"]),
-        "matmul_v3_smem_tiling": ("M", t["V3_L"]),
-        "matmul_v4_vectorized": ("M", t["V4_L"]),
-        "matmul_v5_warptiling": ("M", t["V5_BM"]),
-        "matmul_v6_pipelined": ("M", t["V6_BM"]),  # grouped order remaps, same grid
-        "matmul_v7_lean_fetch": ("M", t["V7_BM"]),
-        "matmul_v8_split_k": ("M", t["V8_BM"]),  # the splits go on gridDim.z (at most 8)
-    }[op]
 
 
 def check_cuda_tensors(op: str, what: str, *tensors: torch.Tensor) -> None:
@@ -67,13 +50,10 @@ def _matmul_checks(op: str, a: torch.Tensor, b: torch.Tensor, sixteen_bit: bool)
 
 
 def _matmul_fake(op: str):
+    """An FFMA rung, or a tf32 rung: float32 in and out, and a grid that covers any output (the
+    tf32 rung's persistent grid, or v7's off the TMA path)."""
     def fake(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
         M, _, N = _matmul_checks(op, a, b, sixteen_bit=False)
-        dim, per_block = grid_y_dimension(op)
-        blocks = -(-(M if dim == "M" else N) // per_block)
-        torch._check(M == 0 or N == 0 or blocks <= MAX_GRID_Y,
-                     lambda: f"{op}: output of {M} x {N} needs more blocks than CUDA's grid "
-                             f"allows ({MAX_GRID_Y} along y); this kernel's tile mapping cannot cover it")
         return a.new_empty((M, N))
 
     return fake
@@ -98,33 +78,14 @@ def _tensor_core_fake(op: str):
     return fake
 
 
-def _tf32_fake(op: str):
-    """A tf32 rung: float32 checks; its persistent grid covers any output, and its fall-back
-    (v7's kernel, when K or N is not a multiple of 4: the part of "off the TMA path" known at
-    trace time) has v7's limit along y."""
-    def fake(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-        M, K, N = _matmul_checks(op, a, b, sixteen_bit=False)
-        if K % 4 or N % 4:
-            per_block = grid_y_dimension("matmul_v7_lean_fetch")[1]
-            torch._check(M == 0 or N == 0 or -(-M // per_block) <= MAX_GRID_Y,
-                         lambda: f"{op}: output of {M} x {N} needs more blocks than CUDA's grid "
-                                 f"allows ({MAX_GRID_Y} along y); this kernel's tile mapping "
-                                 f"cannot cover it")
-        return a.new_empty((M, N))
-
-    return fake
-
-
 def register() -> None:
     global _registered
     if _registered:
         return
-    for op in MATMUL_OPS:
+    for op in (*MATMUL_OPS, *TF32_OPS):
         torch.library.register_fake(f"{NAMESPACE}::{op}")(_matmul_fake(op))
     for op in TENSOR_CORE_OPS:
         torch.library.register_fake(f"{NAMESPACE}::{op}")(_tensor_core_fake(op))
-    for op in TF32_OPS:
-        torch.library.register_fake(f"{NAMESPACE}::{op}")(_tf32_fake(op))
     from . import _fake_memory  # the memory-bound ops of bindings/memory_ops.cpp
 
     _fake_memory.register()

@@ -11,7 +11,7 @@ from __future__ import annotations
 import torch
 
 from . import config, precision
-from .config import MAX_GRID_Y, NAMESPACE
+from .config import MAX_GRID_X, MAX_GRID_YZ, NAMESPACE
 
 FLOAT_DTYPES = tuple(precision.torch_dtype(label) for label in precision.FLOATS)
 
@@ -94,11 +94,15 @@ def _rgb_to_grey(img: torch.Tensor) -> torch.Tensor:
     torch._check(img.device.type == "cuda",
                  lambda: f"rgb_to_grey: the image must be a CUDA tensor, got {img.device}")
     h, w = img.shape[1], img.shape[2]
-    columns = grey_columns_per_block()
-    blocks = -(-w // columns)
-    torch._check(blocks <= MAX_GRID_Y, lambda: f"rgb_to_grey: a {h} x {w} image needs {blocks} "
-                 f"blocks along grid y (one per {columns} columns), more than the "
-                 f"{MAX_GRID_Y} CUDA allows: W must be <= {MAX_GRID_Y * columns}")
+    rows, columns = config.memory_params()["GREY_BY"], grey_columns_per_block()
+    row_blocks, column_blocks = -(-h // rows), -(-w // columns)
+    torch._check(row_blocks <= MAX_GRID_X, lambda: f"rgb_to_grey: a {h} x {w} image needs "
+                 f"{row_blocks} blocks along grid x (one per {rows} rows), more than the "
+                 f"{MAX_GRID_X} CUDA allows: H must be <= {MAX_GRID_X * rows}")
+    torch._check(column_blocks <= MAX_GRID_YZ**2, lambda: f"rgb_to_grey: a {h} x {w} image needs "
+                 f"{column_blocks} blocks along grid y and z (one per {columns} columns), more "
+                 f"than the {MAX_GRID_YZ} x {MAX_GRID_YZ} CUDA allows: W must be <= "
+                 f"{MAX_GRID_YZ**2 * columns}")
     return img.new_empty((h, w))
 
 

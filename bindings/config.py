@@ -25,7 +25,7 @@ MEMORY_CONFIG = CUDA_DIR / "memory_config.h"
 NAMESPACE = "cvt"          # torch.ops.cvt.<op>
 MAX_DIM = 2**31 - 1        # the kernels take int sizes
 MAX_GRID_X = 2**31 - 1     # CUDA's limit on gridDim.x
-MAX_GRID_Y = 65535         # CUDA's limit on gridDim.y
+MAX_GRID_YZ = 65535        # CUDA's limit on gridDim.y and gridDim.z
 
 
 def _defines(header: Path) -> dict[str, int]:

@@ -78,9 +78,12 @@ at::Tensor run_matmul(const char* op, cvt::MatmulLauncher launch, const at::Tens
                                  C.data_ptr<float>(), M, N, K,
                                  c10::cuda::getCurrentCUDAStream(A.get_device()));
   check_supported(op, needs, err, A.get_device());
-  TORCH_CHECK(err != cudaErrorInvalidConfiguration, op, ": output of ", M, " x ", N,
-              " needs more blocks than CUDA's grid allows (65535 along y); "
-              "this kernel's tile mapping cannot cover it");
+  // No grid limit is left to name: every rung's grid covers any M and N below 2^31 (checked
+  // above), its rows of blocks folded into (y, z) past CUDA's 65535 (cuda/common.cuh). So
+  // cudaErrorInvalidConfiguration is CUDA refusing the launch itself (a cluster that no GPC
+  // of this GPU holds, say): CUDA's own words, with the op and the shape.
+  TORCH_CHECK(err != cudaErrorInvalidConfiguration, op, ": CUDA refused the launch for a ", M,
+              " x ", K, " by ", K, " x ", N, " product: ", cudaGetErrorString(err));
   C10_CUDA_CHECK(err);
   C10_CUDA_KERNEL_LAUNCH_CHECK();
   return C;

@@ -227,14 +227,22 @@ at::Tensor rgb_to_grey(const at::Tensor& img) {
   TORCH_CHECK(img.dim() == 3 && img.size(0) == 3, op,
               ": the image must be 3 x H x W (channels first, RGB), got shape ", img.sizes());
   TORCH_CHECK(img.is_cuda(), op, ": the image must be a CUDA tensor, got ", img.device());
+  // The launcher's grid (memory_launchers.h): a block per kGreyBY rows along x, at most
+  // 2^31 - 1; a block per kGreyColumnsPerBlock columns along y, folded into (y, z) past
+  // 65535, at most 65535 x 65535. Checked before .contiguous(), which would copy such an image.
+  constexpr int64_t kMaxGridX = 2147483647, kMaxGridYZ = 65535;  // CUDA's limits
+  const int64_t h = img.size(1), w = img.size(2);
+  const int64_t row_blocks = (h + cvt::kGreyBY - 1) / cvt::kGreyBY;
+  const int64_t column_blocks = (w + cvt::kGreyColumnsPerBlock - 1) / cvt::kGreyColumnsPerBlock;
+  TORCH_CHECK(row_blocks <= kMaxGridX, op, ": a ", h, " x ", w, " image needs ", row_blocks,
+              " blocks along grid x (one per ", cvt::kGreyBY, " rows), more than the ", kMaxGridX,
+              " CUDA allows: H must be <= ", kMaxGridX * cvt::kGreyBY);
+  TORCH_CHECK(column_blocks <= kMaxGridYZ * kMaxGridYZ, op, ": a ", h, " x ", w, " image needs ",
+              column_blocks, " blocks along grid y and z (one per ", cvt::kGreyColumnsPerBlock,
+              " columns), more than the ", kMaxGridYZ, " x ", kMaxGridYZ,
+              " CUDA allows: W must be <= ", kMaxGridYZ * kMaxGridYZ * cvt::kGreyColumnsPerBlock);
   const c10::cuda::CUDAGuard guard(img.device());
   const at::Tensor a = img.contiguous();
-  const int64_t h = a.size(1), w = a.size(2);
-  constexpr int64_t kMaxGridY = 65535;  // CUDA's limit on gridDim.y
-  const int64_t column_blocks = (w + cvt::kGreyColumnsPerBlock - 1) / cvt::kGreyColumnsPerBlock;
-  TORCH_CHECK(column_blocks <= kMaxGridY, op, ": a ", h, " x ", w, " image needs ", column_blocks,
-              " blocks along grid y (one per ", cvt::kGreyColumnsPerBlock, " columns), more than the ",
-              kMaxGridY, " CUDA allows: W must be <= ", kMaxGridY * cvt::kGreyColumnsPerBlock);
   at::Tensor out = at::empty({h, w}, a.options());
   if (out.numel() == 0) return out;
   check_launch(op, cvt::launch_rgb_to_grey(a.data_ptr<uint8_t>(), out.data_ptr<uint8_t>(), h, w,

@@ -23,16 +23,39 @@ __host__ __device__ inline void grouped_tile(int64_t u, int64_t tiles_m, int64_t
   col = (u % (GROUP * tiles_n)) / rows;
 }
 
-// CUDA caps gridDim.y and gridDim.z at 65535 blocks (gridDim.x at 2^31 - 1).
+// CUDA caps gridDim.x at 2^31 - 1 blocks, gridDim.y and gridDim.z at 65535. A kernel
+// whose blocks form gy rows of gx (a row of tiles of C per row of blocks, say) would refuse
+// a long C if it put its rows on y alone. Instead the launcher folds them into (y, z):
+// fold_grid launches ceil(gy / Y) slabs along z of Y <= 65535 rows along y each, and the
+// kernel reads its row as block_y() = blockIdx.y + gridDim.y * blockIdx.z. CUDA numbers
+// the blocks of a grid x fastest, then y, then z, so the folded grid is the same sequence
+// of blocks as the unfolded one: block b = block_y() * gridDim.x + blockIdx.x in both. The
+// block order a kernel relies on is unchanged, and a grid of at most 65535 rows is launched
+// as before (z = 1). The last slab may reach past row gy (by fewer than z rows): a kernel
+// returns at once in a block with block_y() >= gy. Rows now reach 65535 x 65535 (~2^32),
+// more than any C with dimensions below 2^31 needs.
+// CVT_MAX_GRID_YZ: CUDA's 65535, lowered only by the CPU emulator's tests
+// (tests/cpu/test_ffma_rungs.py) so that a small C already folds.
+#ifndef CVT_MAX_GRID_YZ
+#define CVT_MAX_GRID_YZ 65535
+#endif
 constexpr int64_t kMaxGridX = 2147483647;
-constexpr int64_t kMaxGridYZ = 65535;
+constexpr int64_t kMaxGridYZ = CVT_MAX_GRID_YZ;
 
-// A launcher calls this before launching: an over-long grid is reported as
-// cudaErrorInvalidConfiguration (the bindings turn it into a readable message)
-// instead of being silently truncated.
-inline bool grid_fits(int64_t gx, int64_t gy) {
-  return gx >= 1 && gy >= 1 && gx <= kMaxGridX && gy <= kMaxGridYZ;
+// The launcher's half: the grid of gx x gy blocks, gy folded into (y, z). False (the
+// launcher returns cudaErrorInvalidConfiguration, never a truncated grid) only past
+// gx = 2^31 - 1 or gy = 65535 x 65535.
+inline bool fold_grid(int64_t gx, int64_t gy, dim3* grid) {
+  const int64_t gz = ceil_div(gy, kMaxGridYZ);
+  if (gx < 1 || gy < 1 || gx > kMaxGridX || gz > kMaxGridYZ) return false;
+  *grid = dim3(static_cast<unsigned>(gx), static_cast<unsigned>(ceil_div(gy, gz)),
+               static_cast<unsigned>(gz));
+  return true;
 }
+
+// The kernel's half: this block's row of the unfolded grid (blockIdx.y when z = 1). In
+// 32-bit arithmetic: at most 65534 + 65535 * 65534 < 2^32.
+__device__ __forceinline__ int64_t block_y() { return blockIdx.y + gridDim.y * blockIdx.z; }
 
 // W consecutive floats moved by ONE instruction: Floats<4> is 16-byte aligned, so a load
 // or store of it compiles to LD.128/ST.128 (LDG.128, LDS.128, STG.128); Floats<1> is a

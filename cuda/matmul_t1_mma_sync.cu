@@ -40,7 +40,8 @@
 //             accumulation, output rounded to nearest; any M, N, K >= 0, any alignment: the
 //             16-byte path when vector_path_ok_16bit (pointers 16-byte aligned, K and N
 //             multiples of 8), else the scalar path (2-byte loads, same tiles and
-//             fragments); tiles of C <= 2^31 - 1; sm_80+ (the launcher returns
+//             fragments); tiles of C <= 2^31 - 1 (one block each on grid x: the launcher
+//             returns cudaErrorInvalidConfiguration past it); sm_80+ (the launcher returns
 //             cudaErrorNotSupported below).
 //   params    BM, BN, BK, WM, WN, STAGES, GROUP = CVT_T1_* (matmul_config.h); with the
 //             defaults 4 warps, dynamic shared memory STAGES * (BM*BK + BK*BN) * 2 bytes =
@@ -284,7 +285,7 @@ cudaError_t launch_matmul_t1_mma_sync(const void* A, const void* B, void* C, int
   if (M == 0 || N == 0) return cudaSuccess;
   if (!device_has_sm80()) return cudaErrorNotSupported;
   const int64_t blocks = ceil_div(M, CVT_T1_BM) * ceil_div(N, CVT_T1_BN);
-  if (!grid_fits(blocks, 1)) return cudaErrorInvalidConfiguration;
+  if (blocks > kMaxGridX) return cudaErrorInvalidConfiguration;  // one block per tile, on x
   return type == TensorCoreType::kBFloat16
              ? launch_t1_path<__nv_bfloat16>(A, B, C, M, N, K, blocks, stream)
              : launch_t1_path<__half>(A, B, C, M, N, K, blocks, stream);

@@ -34,7 +34,8 @@
 //             accumulation, output rounded to nearest. This kernel runs when TMA can
 //             describe A and B: pointers 16-byte aligned, K and N multiples of 8, K >= 1.
 //             Otherwise the launcher says so and runs t1's kernel, which takes any input
-//             (the op's docstring says the same); K = 0 writes zeros. Needs compute
+//             (the op's docstring says the same); K = 0 writes zeros. Tiles of C <= 2^31 - 1
+//             (one block each on grid x: cudaErrorInvalidConfiguration past it). Needs compute
 //             capability 9.0 and a build for sm_90a (cudaErrorNotSupported otherwise).
 //   params    BN, STAGES, GROUP = CVT_T2_* (matmul_config.h); BM = 128 (2 warpgroups of
 //             64 rows) and BK = 64 (one 128-byte swizzle row) are fixed. With the defaults
@@ -156,7 +157,7 @@ static cudaError_t launch_t2(const void* A, const void* B, void* C, int64_t M, i
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
   if (err != cudaSuccess) return err;
   const int64_t blocks = ceil_div(M, BM) * ceil_div(N, BN);
-  if (!grid_fits(blocks, 1)) return cudaErrorInvalidConfiguration;
+  if (blocks > kMaxGridX) return cudaErrorInvalidConfiguration;  // one block per tile, on x
   kernel<<<static_cast<unsigned>(blocks), 256, smem, stream>>>(
       a_map, b_map, static_cast<T*>(C), static_cast<int>(M), static_cast<int>(N),
       static_cast<int>(K));

@@ -9,8 +9,9 @@
 //   traffic   global loads  = 2 * M * N * K elements (identical to v1 naive)
 //             global stores = M * N
 //             What changes is below the model: L1 sectors requested per load.
-//   precond.  float32, row-major contiguous; any M, N, K >= 0. M is limited by
-//             gridDim.y: M <= 65535 * CVT_V1_BLOCK (the launcher reports more).
+//   precond.  float32, row-major contiguous; any M, N, K >= 0. The row blocks go on
+//             grid y, folded into (y, z) past 65535 blocks (fold_grid, block_y in
+//             common.cuh), so the blocks past M in the last z may count past 2^31.
 //   run       python -m bench check --kernels cuda_v1_coalesced --shapes 1000x999x37
 #include "common.cuh"
 #include "launchers.h"
@@ -22,7 +23,7 @@ __global__ void matmul_v1_coalesced_kernel(const float* __restrict__ A,
                                            const float* __restrict__ B,
                                            float* __restrict__ C, int M, int N, int K) {
   const int col = blockIdx.x * blockDim.x + threadIdx.x;  // neighbours in a warp: neighbour columns
-  const int row = blockIdx.y * blockDim.y + threadIdx.y;
+  const int64_t row = block_y() * blockDim.y + threadIdx.y;  // 64-bit: see precond.
   if (row >= M || col >= N) return;
 
   const float* a_row = A + static_cast<int64_t>(row) * K;
@@ -38,8 +39,9 @@ cudaError_t launch_matmul_v1_coalesced(const float* A, const float* B, float* C,
   if (M == 0 || N == 0) return cudaSuccess;
   const dim3 block(CVT_V1_BLOCK, CVT_V1_BLOCK);
   const int64_t gx = ceil_div(N, CVT_V1_BLOCK), gy = ceil_div(M, CVT_V1_BLOCK);
-  if (!grid_fits(gx, gy)) return cudaErrorInvalidConfiguration;
-  matmul_v1_coalesced_kernel<<<dim3(gx, gy), block, 0, stream>>>(A, B, C, M, N, K);
+  dim3 grid;
+  if (!fold_grid(gx, gy, &grid)) return cudaErrorInvalidConfiguration;
+  matmul_v1_coalesced_kernel<<<grid, block, 0, stream>>>(A, B, C, M, N, K);
   return cudaGetLastError();
 }
 

@@ -11,8 +11,9 @@
 //               global loads  = 2 * M * N * K elements   (lecture: 2N^3)
 //               global stores = M * N
 //             Out-of-range threads return before loading anything.
-//   precond.  float32, row-major contiguous; any M, N, K >= 0. N is limited by
-//             gridDim.y: N <= 65535 * CVT_V1_BLOCK (the launcher reports more).
+//   precond.  float32, row-major contiguous; any M, N, K >= 0. The column blocks go on
+//             grid y, folded into (y, z) past 65535 blocks (fold_grid, block_y in
+//             common.cuh), so the blocks past N in the last z may count past 2^31.
 //   run       python -m bench check --kernels cuda_v1_naive --shapes 1000x999x37
 //             build/matmul_driver v1_naive 1024 1024 1024   (CMake driver)
 #include "common.cuh"
@@ -25,7 +26,7 @@ __global__ void matmul_v1_naive_kernel(const float* __restrict__ A,
                                        const float* __restrict__ B,
                                        float* __restrict__ C, int M, int N, int K) {
   const int x = blockIdx.x * blockDim.x + threadIdx.x;  // row of C
-  const int y = blockIdx.y * blockDim.y + threadIdx.y;  // column of C
+  const int64_t y = block_y() * blockDim.y + threadIdx.y;  // column of C (64-bit: see precond.)
   if (x >= M || y >= N) return;
 
   const float* a_row = A + static_cast<int64_t>(x) * K;  // 64-bit: x * K may pass 2^31
@@ -41,8 +42,9 @@ cudaError_t launch_matmul_v1_naive(const float* A, const float* B, float* C,
   if (M == 0 || N == 0) return cudaSuccess;
   const dim3 block(CVT_V1_BLOCK, CVT_V1_BLOCK);
   const int64_t gx = ceil_div(M, CVT_V1_BLOCK), gy = ceil_div(N, CVT_V1_BLOCK);
-  if (!grid_fits(gx, gy)) return cudaErrorInvalidConfiguration;
-  matmul_v1_naive_kernel<<<dim3(gx, gy), block, 0, stream>>>(A, B, C, M, N, K);
+  dim3 grid;
+  if (!fold_grid(gx, gy, &grid)) return cudaErrorInvalidConfiguration;
+  matmul_v1_naive_kernel<<<grid, block, 0, stream>>>(A, B, C, M, N, K);
   return cudaGetLastError();
 }
 

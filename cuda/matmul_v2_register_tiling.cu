@@ -16,7 +16,8 @@
 //               global stores = M * N
 //             FFMAs = ceil(M/V)*ceil(N/V)*V*V*K (out-of-range lanes multiply zeros).
 //   precond.  float32, row-major contiguous; any M, N, K >= 0;
-//             M <= 65535 * T * V (gridDim.y; the launcher reports more).
+//             the row blocks go on grid y, folded into (y, z) past 65535 blocks
+//             (fold_grid, block_y in common.cuh).
 //   params    V = CVT_V2_V, T x T threads per block (matmul_config.h).
 //   run       python -m bench check --kernels cuda_v2* --shapes 1000x999x37
 #include "common.cuh"
@@ -29,7 +30,7 @@ template <int V>
 __global__ void matmul_v2_register_tiling_kernel(const float* __restrict__ A,
                                                  const float* __restrict__ B,
                                                  float* __restrict__ C, int M, int N, int K) {
-  const int64_t r0 = (static_cast<int64_t>(blockIdx.y) * blockDim.y + threadIdx.y) * V;
+  const int64_t r0 = (block_y() * blockDim.y + threadIdx.y) * V;
   const int64_t c0 = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) * V;
   if (r0 >= M || c0 >= N) return;
 
@@ -62,8 +63,9 @@ cudaError_t launch_matmul_v2_register_tiling(const float* A, const float* B, flo
   constexpr int V = CVT_V2_V, T = CVT_V2_T;
   if (M == 0 || N == 0) return cudaSuccess;
   const int64_t gx = ceil_div(N, T * V), gy = ceil_div(M, T * V);
-  if (!grid_fits(gx, gy)) return cudaErrorInvalidConfiguration;
-  matmul_v2_register_tiling_kernel<V><<<dim3(gx, gy), dim3(T, T), 0, stream>>>(A, B, C, M, N, K);
+  dim3 grid;
+  if (!fold_grid(gx, gy, &grid)) return cudaErrorInvalidConfiguration;
+  matmul_v2_register_tiling_kernel<V><<<grid, dim3(T, T), 0, stream>>>(A, B, C, M, N, K);
   return cudaGetLastError();
 }
 

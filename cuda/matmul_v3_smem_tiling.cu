@@ -27,7 +27,8 @@
 //             global stores = M * N
 //             FFMAs = ceil(M/L)*ceil(N/L) * L*L * S*ceil(K/S)
 //   precond.  float32, row-major contiguous; any M, N, K >= 0;
-//             M <= 65535 * L (gridDim.y; the launcher reports more).
+//             the row blocks go on grid y, folded into (y, z) past 65535 blocks
+//             (fold_grid, block_y in common.cuh; a block past the last row returns).
 //   params    L = CVT_V3_L, S = CVT_V3_S, V = CVT_V3_V (matmul_config.h); (L/V)^2
 //             threads per block; shared memory S*(L+4)*4 + S*L*4 bytes.
 //   run       python -m bench check --kernels cuda_v3* --shapes 1000x999x37
@@ -55,8 +56,9 @@ matmul_v3_smem_tiling_kernel(const float* __restrict__ A, const float* __restric
 
   const int tx = threadIdx.x % T;   // column block of this thread inside the tile
   const int ty = threadIdx.x / T;   // row block
-  const int64_t m0 = static_cast<int64_t>(blockIdx.y) * L;  // the block's tile of C
+  const int64_t m0 = block_y() * L;  // the block's tile of C
   const int64_t n0 = static_cast<int64_t>(blockIdx.x) * L;
+  if (m0 >= M) return;  // past the last row of a folded grid (see precond.)
 
   float c[V][V] = {};
   float a[V], b[V];
@@ -109,9 +111,10 @@ cudaError_t launch_matmul_v3_smem_tiling(const float* A, const float* B, float* 
   constexpr int L = CVT_V3_L, S = CVT_V3_S, V = CVT_V3_V;
   if (M == 0 || N == 0) return cudaSuccess;
   const int64_t gx = ceil_div(N, L), gy = ceil_div(M, L);
-  if (!grid_fits(gx, gy)) return cudaErrorInvalidConfiguration;
+  dim3 grid;
+  if (!fold_grid(gx, gy, &grid)) return cudaErrorInvalidConfiguration;
   matmul_v3_smem_tiling_kernel<L, S, V>
-      <<<dim3(gx, gy), (L / V) * (L / V), 0, stream>>>(A, B, C, M, N, K);
+      <<<grid, (L / V) * (L / V), 0, stream>>>(A, B, C, M, N, K);
   return cudaGetLastError();
 }
 

@@ -45,7 +45,8 @@
 //             global stores = M * N (in float4s on the 128-bit path)
 //             FFMAs = ceil(M/L)*ceil(N/L) * L*L * S*ceil(K/S)
 //   precond.  float32, row-major contiguous; any M, N, K >= 0, any alignment;
-//             M <= 65535 * L (gridDim.y; the launcher reports more).
+//             the row blocks go on grid y, folded into (y, z) past 65535 blocks
+//             (fold_grid, block_y in common.cuh; a block past the last row returns).
 //             The 128-bit path (W = 4) needs A, B, C 16-byte aligned and K, N multiples
 //             of 4 (vector_path_ok in common.cuh); otherwise the launcher instantiates the
 //             same kernel with W = 1, one element per load and store. The choice is the
@@ -78,8 +79,9 @@ matmul_v4_vectorized_kernel(const float* __restrict__ A, const float* __restrict
 
   const int tx = threadIdx.x % T;   // this thread's column inside every panel
   const int ty = threadIdx.x / T;   // its row inside every panel
-  const int64_t m0 = static_cast<int64_t>(blockIdx.y) * L;  // the block's tile of C
+  const int64_t m0 = block_y() * L;  // the block's tile of C
   const int64_t n0 = static_cast<int64_t>(blockIdx.x) * L;
+  if (m0 >= M) return;  // past the last row of a folded grid (see precond.)
 
   float c[V][V] = {};
   Floats<4> a[P], b[P];
@@ -144,8 +146,9 @@ cudaError_t launch_matmul_v4_vectorized(const float* A, const float* B, float* C
   constexpr int L = CVT_V4_L, S = CVT_V4_S, V = CVT_V4_V;
   if (M == 0 || N == 0) return cudaSuccess;
   const int64_t gx = ceil_div(N, L), gy = ceil_div(M, L);
-  if (!grid_fits(gx, gy)) return cudaErrorInvalidConfiguration;
-  const dim3 grid(gx, gy), block((L / V) * (L / V));
+  dim3 grid;
+  if (!fold_grid(gx, gy, &grid)) return cudaErrorInvalidConfiguration;
+  const dim3 block((L / V) * (L / V));
   if (vector_path_ok(A, B, C, N, K)) {
     matmul_v4_vectorized_kernel<L, S, V, 4><<<grid, block, 0, stream>>>(A, B, C, M, N, K);
   } else {

@@ -36,7 +36,8 @@
 //             FFMAs = ceil(M/BM)*ceil(N/BN) * BM*BN * BK*ceil(K/BK)
 //   precond.  float32, row-major contiguous; any M, N, K >= 0, any alignment (the
 //             launcher picks W = 4 when vector_path_ok, else W = 1, as in v4);
-//             M <= 65535 * BM (gridDim.y; the launcher reports more).
+//             the row blocks go on grid y, folded into (y, z) past 65535 blocks
+//             (fold_grid, block_y in common.cuh; a block past the last row returns).
 //   params    BM, BN, BK, WM, WN, TM, TN = CVT_V5_* (matmul_config.h);
 //             (BM/WM)*(BN/WN) warps per block; shared memory BK*(BM+4)*4 + BK*BN*4 bytes.
 //   run       python -m bench check --kernels cuda_v5* --shapes 1000x999x37,1024x1024x1024
@@ -68,8 +69,9 @@ matmul_v5_warptiling_kernel(const float* __restrict__ A, const float* __restrict
   const int lm = lane / LANES_N, ln = lane % LANES_N;      // the lane's place in the warp tile
   const int row0 = wm * WM + lm * 4;  // first row of piece (0, q) inside the block tile
   const int col0 = wn * WN + ln * 4;  // first column of piece (p, 0)
-  const int64_t m0 = static_cast<int64_t>(blockIdx.y) * BM;
+  const int64_t m0 = block_y() * BM;
   const int64_t n0 = static_cast<int64_t>(blockIdx.x) * BN;
+  if (m0 >= M) return;  // past the last row of a folded grid (see precond.)
 
   float c[TM][TN] = {};
   Floats<4> a[PM], b[PN];
@@ -136,8 +138,9 @@ cudaError_t launch_matmul_v5_warptiling(const float* A, const float* B, float* C
   constexpr int WM = CVT_V5_WM, WN = CVT_V5_WN, TM = CVT_V5_TM, TN = CVT_V5_TN;
   if (M == 0 || N == 0) return cudaSuccess;
   const int64_t gx = ceil_div(N, BN), gy = ceil_div(M, BM);
-  if (!grid_fits(gx, gy)) return cudaErrorInvalidConfiguration;
-  const dim3 grid(gx, gy), block(WarpTiling<BM, BN, WM, WN, TM, TN>::THREADS);
+  dim3 grid;
+  if (!fold_grid(gx, gy, &grid)) return cudaErrorInvalidConfiguration;
+  const dim3 block(WarpTiling<BM, BN, WM, WN, TM, TN>::THREADS);
   if (vector_path_ok(A, B, C, N, K)) {
     matmul_v5_warptiling_kernel<BM, BN, BK, WM, WN, TM, TN, 4><<<grid, block, 0, stream>>>(A, B, C, M, N, K);
   } else {

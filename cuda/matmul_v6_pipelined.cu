@@ -18,13 +18,14 @@
 //             STAGES-1 steps of compute to arrive. cp.async cannot transpose (it copies 4,
 //             8 or 16 contiguous bytes), so A's tile is copied one float at a time into
 //             sA[k][m]; B's in pieces of W floats (16-byte copies on the 128-bit path).
-//             (2) Block order: the block with launch index b = blockIdx.y*gridDim.x +
-//             blockIdx.x computes tile (tm, tn) with GROUP block rows per group, walked
-//             column by column: tm = first + (b % (GROUP*gx)) % rows, tn = (b % (GROUP*gx))
-//             / rows. The ~132 blocks resident at once (one per SM with the default
-//             tiles) then cover a GROUP x ~132/GROUP patch of C: they read GROUP row panels
-//             of A and ~132/GROUP column panels of B, where launch order would read
-//             132/gx block rows and all gx column panels.
+//             (2) Block order: the block with launch index b = block_y()*gridDim.x +
+//             blockIdx.x (block_y() is blockIdx.y unless the grid is folded: precond.)
+//             computes tile (tm, tn) with GROUP block rows per group, walked column by
+//             column: tm = first + (b % (GROUP*gx)) % rows, tn = (b % (GROUP*gx)) / rows.
+//             The ~132 blocks resident at once (one per SM with the default tiles) then
+//             cover a GROUP x ~132/GROUP patch of C: they read GROUP row panels of A and
+//             ~132/GROUP column panels of B, where launch order would read 132/gx block
+//             rows and all gx column panels.
 //   pipeline  step t (tiles = ceil(K/BK); the prologue committed tiles 0..STAGES-2, one
 //             group each, empty groups past the last tile):
 //               cp_async_wait<STAGES-2>  this thread's copies of tile t have landed: of
@@ -54,9 +55,11 @@
 //             L2 and DRAM: the grouped order changes what L2 keeps, not what the threads
 //             issue; ncu's L2 and DRAM bytes show it (bench profile).
 //   precond.  float32, row-major contiguous; any M, N, K >= 0, any alignment (W = 4 when
-//             vector_path_ok, else W = 1, chosen by the launcher); M <= 65535 * BM
-//             (gridDim.y; the launcher reports more); sm_80 or newer for asynchronous
-//             copies (cp_async.cuh: older GPUs get synchronous ones, correct but slow).
+//             vector_path_ok, else W = 1, chosen by the launcher); sm_80 or newer for
+//             asynchronous copies (cp_async.cuh: older GPUs get synchronous ones, correct
+//             but slow). The rows of blocks go on grid y, folded into (y, z) past 65535
+//             (fold_grid, block_y in common.cuh: the same launch order b; a block past the
+//             last row returns).
 //   params    BM, BN, BK, WM, WN, TM, TN, STAGES, GROUP = CVT_V6_* (matmul_config.h);
 //             (BM/WM)*(BN/WN) warps per block; dynamic shared memory
 //             STAGES * (BK*(BM+4) + BK*BN) * 4 bytes (the launcher raises the 48 KB default
@@ -90,9 +93,11 @@ matmul_v6_pipelined_kernel(const float* __restrict__ A, const float* __restrict_
   float* const sA = smem;
   float* const sB = smem + STAGES * A_STAGE;
 
-  // Grouped block order (see "change (2)").
-  const int64_t gx = gridDim.x, gy = gridDim.y;
-  const int64_t b = static_cast<int64_t>(blockIdx.y) * gx + blockIdx.x;
+  // Grouped block order (see "change (2)"), over gx x gy tiles: gy is not gridDim.y, which
+  // holds only part of the rows when the launcher folds them into (y, z) (see precond.).
+  const int64_t gx = gridDim.x, gy = ceil_div(M, BM), y = block_y();
+  if (y >= gy) return;  // past the last row of a folded grid
+  const int64_t b = y * gx + blockIdx.x;
   const int64_t first = b / (GROUP * gx) * GROUP;         // first block row of b's group
   const int64_t rows = gy - first < GROUP ? gy - first : GROUP;  // block rows in the group
   const int64_t m0 = (first + (b % (GROUP * gx)) % rows) * BM;
@@ -203,8 +208,8 @@ cudaError_t launch_matmul_v6_pipelined(const float* A, const float* B, float* C,
                                        int64_t M, int64_t N, int64_t K, cudaStream_t stream) {
   if (M == 0 || N == 0) return cudaSuccess;
   const int64_t gx = ceil_div(N, CVT_V6_BN), gy = ceil_div(M, CVT_V6_BM);
-  if (!grid_fits(gx, gy)) return cudaErrorInvalidConfiguration;
-  const dim3 grid(gx, gy);
+  dim3 grid;
+  if (!fold_grid(gx, gy, &grid)) return cudaErrorInvalidConfiguration;
   return vector_path_ok(A, B, C, N, K) ? launch_v6<4>(A, B, C, M, N, K, grid, stream)
                                        : launch_v6<1>(A, B, C, M, N, K, grid, stream);
 }

@@ -34,7 +34,8 @@
 //             What changes is the instructions around them: per thread and interior tile,
 //             BM*BK/THREADS + BK*BN/(W*THREADS) copies and the adds of their addresses.
 //   precond.  as v6: float32, row-major contiguous; any M, N, K >= 0, any alignment (W = 4
-//             when vector_path_ok, else W = 1); M <= 65535 * BM; sm_80+ for cp.async.
+//             when vector_path_ok, else W = 1); rows of blocks folded into (y, z) past
+//             65535; sm_80+ for cp.async.
 //   params    BM, BN, BK, WM, WN, TM, TN, STAGES, GROUP = CVT_V7_* (matmul_config.h);
 //             dynamic shared memory STAGES * (BK*(BM+4) + BK*BN) * 4 bytes (74,496 with
 //             the defaults, as v6).
@@ -70,9 +71,11 @@ matmul_v7_lean_fetch_kernel(const float* __restrict__ A, const float* __restrict
   float* const sA = smem;
   float* const sB = smem + STAGES * A_STAGE;
 
-  // Grouped block order (see "change (2)").
-  const int64_t gx = gridDim.x, gy = gridDim.y;
-  const int64_t b = static_cast<int64_t>(blockIdx.y) * gx + blockIdx.x;
+  // Grouped block order (v6's "change (2)"), over gx x gy tiles: gy is not gridDim.y, which
+  // holds only part of the rows when the launcher folds them into (y, z) (see precond.).
+  const int64_t gx = gridDim.x, gy = ceil_div(M, BM), y = block_y();
+  if (y >= gy) return;  // past the last row of a folded grid
+  const int64_t b = y * gx + blockIdx.x;
   const int64_t first = b / (GROUP * gx) * GROUP;         // first block row of b's group
   const int64_t rows = gy - first < GROUP ? gy - first : GROUP;  // block rows in the group
   const int64_t m0 = (first + (b % (GROUP * gx)) % rows) * BM;
@@ -211,8 +214,8 @@ cudaError_t launch_matmul_v7_lean_fetch(const float* A, const float* B, float* C
                                         int64_t M, int64_t N, int64_t K, cudaStream_t stream) {
   if (M == 0 || N == 0) return cudaSuccess;
   const int64_t gx = ceil_div(N, CVT_V7_BN), gy = ceil_div(M, CVT_V7_BM);
-  if (!grid_fits(gx, gy)) return cudaErrorInvalidConfiguration;
-  const dim3 grid(gx, gy);
+  dim3 grid;
+  if (!fold_grid(gx, gy, &grid)) return cudaErrorInvalidConfiguration;
   return vector_path_ok(A, B, C, N, K) ? launch_v7<4>(A, B, C, M, N, K, grid, stream)
                                        : launch_v7<1>(A, B, C, M, N, K, grid, stream);
 }

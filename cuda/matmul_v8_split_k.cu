@@ -43,8 +43,10 @@
 //             reads of distributed shared memory per element of C (not in the model: the
 //             model counts the k loop, which is the same for every S).
 //   precond.  as v7: float32, row-major contiguous; any M, N, K >= 0, any alignment (W = 4
-//             when vector_path_ok, else W = 1); M <= 65535 * BM; sm_80+ for cp.async, sm_90+
-//             for a split (clusters).
+//             when vector_path_ok, else W = 1); rows of blocks folded into (y, z) past 65535
+//             as in v7 when S = 1, while a split (S > 1) takes z and its rows fit on y (it has
+//             fewer tiles than the GPU has SMs); sm_80+ for cp.async, sm_90+ for a split
+//             (clusters).
 //   params    BM, BN, BK, WM, WN, TM, TN, STAGES, GROUP, MAX_SPLITS, MIN_SPLIT_TILES =
 //             CVT_V8_* (matmul_config.h); dynamic shared memory STAGES * (BK*(BM+4) +
 //             BK*BN) * 4 bytes (74,496), BM*BN*4 (131,072) when split.
@@ -85,9 +87,13 @@ matmul_v8_split_k_kernel(const float* __restrict__ A, const float* __restrict__ 
   float* const sA = smem;
   float* const sB = smem + STAGES * A_STAGE;
 
-  // Grouped block order (see "change (2)").
-  const int64_t gx = gridDim.x, gy = gridDim.y;
-  const int64_t b = static_cast<int64_t>(blockIdx.y) * gx + blockIdx.x;
+  // Grouped block order (v6's "change (2)"), over gx x gy tiles. With one split the rows
+  // may be folded into (y, z), as in v7; with SPLIT, z is the split and y holds every row.
+  const int64_t gx = gridDim.x, gy = ceil_div(M, BM);
+  const int64_t y = SPLIT ? static_cast<int64_t>(blockIdx.y) : block_y();
+  if (y >= gy) return;  // past the last row of a folded grid (never with SPLIT, whose
+                        // blocks all meet at the cluster barriers below)
+  const int64_t b = y * gx + blockIdx.x;
   const int64_t first = b / (GROUP * gx) * GROUP;         // first block row of b's group
   const int64_t rows = gy - first < GROUP ? gy - first : GROUP;  // block rows in the group
   const int64_t m0 = (first + (b % (GROUP * gx)) % rows) * BM;
@@ -268,11 +274,12 @@ static cudaError_t allow_shared(Kernel kernel, int bytes) {
 
 template <int W>
 static cudaError_t launch_v8(const float* A, const float* B, float* C, int64_t M, int64_t N,
-                             int64_t K, dim3 grid, int split_tiles, cudaStream_t stream) {
+                             int64_t K, dim3 grid, int splits, int split_tiles,
+                             cudaStream_t stream) {
   constexpr int BM = CVT_V8_BM, BN = CVT_V8_BN, BK = CVT_V8_BK, STAGES = CVT_V8_STAGES;
   constexpr int threads = WarpTiling<BM, BN, CVT_V8_WM, CVT_V8_WN, CVT_V8_TM, CVT_V8_TN>::THREADS;
   constexpr int ring = STAGES * (BK * (BM + 4) + BK * BN) * static_cast<int>(sizeof(float));
-  if (grid.z == 1) {  // one split: v7's kernel (SPLIT = false)
+  if (splits == 1) {  // one split: v7's kernel (SPLIT = false), grid folded as v7's
     const auto kernel = matmul_v8_split_k_kernel<BM, BN, BK, CVT_V8_WM, CVT_V8_WN, CVT_V8_TM,
                                                   CVT_V8_TN, STAGES, CVT_V8_GROUP, W, false>;
     const cudaError_t err = allow_shared(kernel, ring);
@@ -286,12 +293,12 @@ static cudaError_t launch_v8(const float* A, const float* B, float* C, int64_t M
   constexpr int smem = part > ring ? part : ring;
   cudaError_t err = allow_shared(kernel, smem);
   if (err != cudaSuccess) return err;
-  // The splits of a tile form a cluster of grid.z blocks along z: their rank is blockIdx.z.
+  // The splits of a tile form a cluster of `splits` blocks along z: their rank is blockIdx.z.
   cudaLaunchAttribute attribute[1];
   attribute[0].id = cudaLaunchAttributeClusterDimension;
   attribute[0].val.clusterDim.x = 1;
   attribute[0].val.clusterDim.y = 1;
-  attribute[0].val.clusterDim.z = grid.z;
+  attribute[0].val.clusterDim.z = splits;
   cudaLaunchConfig_t config = {};
   config.gridDim = grid;
   config.blockDim = dim3(threads);
@@ -305,7 +312,7 @@ static cudaError_t launch_v8(const float* A, const float* B, float* C, int64_t M
   int device = 0;
   err = cudaGetDevice(&device);
   if (err != cudaSuccess) return err;
-  int& known = fits[device % kMaxDevices][grid.z];
+  int& known = fits[device % kMaxDevices][splits];
   if (known == 0 || device >= kMaxDevices) {
     int clusters = 0;
     err = cudaOccupancyMaxActiveClusters(&clusters, kernel, &config);
@@ -319,15 +326,19 @@ static cudaError_t launch_v8(const float* A, const float* B, float* C, int64_t M
 
 // The split (see "splits" in the header): as many as fill the SMs that the tiles leave
 // idle, at most CVT_V8_MAX_SPLITS, each at least CVT_V8_MIN_SPLIT_TILES k tiles deep; 1
-// before sm_90 (no clusters). Every split gets a nonempty range.
-static cudaError_t choose_splits(int64_t tiles, int64_t K, int* splits, int* split_tiles) {
+// before sm_90 (no clusters), and 1 where the gy rows of tiles are more than grid y holds
+// (the split takes z, where they would fold; a grid that splits has fewer tiles than the GPU
+// has SMs, so this matters only under a lowered CVT_MAX_GRID_YZ). Every split gets a
+// nonempty range.
+static cudaError_t choose_splits(int64_t gx, int64_t gy, int64_t K, int* splits,
+                                 int* split_tiles) {
   int device = 0, major = 0, sms = 0;
   cudaError_t err = cudaGetDevice(&device);
   if (err == cudaSuccess) err = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device);
   if (err == cudaSuccess) err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
   if (err != cudaSuccess) return err;
   const int64_t k_tiles = ceil_div(K, CVT_V8_BK);
-  int64_t s = major >= 9 ? sms / tiles : 1;
+  int64_t s = major >= 9 && gy <= kMaxGridYZ ? sms / (gx * gy) : 1;
   if (s > CVT_V8_MAX_SPLITS) s = CVT_V8_MAX_SPLITS;
   if (s > k_tiles / CVT_V8_MIN_SPLIT_TILES) s = k_tiles / CVT_V8_MIN_SPLIT_TILES;
   if (s < 1) s = 1;
@@ -341,13 +352,14 @@ cudaError_t launch_matmul_v8_split_k(const float* A, const float* B, float* C,
                                      int64_t M, int64_t N, int64_t K, cudaStream_t stream) {
   if (M == 0 || N == 0) return cudaSuccess;
   const int64_t gx = ceil_div(N, CVT_V8_BN), gy = ceil_div(M, CVT_V8_BM);
-  if (!grid_fits(gx, gy)) return cudaErrorInvalidConfiguration;
   int splits = 1, split_tiles = 1;
-  const cudaError_t err = choose_splits(gx * gy, K, &splits, &split_tiles);
+  const cudaError_t err = choose_splits(gx, gy, K, &splits, &split_tiles);
   if (err != cudaSuccess) return err;
-  const dim3 grid(gx, gy, splits);
-  return vector_path_ok(A, B, C, N, K) ? launch_v8<4>(A, B, C, M, N, K, grid, split_tiles, stream)
-                                       : launch_v8<1>(A, B, C, M, N, K, grid, split_tiles, stream);
+  dim3 grid(gx, gy, splits);  // a split: z is the split, and gy fits on y (choose_splits)
+  if (splits == 1 && !fold_grid(gx, gy, &grid)) return cudaErrorInvalidConfiguration;
+  return vector_path_ok(A, B, C, N, K)
+             ? launch_v8<4>(A, B, C, M, N, K, grid, splits, split_tiles, stream)
+             : launch_v8<1>(A, B, C, M, N, K, grid, splits, split_tiles, stream);
 }
 
 }  // namespace cvt

@@ -84,8 +84,9 @@ cudaError_t launch_softmax_split(DType dtype, const void* x, void* y, int64_t ro
 
 // grey[r, c] = round(0.2989 R + 0.5870 G + 0.1140 B) of a uint8 3 x h x w image.
 // Blocks of kGreyBY rows x kGreyBX threads, kGreyPx neighbour pixels per thread; the row
-// blocks go on gridDim.x, the column blocks on gridDim.y: h may be anything,
-// w <= 65535 * kGreyColumnsPerBlock.
+// blocks go on gridDim.x, the column blocks on gridDim.y, folded into (y, z) past 65535
+// (common.cuh): h <= (2^31 - 1) * kGreyBY, w <= 65535 * 65535 * kGreyColumnsPerBlock, else
+// cudaErrorInvalidConfiguration (no image that fits in a GPU's memory is refused).
 constexpr int kGreyPx = CVT_GREY_PX;  // neighbour pixels per thread
 constexpr int kGreyBX = CVT_GREY_BX;  // threads along a row
 constexpr int kGreyBY = CVT_GREY_BY;  // rows per block

@@ -5,19 +5,22 @@
 //             H x W plane. A 2-D grid of 2-D blocks tiles the picture; each thread converts
 //             kGreyPx = 16 neighbour pixels of one row (one 16-byte load per plane, one
 //             16-byte store), a block of 32 x 8 threads covers 8 rows x 512 columns. Block
-//             (bx, by) starts at row bx * 8 and column by * 512; a thread outside the
-//             picture does nothing: the Practitioner's Guide's two masks, offs_0 < h and
-//             offs_1 < w, as two comparisons. The Triton twin (triton_impl/rgb_to_grey.py)
-//             is the Practitioner's Guide's kernel with an 8 x 512 program tile, its grid
-//             (cdiv(h, 8), cdiv(w, 512)) and its masks.
+//             (bx, by) starts at row bx * 8 and column by * 512 (by = block_y(): blockIdx.y
+//             unless more than 65535 column blocks are folded into (y, z), common.cuh); a
+//             thread outside the picture does nothing: the Practitioner's Guide's two
+//             masks, offs_0 < h and offs_1 < w, as two comparisons. The Triton twin
+//             (triton_impl/rgb_to_grey.py) is the Practitioner's Guide's kernel with an
+//             8 x 512 program tile, its grid (cdiv(h, 8), cdiv(w, 512)) and its masks.
 //   change    (1-D kernels so far) two grid axes; the weights of ITU-R BT.601 luma; the
 //             result rounded to the nearest grey level (v + 0.5, truncated: v >= 0), where
 //             the store of the Practitioner's Guide truncates (white 255, 255, 255 gives
 //             254).
 //   traffic   reads 3 H W bytes, writes H W bytes: compulsory = model = 4 H W bytes.
-//   precond.  uint8, 3 x H x W, contiguous (the binding calls .contiguous()); any H, W >= 0,
-//             W <= 65535 x 512 (columns of blocks go on gridDim.y; rows on gridDim.x have
-//             no practical limit). 16-byte path when W is a multiple of 16 and both
+//   precond.  uint8, 3 x H x W, contiguous (the binding calls .contiguous()); any H, W >= 0
+//             up to CUDA's grid: H <= (2^31 - 1) x 8 (row blocks on gridDim.x), W <= 65535 x
+//             65535 x 512 (column blocks on gridDim.y, folded into (y, z) past 65535); past
+//             either the launcher returns cudaErrorInvalidConfiguration, for images no GPU
+//             can hold. 16-byte path when W is a multiple of 16 and both
 //             pointers are 16-byte aligned (then every row and plane starts aligned; run-time
 //             check), else the same kernel with byte loads.
 //   run       python -m bench check --kernels '*rgb_to_grey' --shapes 3x150x225,3x1066x1600
@@ -40,7 +43,7 @@ template <bool VECTOR>
 __global__ void __launch_bounds__(kGreyBX * kGreyBY)
 rgb_to_grey_kernel(const uint8_t* __restrict__ img, uint8_t* __restrict__ grey, int64_t h, int64_t w) {
   const int64_t row = int64_t{blockIdx.x} * kGreyBY + threadIdx.y;
-  const int64_t col = (int64_t{blockIdx.y} * kGreyBX + threadIdx.x) * kGreyPx;
+  const int64_t col = (block_y() * kGreyBX + threadIdx.x) * kGreyPx;
   if (row >= h || col >= w) return;  // the 2-D mask
   const int64_t plane = h * w;
   const int64_t p = row * w + col;
@@ -64,8 +67,9 @@ cudaError_t launch_rgb_to_grey(const uint8_t* img, uint8_t* grey, int64_t h, int
                                cudaStream_t stream) {
   if (h <= 0 || w <= 0) return cudaSuccess;
   const int64_t gx = ceil_div(h, kGreyBY), gy = ceil_div(w, kGreyColumnsPerBlock);
-  if (!grid_fits(gx, gy)) return cudaErrorInvalidConfiguration;
-  const dim3 grid(static_cast<unsigned>(gx), static_cast<unsigned>(gy)), block(kGreyBX, kGreyBY);
+  dim3 grid;
+  if (!fold_grid(gx, gy, &grid)) return cudaErrorInvalidConfiguration;
+  const dim3 block(kGreyBX, kGreyBY);
   if (w % kGreyPx == 0 && aligned16(img) && aligned16(grey)) {
     rgb_to_grey_kernel<true><<<grid, block, 0, stream>>>(img, grey, h, w);
   } else {

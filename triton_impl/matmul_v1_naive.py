@@ -31,7 +31,7 @@
             cuda_v1_naive for what Triton's layout choice saves.
   precond.  float32 (precision "fp32": fp32 FFMA, no tensor cores); any M, N, K >= 0;
             any strides (made row-major by the wrapper, as the CUDA op does);
-            N <= 65535 * BLOCK (grid axis 1, as the CUDA launcher's gridDim.y).
+            N <= 65535 * BLOCK (grid axis 1; the CUDA launcher folds past it).
   params    BLOCK = CVT_V1_BLOCK from cuda/matmul_config.h (read, never copied).
   run       python -m bench check --kernels triton_v1_naive --shapes 1000x999x37
             TRITON_INTERPRET=1 python -m bench check --kernels triton_v1_naive --shapes 17x13x7

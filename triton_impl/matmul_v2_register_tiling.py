@@ -37,7 +37,7 @@
             for a register tile; Gluon's explicit layouts can.
   precond.  float32 (precision "fp32": fp32 FFMA, no tensor cores); any M, N, K >= 0;
             any strides (made row-major by the wrapper, as the CUDA op does);
-            M <= 65535 * T * V (grid axis 1, as the CUDA launcher's gridDim.y).
+            M <= 65535 * T * V (grid axis 1; the CUDA launcher folds past it).
   params    V = CVT_V2_V, T = CVT_V2_T (cuda/matmul_config.h, read, never copied).
   run       python -m bench check --kernels 'triton_v2*' --shapes 1000x999x37
 """

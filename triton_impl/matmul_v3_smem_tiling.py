@@ -36,7 +36,7 @@
             shared-memory layout (swizzled, no padding), and may vectorize the tile loads.
   precond.  float32 (precision "fp32": fp32 FFMA, no tensor cores); any M, N, K >= 0;
             any strides (made row-major by the wrapper, as the CUDA op does);
-            M <= 65535 * L (grid axis 1, as the CUDA launcher's gridDim.y).
+            M <= 65535 * L (grid axis 1; the CUDA launcher folds past it).
   params    L = CVT_V3_L, S = CVT_V3_S, V = CVT_V3_V (cuda/matmul_config.h).
   run       python -m bench check --kernels 'triton_v3*' --shapes 1000x999x37
 """

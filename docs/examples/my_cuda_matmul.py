@@ -23,7 +23,9 @@ CUDA_SOURCE = r"""
 
 constexpr int TILE = 16;
 
-// C[M, N] = A[M, K] @ B[K, N], float32, row-major; any M, N, K (zeros outside the matrices).
+// C[M, N] = A[M, K] @ B[K, N], float32, row-major; any N, K and M up to 65535 * TILE (zeros
+// outside the matrices; the rows of blocks go on grid y, which CUDA caps at 65535 blocks: the
+// suite's own kernels fold longer grids into y and z, cuda/common.cuh).
 __global__ void my_cuda_matmul_kernel(const float* A, const float* B, float* C,
                                       int64_t M, int64_t N, int64_t K) {
   __shared__ float sA[TILE][TILE], sB[TILE][TILE];

@@ -25,6 +25,7 @@ from bench.families.matmul import models
 from bench.families.matmul.models import MatmulShape
 from bindings import config
 from tests.support import emulated
+from tests.support.grid_rows import shape_with_rows, version_of
 from tests.support.tile_counts import count_tiles
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -245,6 +246,33 @@ def test_every_ladder_kernel_on_the_cpu_emulator(tmp_path):
     AddressSanitizer watching every global and shared access (~1 minute)."""
     out = emulated.run(tmp_path, "runner.cpp", "all_kernels.inc", EMULATED_SHAPES)
     assert out.count(" ok") == len(config.MATMUL_OPS) * len(EMULATED_SHAPES), out
+
+
+# The fold of a grid's rows of blocks into (y, z) (cuda/common.cuh: fold_grid, block_y), with
+# CUDA's 65535 blocks along y and z lowered to CVT_MAX_GRID_YZ = 3 for the kernels and the
+# emulator (which aborts a launch past it): every rung at 8 rows of blocks, the last partial,
+# launched as 3 along y by 3 along z, the ninth row past C (its blocks must return at once:
+# for v6-v8 it would start a group of GROUP = 8 rows of its own, with no rows in it); on the
+# scalar path (odd K, an offset pointer) and, for a launcher that has one, the 128-bit path.
+# v8's 8 rows are more than y holds, so it runs unsplit (the split takes z) and folds as v7.
+FOLD_LIMIT, FOLD_ROWS = 3, 8
+LADDER = [k for k in registry.select("@ladder") if k.backend == "cuda"]
+
+
+@pytest.mark.slow
+def test_every_ladder_kernel_folds_a_long_grid_on_the_cpu_emulator(tmp_path):
+    """Every element of C, against float64, for grids of more rows of blocks than grid y
+    holds (~15 s)."""
+    assert {version_of(k) for k in LADDER} == {v.removeprefix("matmul_") for v in config.MATMUL_OPS}
+    assert all(FOLD_ROWS % _kernel(v).params()["GROUP"] == 0 for v in ("v6", "v7", "v8"))
+    runner = emulated.build(tmp_path, "runner.cpp", "all_kernels.inc",
+                            {"CVT_MAX_GRID_YZ": FOLD_LIMIT})
+    for kernel in LADDER:
+        m, n = shape_with_rows(kernel, FOLD_ROWS, 20)
+        vector = "vector_path_ok(" in (ROOT / kernel.source).read_text()
+        shapes = [(m, n, 9, 1), (m, n, 20, 0)][:1 + vector]
+        out = emulated.run_built(runner, shapes, f"--only={version_of(kernel)}")
+        assert out.count(" ok") == len(shapes), out
 
 
 def test_emulator_rewrites_every_launch():

@@ -344,6 +344,7 @@ def fake_cuda():
 def test_fake_kernels_give_shapes_and_the_ops_messages(fake_cuda):
     """Every check the real op makes (bindings/memory_ops.cpp), made at trace time."""
     from bindings import _fake_memory as fm
+    from bindings import config
 
     x = fake_cuda(4, 5)
     assert fm.FAKES["vector_add"](x, x).shape == (4, 5)
@@ -351,6 +352,12 @@ def test_fake_kernels_give_shapes_and_the_ops_messages(fake_cuda):
     assert fm.FAKES["softmax_online"](x, 0).shape == (4, 5)
     img = fake_cuda(3, 7, 9, dtype=torch.uint8)
     assert fm.FAKES["rgb_to_grey"](img).shape == (7, 9)
+    # CUDA's grid: a block per 8 rows along x (2^31 - 1 of them), a block per 512 columns
+    # along y, folded into (y, z) past 65535 (65535 x 65535 of them)
+    wide, tall = 65535**2 * 512, (2**31 - 1) * 8
+    assert (8, 512) == (config.memory_params()["GREY_BY"], fm.grey_columns_per_block())
+    for h, w in ((1, 65535 * 512 + 1), (1, wide), (tall, 1)):
+        assert fm.FAKES["rgb_to_grey"](fake_cuda(3, h, w, dtype=torch.uint8)).shape == (h, w)
     bad = [
         ("vector_add: x and y must have the same shape", "vector_add", (x, fake_cuda(5, 4))),
         ("vector_add: x and y must have the same dtype", "vector_add", (x, x.half())),
@@ -360,8 +367,12 @@ def test_fake_kernels_give_shapes_and_the_ops_messages(fake_cuda):
         ("relu_dropout: seed must be >= 0, got -1", "relu_dropout", (x, 0.5, -1)),
         ("copy: x must be float32, float16 or bfloat16", "copy", (x.int(),)),
         ("rgb_to_grey: the image must be uint8", "rgb_to_grey", (img.float(),)),
-        ("rgb_to_grey: a 1 x 33553921 image needs 65536 blocks", "rgb_to_grey",
-         (fake_cuda(3, 1, 65535 * 512 + 1, dtype=torch.uint8),)),
+        (rf"rgb_to_grey: a 1 x {wide + 1} image needs {65535**2 + 1} blocks along grid y and "
+         rf"z \(one per 512 columns\), more than the 65535 x 65535 CUDA allows: W must be <= "
+         rf"{wide}$", "rgb_to_grey", (fake_cuda(3, 1, wide + 1, dtype=torch.uint8),)),
+        (rf"rgb_to_grey: a {tall + 1} x 1 image needs {2**31} blocks along grid x \(one per 8 "
+         rf"rows\), more than the {2**31 - 1} CUDA allows: H must be <= {tall}$", "rgb_to_grey",
+         (fake_cuda(3, tall + 1, 1, dtype=torch.uint8),)),
     ]
     for message, op, args in bad:
         with pytest.raises(Exception, match=message):
@@ -378,8 +389,8 @@ def test_fake_kernels_reject_cpu_tensors():
 
 
 def test_matmul_fake_kernels_check_what_the_ops_check(fake_cuda):
-    """bindings/matmul_ops.cpp's checks, and each launcher's grid limit (65535 blocks along
-    y) from cuda/matmul_config.h's tiles, at trace time."""
+    """bindings/matmul_ops.cpp's checks at trace time; and no grid limit: every launcher's
+    grid covers any M and N below 2^31 (its rows of blocks fold into grid y and z)."""
     from bindings import MATMUL_OPS
     from bindings import _fake as fk
 
@@ -393,12 +404,12 @@ def test_matmul_fake_kernels_check_what_the_ops_check(fake_cuda):
             fake(a, fake_cuda(6, 3))
         with pytest.raises(Exception, match=f"{op}: A and B must be 2-D"):
             fake(fake_cuda(2, 5, 7), b)
-        dim, per_block = fk.grid_y_dimension(op)
-        big = 65535 * per_block + 1
-        tall = (fake_cuda(big, 1), fake_cuda(1, 1)) if dim == "M" else (fake_cuda(1, 1),
-                                                                          fake_cuda(1, big))
-        with pytest.raises(Exception, match=f"{op}: output of .* needs more blocks .*65535"):
-            fake(*tall)
+        most = 2**31 - 1
+        assert fake(fake_cuda(most, 1), fake_cuda(1, 1)).shape == (most, 1)
+        assert fake(fake_cuda(1, 1), fake_cuda(1, most)).shape == (1, most)
+        with pytest.raises(Exception, match=f"{op}: every dimension must be below 2\\^31, got "
+                                            f"M = {most + 1}, K = 1, N = 1"):
+            fake(fake_cuda(most + 1, 1), fake_cuda(1, 1))
     with pytest.raises(Exception, match="must be CUDA tensors, got cpu"):
         fk._matmul_fake(MATMUL_OPS[0])(torch.empty(2, 2), torch.empty(2, 2))
 

@@ -379,24 +379,24 @@ def test_fake_kernels_check_what_the_op_checks(fake_cuda):
 
 
 def test_tf32_fakes_check_what_the_op_checks(fake_cuda):
-    """float32 like the ladder; off the TMA path (K or N not a multiple of 4) v7's grid and
-    its limit along y."""
+    """float32 like the ladder, whose fake it shares; no grid limit on the TMA path (a
+    persistent grid) nor off it (K or N not a multiple of 4: v7's grid, whose rows of blocks
+    fold into grid y and z past 65535)."""
     import torch
 
     from bindings import _fake as fk
 
     for op in config.TF32_OPS:
-        fake = fk._tf32_fake(op)
+        fake = fk._matmul_fake(op)
         out = fake(fake_cuda(5, 8), fake_cuda(8, 4))
         assert out.shape == (5, 4) and out.dtype == torch.float32
         with pytest.raises(Exception, match=f"{op}: A and B must be float32, got torch.float16"):
             fake(fake_cuda(5, 8).half(), fake_cuda(8, 4).half())
         with pytest.raises(Exception, match=f"{op}: inner dimensions must agree"):
             fake(fake_cuda(5, 8), fake_cuda(7, 4))
-        tall = 65536 * 128 + 1                     # v7: 128 rows per block along y
+        tall = 65536 * 128 + 1                     # v7: 65537 rows of 128 rows of C
         assert fake(fake_cuda(tall, 8), fake_cuda(8, 4)).shape == (tall, 4)   # TMA path
-        with pytest.raises(Exception, match="65535 along y"):
-            fake(fake_cuda(tall, 8), fake_cuda(8, 3))
+        assert fake(fake_cuda(tall, 8), fake_cuda(8, 3)).shape == (tall, 3)   # v7
 
 
 # --------------------------------------------------------------------------- the sweep

@@ -14,8 +14,9 @@ M and K within a tile of 2^31 (tile counts and loop counters that wrap in 32 bit
 softmax along a column (k * inner), a single row longer than 2^31 - BLOCK, row_sram rows,
 and the RGB planes (2 * h * w).
 
-A kernel may refuse a shape past a CUDA grid-dimension limit; it must then say so with the
-value and the limit (the message is checked), never crash or return garbage.
+A Triton kernel may refuse a shape past a CUDA grid-dimension limit; it must then say so with
+the value and the limit (the message is checked), never crash or return garbage. A CUDA kernel
+computes every shape here: its rows of blocks fold into grid y and z past CUDA's 65535.
 """
 from __future__ import annotations
 
@@ -49,13 +50,15 @@ def _release() -> None:
     torch.cuda.empty_cache()
 
 
-def _run_or_limit(fn, *args):
-    """fn(*args), or None when the kernel refuses the shape with a message naming a limit."""
+def _run_or_limit(kernel, precision: str, *args):
+    """The kernel's output at `precision`, or None when a Triton kernel refuses the shape with
+    a message naming a limit. A CUDA kernel never refuses these shapes: its grid's rows of
+    blocks fold into grid y and z past CUDA's 65535 (cuda/common.cuh)."""
     try:
-        return fn(*args)
+        return kernel.runner(precision)(*args)
     except (RuntimeError, ValueError) as exc:
         text = str(exc)
-        if LIMIT_MESSAGE.search(text) and "illegal" not in text:
+        if kernel.backend != "cuda" and LIMIT_MESSAGE.search(text) and "illegal" not in text:
             return None
         raise
 
@@ -78,7 +81,7 @@ def test_matmul_wide_b(kernel):
     dtype = torch.float16 if sixteen else torch.float32
     a = torch.randn(M, K, device="cuda").to(dtype)
     b = torch.randn(K, N, device="cuda", dtype=dtype)
-    out = _run_or_limit(kernel.runner(precision), a, b)
+    out = _run_or_limit(kernel, precision, a, b)
     if out is not None:
         for cols in (slice(N - 4099, N), slice(0, 4099)):
             err = matmul_error(out[:, cols], a, b[:, cols], precision)
@@ -103,7 +106,7 @@ def test_matmul_tall_a_near_2_to_the_31(kernel):
     torch.manual_seed(5)
     a = torch.randn(M, K, device="cuda", dtype=dtype)
     b = torch.randn(K, N, device="cuda", dtype=dtype)
-    out = _run_or_limit(kernel.runner(precision), a, b)
+    out = _run_or_limit(kernel, precision, a, b)
     if out is not None:
         long = max(M, N)
         for part in (slice(long - 4099, long), slice(0, 4099)):
@@ -155,7 +158,7 @@ def test_softmax_along_columns(kernel):
     _needs(12)
     torch.manual_seed(1)
     x = torch.randn(n, inner, device="cuda", dtype=torch.float16)
-    y = _run_or_limit(kernel.runner("fp16"), x, 0)
+    y = _run_or_limit(kernel, "fp16", x, 0)
     problem = problems.get("softmax")
     tol = problem.tolerance(problem.parse_shape(f"{n}x{inner}:dim=0"), "fp16")
     for cols in (slice(inner - 8, inner), slice(0, 8)):
@@ -173,7 +176,7 @@ def test_softmax_rows_past_2_to_the_31(kernel):
     _needs(12)
     torch.manual_seed(2)
     x = torch.randn(65540, 32768, device="cuda", dtype=torch.float16)
-    y = _run_or_limit(kernel.runner("fp16"), x, -1)
+    y = _run_or_limit(kernel, "fp16", x, -1)
     problem = problems.get("softmax")
     tol = problem.tolerance(problem.parse_shape("65540x32768"), "fp16")
     for rows in (slice(-3, None), slice(0, 3)):
@@ -225,7 +228,7 @@ def test_softmax_one_row_near_2_to_the_31(kernel):
     step = 2**28
     for s in range(0, n, step):                  # randn of 2^31 elements at once needs 8 GB more
         x[0, s:s + step] = torch.randn(min(step, n - s), device="cuda")
-    y = _run_or_limit(kernel.runner("fp32"), x, -1)
+    y = _run_or_limit(kernel, "fp32", x, -1)
     row = x[0]
     top = float(row.max())
     total = sum(float(torch.exp(row[s:s + step].double() - top).sum()) for s in range(0, n, step))
@@ -250,7 +253,7 @@ def test_rgb_to_grey_past_2_to_the_31(kernel):
     h = w = 32768
     torch.manual_seed(4)
     img = torch.randint(0, 256, (3, h, w), device="cuda", dtype=torch.uint8)
-    grey = _run_or_limit(kernel.runner("u8"), img)
+    grey = _run_or_limit(kernel, "u8", img)
     problem = problems.get("rgb_to_grey")
     tol = problem.tolerance(problem.parse_shape(f"3x{h}x{w}"), "u8")
     for rows in (slice(h - 16, h), slice(0, 16)):
@@ -260,13 +263,52 @@ def test_rgb_to_grey_past_2_to_the_31(kernel):
     _release()
 
 
-@pytest.mark.parametrize("kernel", GREY, ids=[k.name for k in GREY])
-def test_rgb_to_grey_grid_limit_is_named(kernel):
-    """An image wider than 65535 column blocks: a clear error naming the width and the limit."""
+GREY_CUDA = [k for k in GREY if k.backend == "cuda"]
+
+
+@pytest.mark.parametrize("kernel", GREY_CUDA, ids=[k.name for k in GREY_CUDA])
+@pytest.mark.parametrize("w", [65535 * 512 + 1, 65536 * 512 + 16])
+def test_rgb_to_grey_wider_than_65535_column_blocks(kernel, w):
+    """A 1 x W image (100 MB) of more column blocks of 512 than CUDA's grid y holds (65535):
+    the launcher folds them into y and z (cuda/common.cuh), and every pixel must come out
+    right, the last one included. W = 65535 * 512 + 1: 65536 blocks (32768 along y by 2
+    along z), byte loads; W = 65536 * 512 + 16: 65537 blocks (32769 by 2: a row of blocks
+    past the image, which returns), 16-byte loads."""
     import torch
 
-    w = 65535 * 512 + 1
-    img = torch.zeros(3, 1, w, device="cuda", dtype=torch.uint8)
-    with pytest.raises((RuntimeError, ValueError), match=rf"rgb_to_grey: a 1 x {w} image needs "
-                                                         r"65536 .*65535"):
-        kernel.runner("u8")(img)
+    torch.manual_seed(6)
+    img = torch.randint(0, 256, (3, 1, w), device="cuda", dtype=torch.uint8)
+    grey = kernel.runner("u8")(img)
+    problem = problems.get("rgb_to_grey")
+    tol = problem.tolerance(problem.parse_shape(f"3x1x{w}"), "u8")
+    err = problem.error(grey, (img,))
+    assert err <= tol, f"{kernel.name}: error {err:.3g} > {tol:.3g} on a 1 x {w} image"
+    del img, grey
+    _release()
+
+
+@pytest.mark.parametrize("kernel", GREY, ids=[k.name for k in GREY])
+def test_rgb_to_grey_grid_limit_is_named(kernel):
+    """Past the largest image a kernel's grid holds, a clear error naming the size, the
+    blocks it needs and the limit. The Triton twin: 65535 column blocks of 512 along grid
+    axis 1 (a 1 x (65535 * 512 + 1) image, 100 MB). The CUDA kernel: 65535 x 65535 column
+    blocks along grid y and z, and 2^31 - 1 blocks of 8 rows along x: images no GPU holds,
+    given as expanded views of one pixel, which the op measures before it copies them."""
+    import torch
+
+    if kernel.backend == "cuda":
+        wide, tall = 65535**2 * 512 + 1, (2**31 - 1) * 8 + 1
+        pixel = torch.zeros(3, 1, 1, device="cuda", dtype=torch.uint8)
+        refusals = [(pixel.expand(3, 1, wide), rf"rgb_to_grey: a 1 x {wide} image needs "
+                     rf"{65535**2 + 1} blocks along grid y and z \(one per 512 columns\), more "
+                     rf"than the 65535 x 65535 CUDA allows: W must be <= {wide - 1}"),
+                    (pixel.expand(3, tall, 1), rf"rgb_to_grey: a {tall} x 1 image needs {2**31} "
+                     rf"blocks along grid x \(one per 8 rows\), more than the {2**31 - 1} CUDA "
+                     rf"allows: H must be <= {tall - 1}")]
+    else:
+        w = 65535 * 512 + 1
+        refusals = [(torch.zeros(3, 1, w, device="cuda", dtype=torch.uint8),
+                     rf"rgb_to_grey: a 1 x {w} image needs 65536 .*65535")]
+    for img, message in refusals:
+        with pytest.raises((RuntimeError, ValueError), match=message):
+            kernel.runner("u8")(img)

@@ -3,9 +3,9 @@
 Every version at every precision it takes (fp32 for the FFMA ladder, fp16 and bf16 for the
 tensor-core rungs) against a float64 reference on the shape sweep, in exact small-integer
 mode, with poisoned outputs, non-contiguous and empty inputs, bad inputs, torch.compile,
-opcheck, 64-bit offsets, and compute-sanitizer on the standalone driver (the FFMA ladder;
-the tensor-core rungs get compute-sanitizer through tests/gpu/test_sanitizer.py and
-tests/gpu/test_tensor_core_rungs.py).
+opcheck, 64-bit offsets, grids of more rows of blocks than CUDA's grid y holds, and
+compute-sanitizer on the standalone driver (the FFMA ladder; the tensor-core rungs get
+compute-sanitizer through tests/gpu/test_sanitizer.py and tests/gpu/test_tensor_core_rungs.py).
 """
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ from bench.check import check_one
 from bench.families.matmul.models import MatmulShape
 from bench.families.matmul.problem import matmul_error
 from bindings import precision as prec
+from tests.support.grid_rows import shape_with_rows
 from tests.support.shapes import EMPTY_SHAPES, GPU_SWEEP
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -138,15 +139,27 @@ def test_bad_inputs_raise_clear_errors(kernel):
         assert expected in message, f"{message!r} lacks {expected!r}"
 
 
-def test_grid_limit_is_reported_not_truncated(ops):
+LADDER = [k for k in registry.select("@ladder") if k.backend == "cuda"]
+
+
+@pytest.mark.parametrize("kernel", LADDER, ids=[k.name for k in LADDER])
+def test_rows_of_blocks_past_65535_fold_every_row_into_place(kernel):
+    """65537 rows of blocks, more than CUDA's grid y holds (65535), which the launcher folds
+    into y and z (cuda/common.cuh), with one row of blocks past C: C = A @ B with K = 1 and
+    B = 1 (v1 naive, whose rows of blocks run along N: A = 1), so every element of C must be
+    its row's (column's) index, exactly (below 2^24: exact in float32). A row computed in
+    another's place, twice or not at all shows. Tens of MB; every element of such a C against
+    float64, at K = 64: tests/gpu/test_grid_fold.py (slow)."""
     import torch
 
-    # v1 coalesced puts rows on gridDim.y: 65535 blocks of 32 rows at most.
-    M = 65535 * 32 + 1
-    a = torch.ones(M, 1, device="cuda")
-    b = torch.ones(1, 1, device="cuda")
-    with pytest.raises(RuntimeError, match=r"matmul_v1_coalesced: output of 2097121 x 1 needs more blocks"):
-        ops.matmul_v1_coalesced(a, b)
+    M, N = shape_with_rows(kernel, 65537, 1)
+    index = torch.arange(max(M, N), device="cuda", dtype=torch.float32)
+    one = torch.ones(1, 1, device="cuda")
+    a, b = (index.reshape(M, 1), one) if M > N else (one, index.reshape(1, N))
+    out = fn(kernel)(a, b)
+    assert torch.equal(out, index.reshape(M, N)), (
+        f"{kernel.name}: {int((out != index.reshape(M, N)).sum())} of {M * N} elements of C "
+        f"are not their index")
 
 
 @pytest.mark.slow

@@ -25,11 +25,11 @@ def gxx_with_barrier() -> str | None:
     return gxx if probe.returncode == 0 else None
 
 
-def run(tmp_path: Path, runner: str, kernels: str, shapes) -> str:
+def build(tmp_path: Path, runner: str, kernels: str, defines: dict | None = None) -> Path:
     """Compiles EMULATOR/`runner` with the rewritten kernels of `kernels` (all_kernels.inc:
-    the FFMA ladder; tensor_core_kernels.inc: the tensor-core rungs), runs it at `shapes`
-    ((M, N, K, offset) tuples) and returns its output; the test fails on a build error or a
-    wrong element, and is skipped without a C++20 g++."""
+    the FFMA ladder; tensor_core_kernels.inc: the tensor-core rungs) and the macros
+    `defines` (-DNAME=VALUE, e.g. CVT_MAX_GRID_YZ) into tmp_path/runner; the test fails on a
+    build error, and is skipped without a C++20 g++."""
     gxx = gxx_with_barrier()
     if gxx is None:
         pytest.skip("needs g++ with C++20 <barrier>")
@@ -42,11 +42,24 @@ def run(tmp_path: Path, runner: str, kernels: str, shapes) -> str:
     build = subprocess.run(
         [gxx, "-std=c++20", "-O1", "-g", "-fsanitize=address,undefined", "-pthread",
          f"-I{out}", f"-I{EMULATOR}", f"-I{ROOT / 'cuda'}", f'-DEMULATED_KERNELS="{kernels}"',
+         *(f"-D{name}={value}" for name, value in (defines or {}).items()),
          str(EMULATOR / runner), "-o", str(tmp_path / "runner")],
         capture_output=True, text=True)
     assert build.returncode == 0, build.stderr[-4000:]
+    return tmp_path / "runner"
+
+
+def run_built(runner: Path, shapes, *options: str) -> str:
+    """Runs a runner made by build() at `shapes` ((M, N, K, offset) tuples), after its
+    `options` (runner.cpp: --only=VERSION), and returns its output; the test fails on a wrong
+    element."""
     args = [str(x) for shape in shapes for x in shape]
-    done = subprocess.run([str(tmp_path / "runner"), *args], capture_output=True, text=True,
+    done = subprocess.run([str(runner), *options, *args], capture_output=True, text=True,
                           timeout=600)
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
     return done.stdout
+
+
+def run(tmp_path: Path, runner: str, kernels: str, shapes) -> str:
+    """build() and run_built() at `shapes`: the output of every version at every shape."""
+    return run_built(build(tmp_path, runner, kernels), shapes)

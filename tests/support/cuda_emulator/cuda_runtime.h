@@ -81,6 +81,14 @@ cudaError_t cudaOccupancyMaxActiveClusters(int* clusters, F, const cudaLaunchCon
   return cudaSuccess;
 }
 
+// CUDA's grid limits, which every launch here must keep as on a GPU (else the emulator
+// aborts): 2^31 - 1 blocks along x, CVT_MAX_GRID_YZ along y and z. That is CUDA's 65535
+// unless a test lowers it for the kernels too (common.cuh), so that small shapes need
+// grids whose rows are folded into (y, z) (tests/cpu/test_ffma_rungs.py).
+#ifndef CVT_MAX_GRID_YZ
+#define CVT_MAX_GRID_YZ 65535
+#endif
+
 namespace cvt_emu {
 constexpr unsigned kMaxCluster = 8;
 constexpr size_t kSmemFloats = 64 * 1024;  // 256 KB per block, more than any SM has
@@ -103,6 +111,12 @@ inline float* block_smem() { return dynamic_smem[cluster_rank]; }
 template <class Kernel, class... Args>
 void launch_clusters(dim3 grid, dim3 block, unsigned cluster_z, size_t smem_bytes,
                      Kernel kernel, Args... args) {
+  if (grid.x < 1 || grid.y < 1 || grid.z < 1 || grid.x > 2147483647u ||
+      grid.y > CVT_MAX_GRID_YZ || grid.z > CVT_MAX_GRID_YZ) {
+    std::fprintf(stderr, "emulator: a grid of %u x %u x %u blocks (at most 2^31 - 1 x %d x %d)\n",
+                 grid.x, grid.y, grid.z, CVT_MAX_GRID_YZ, CVT_MAX_GRID_YZ);
+    std::abort();
+  }
   if (smem_bytes > sizeof(dynamic_smem[0]) || cluster_z < 1 || cluster_z > kMaxCluster ||
       grid.z % cluster_z != 0) {
     std::fprintf(stderr, "emulator: %zu bytes of dynamic shared memory, cluster of %u along z\n",

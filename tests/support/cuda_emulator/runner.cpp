@@ -1,10 +1,12 @@
 // Runs every version of CVT_MATMUL_OPS on the emulator at the shapes given on the command
 // line (M N K OFFSET quadruples; OFFSET floats shift A, B and C off their 16-byte-aligned
-// allocations) and compares every element with a float64 reference. Built by
-// tests/cpu/test_ffma_rungs.py with the kernels rewritten by emulate.py included below.
+// allocations) and compares every element with a float64 reference; with a first argument
+// --only=VERSION (v3_smem_tiling), that version alone. Built by tests/cpu/test_ffma_rungs.py
+// with the kernels rewritten by emulate.py included below.
 #include <cuda_runtime.h>  // the emulator's (tests/support/cuda_emulator/cuda_runtime.h)
 
 #include <cmath>
+#include <cstring>
 #include <random>
 
 #include EMULATED_KERNELS  // every cuda/matmul_*.cu, rewritten
@@ -20,9 +22,11 @@ static const Version kVersions[] = {
 };
 
 int main(int argc, char** argv) {
+  const bool one = argc > 1 && std::strncmp(argv[1], "--only=", 7) == 0;
   int wrong = 0;
   for (const auto& v : kVersions) {
-    for (int a = 1; a + 3 < argc; a += 4) {
+    if (one && std::strcmp(argv[1] + 7, v.name) != 0) continue;
+    for (int a = one ? 2 : 1; a + 3 < argc; a += 4) {
       const int64_t M = atoll(argv[a]), N = atoll(argv[a + 1]), K = atoll(argv[a + 2]);
       const int64_t off = atoll(argv[a + 3]);
       std::mt19937 rng(static_cast<unsigned>(M * 131 + N * 7 + K));
