@@ -105,8 +105,11 @@ at::Tensor run_tensor_core_matmul(const char* op, cvt::TensorCoreMatmulLauncher 
   const cudaError_t err = launch(A.data_ptr(), B.data_ptr(), C.data_ptr(), M, N, K, type,
                                  c10::cuda::getCurrentCUDAStream(A.get_device()));
   check_supported(op, needs, err, A.get_device());
-  TORCH_CHECK(err != cudaErrorInvalidConfiguration, op, ": output of ", M, " x ", N,
-              " needs more than 2^31 - 1 blocks of this kernel's tile");
+  // cudaErrorInvalidConfiguration: t1's and t2's one block per tile past 2^31 - 1 tiles (their
+  // launchers refuse it), or CUDA refusing a cluster this GPU cannot hold: CUDA's words.
+  TORCH_CHECK(err != cudaErrorInvalidConfiguration, op, ": CUDA refused the launch for a ", M,
+              " x ", K, " by ", K, " x ", N, " product (one block per output tile allows at "
+              "most 2^31 - 1 tiles): ", cudaGetErrorString(err));
   C10_CUDA_CHECK(err);
   C10_CUDA_KERNEL_LAUNCH_CHECK();
   return C;
