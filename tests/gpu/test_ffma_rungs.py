@@ -31,7 +31,7 @@ def test_both_paths_at_tile_edges(version, shape, misaligned):
     float into their storage: contiguous, but not 16-byte aligned)."""
     import torch
 
-    from bench.families.matmul.problem import matmul_error, matmul_tolerance
+    from tests.support.checks import assert_matches_float64, poisoned_runner
 
     M, N, K = shape
     g = torch.Generator().manual_seed(M + N + K)
@@ -43,8 +43,8 @@ def test_both_paths_at_tile_edges(version, shape, misaligned):
 
     a, b = matrix(M, K), matrix(K, N)
     assert (a.data_ptr() % 16 != 0) == misaligned
-    out = _kernel(version).runner("fp32")(a, b)
-    assert matmul_error(out, a, b) <= matmul_tolerance("fp32", K)
+    out = poisoned_runner(_kernel(version), "fp32")(a, b)
+    assert_matches_float64("matmul", out, (a, b), "fp32")
 
 
 # `driver`: the CMake build's matmul driver, built once per run (tests/gpu/conftest.py)

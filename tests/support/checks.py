@@ -17,6 +17,7 @@ import torch
 import triton
 import triton.language as tl
 
+from bench import problems
 from bench.device import poison_free_memory, poison_output_memory
 from bench.families.matmul.problem import matmul_error, matmul_tolerance
 from triton_impl.matmul_autotuned import round_to_tf32
@@ -77,6 +78,30 @@ def assert_correct(out, a, b, precision: str, exact: bool) -> None:
     else:
         bound = matmul_tolerance(precision, a.shape[1])
         assert err <= bound, f"error {err:.3e} > bound {bound:.3e}"
+
+
+def shape_text(op: str, inputs) -> str:
+    """The shape of an op's inputs as its Problem parses it ("7x33", "50x50:dim=0")."""
+    x = inputs[0]
+    text = "x".join(map(str, x.shape))
+    if op == "softmax":
+        dim = inputs[1] % x.dim()
+        text += "" if dim == x.dim() - 1 else f":dim={dim}"
+    return text
+
+
+def assert_matches_float64(op: str, out, inputs, precision: str) -> None:
+    """out against the op's float64 reference, within its bound: matmul by matmul_error
+    and matmul_tolerance (bench/families/matmul/problem.py), the memory-bound ops by their
+    Problem's error and tolerance at the inputs' shape (bench/families/memory/problems.py).
+    The check beside every comparison of a kernel with its twin or with eager PyTorch."""
+    if op == "matmul":
+        assert_correct(out, *inputs, precision, False)
+        return
+    problem = problems.get(op)
+    err = problem.error(out, inputs)
+    bound = problem.tolerance(problem.parse_shape(shape_text(op, inputs)), precision)
+    assert err <= bound, f"{op}: error {err:.3e} > bound {bound:.3e} against float64"
 
 
 # --------------------------------------------------------------------------- TF32 rounding

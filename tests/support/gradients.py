@@ -6,6 +6,7 @@ import math
 
 import torch
 
+from bench.device import poison_free_memory
 from bench.families.matmul.problem import matmul_tolerance
 
 
@@ -25,6 +26,15 @@ def gradient_error(got, ref, magnitude) -> float:
     return math.inf if bool(torch.isnan(err).any()) else float(err.max())
 
 
+def backward(out, grad) -> None:
+    """out.backward(grad); on the GPU after every free block of the caching allocator is
+    filled with NaN (bench.device.poison_free_memory), so a gradient a backward kernel
+    leaves unwritten is NaN, not a previous answer (tests/support/checks.py)."""
+    if out.is_cuda:
+        poison_free_memory()
+    out.backward(grad)
+
+
 def check_matmul_gradients(fn, a, b, precision, inner_a, inner_b):
     """Backward through fn(a, b) against the float64 reference; inner_a, inner_b: how many
     products each element of dA, dB sums (N and M, times the batch copies summed). The
@@ -33,7 +43,7 @@ def check_matmul_gradients(fn, a, b, precision, inner_a, inner_b):
     a, b = a.detach().requires_grad_(), b.detach().requires_grad_()
     c = fn(a, b)
     g = torch.randn(c.shape, generator=torch.Generator().manual_seed(7)).to(c.dtype)
-    c.backward(g.to(c.device))
+    backward(c, g.to(c.device))
     if c.is_cuda:
         torch.cuda.synchronize()
     refs = autograd_reference(torch.matmul, (a, b), g.to(c.device))
