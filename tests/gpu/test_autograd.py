@@ -24,7 +24,7 @@ from bench.families.memory.problems import relu_dropout_expected
 from bindings import config
 from bindings import precision as prec
 from tests.support.gradients import (autograd_reference, backward, check_matmul_gradients,
-                                     gradient_error)
+                                     gradient_error, softmax_cases)
 
 ROOT = Path(__file__).resolve().parents[2]
 F32 = prec.get("fp32").output_roundoff
@@ -164,19 +164,17 @@ def test_relu_dropout_gradients_are_the_same_bits_in_both_languages(precision):
     assert torch.equal(grads[0], g * relu_dropout_expected((x > 0).to(dtype), 0.4, 21))
 
 
-SOFTMAX_SHAPES = [((7, 1000), -1), ((1000, 33), 0), ((4, 3, 1001), 1), ((2, 20000), -1)]
+SOFTMAX_SHAPES = [((7, 1000), -1, "rows"), ((1000, 33), 0, "columns"),
+                  ((4, 3, 1001), 1, "middle-dim"), ((2, 20000), -1, "long-rows")]
 
 
-@pytest.mark.parametrize("shape,dim", SOFTMAX_SHAPES,
-                         ids=["rows", "columns", "middle-dim", "long-rows"])
-@pytest.mark.parametrize("kernel,precision", cases("softmax"))
+@pytest.mark.parametrize("kernel,precision,shape,dim", softmax_cases(cases("softmax"),
+                                                                     SOFTMAX_SHAPES))
 def test_softmax_jacobian_vector_product(kernel, precision, shape, dim):
     """dx = y * (g - sum(g * y, dim)) against float64 autograd; error per element relative to
     y (|g| + sum |g| y), the size of its terms, within twice the forward's bound."""
     problem = problems.get("softmax")
     parsed = problem.parse_shape("x".join(map(str, shape)) + f":dim={dim % len(shape)}")
-    if kernel.refusal(parsed):          # the split takes rows only (Kernel.refuses)
-        pytest.skip(kernel.refusal(parsed))
     fn = runnable(kernel, precision)
     gen = torch.Generator().manual_seed(len(shape) + dim)
     dtype = prec.torch_dtype(precision)

@@ -132,6 +132,7 @@ def test_repeats_bit_for_bit_and_equals_the_2d_path(precision):
                                                config=fixed), first[i])
 
 
+@pytest.mark.slow       # every candidate compiled: the tuned one runs in the other tests
 @pytest.mark.parametrize("precision", list(DTYPES))
 def test_every_stack_candidate(precision):
     """Each candidate of the stack list (tiles_hopper.PERSISTENT_CONFIGS[p + "-stack"]) on

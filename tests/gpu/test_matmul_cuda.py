@@ -3,13 +3,11 @@
 Every version at every precision it takes (fp32 for the FFMA ladder, fp16 and bf16 for the
 tensor-core rungs) against a float64 reference on the shape sweep, in exact small-integer
 mode, with poisoned outputs, non-contiguous and empty inputs, bad inputs, torch.compile,
-opcheck, 64-bit offsets, and compute-sanitizer on the standalone driver (the FFMA ladder;
-the tensor-core rungs get compute-sanitizer through tests/gpu/test_sanitizer.py and
-tests/gpu/test_tensor_core_rungs.py).
+opcheck; slow: 64-bit offsets and the standalone driver's own check of every version.
+(compute-sanitizer: tests/gpu/test_sanitizer.py, over every kernel of the registry.)
 """
 from __future__ import annotations
 
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -22,6 +20,7 @@ from bindings import precision as prec
 from tests.support.checks import assert_matches_float64, poisoned_runner
 from tests.support.gpu_memory import GROUP, inputs_or_skip
 from tests.support.shapes import EMPTY_SHAPES, EXACT_SHAPES, GPU_SWEEP
+from tests.support.tiers import one_fast_per_kind
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -174,7 +173,8 @@ def test_offsets_past_2_to_the_31(kernel):
     del a
 
 
-@pytest.mark.parametrize("kernel", CUDA_KERNELS, ids=KERNEL_IDS)
+# an Inductor compile each: one op per kind of op (FFMA, 16-bit, tf32) in the fast tier
+@pytest.mark.parametrize("kernel", one_fast_per_kind(CUDA_KERNELS, lambda k: k.precisions))
 def test_torch_compile_fullgraph(kernel, ops):
     import torch
 
@@ -207,11 +207,12 @@ def test_opcheck(kernel, ops):
         "test_schema", "test_faketensor", "test_aot_dispatch_static"))
 
 
-# --- compute-sanitizer on the standalone driver ------------------------------------------
+# --- the standalone driver ----------------------------------------------------------------
 
 # `driver`: the CMake build's matmul driver, built once per run (tests/gpu/conftest.py)
 
 
+@pytest.mark.slow      # the CMake build of every kernel again, for a second path to the same kernels
 def test_driver_checks_every_version(driver):
     """`all`: the FFMA ladder and the tf32 rungs (CVT_TF32_OPS), which a GPU without their
     instructions skips and says so."""
@@ -222,25 +223,6 @@ def test_driver_checks_every_version(driver):
     assert out.returncode == 0, out.stdout + out.stderr
     assert out.stdout.count(" ok ") + out.stdout.count(" skipped: ") \
         == len(FFMA_KERNELS) + len(config.TF32_OPS), out.stdout
-
-
-SANITIZER_SHAPES = ["67 45 31", "130 129 17", "1 1 1", "33 1 9"]
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("tool", ["memcheck", "racecheck", "initcheck", "synccheck"])
-def test_compute_sanitizer_clean(driver, tool):
-    sanitizer = shutil.which("compute-sanitizer")
-    if sanitizer is None:
-        pytest.skip("compute-sanitizer not on PATH")
-    for shape in SANITIZER_SHAPES:
-        cmd = [sanitizer, "--tool", tool, "--error-exitcode", "3", str(driver), "all",
-               *shape.split(), "--reps", "0"]
-        out = subprocess.run(cmd, capture_output=True, text=True)
-        assert out.returncode == 0, f"{tool} {shape}:\n{out.stdout[-3000:]}\n{out.stderr[-2000:]}"
-        summary = out.stdout + out.stderr  # racecheck words its summary differently
-        assert ("ERROR SUMMARY: 0 errors" in summary
-                or "RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)" in summary), summary[-3000:]
 
 
 def test_extension_shares_torchs_cxx_runtime(ops):

@@ -74,6 +74,7 @@ def test_gpu_register_operand_paths_repeat_bit_for_bit(path):
         assert torch.equal(run(a, b), first)
 
 
+@pytest.mark.slow       # every candidate of every list compiled: the tuned one runs in the sweep
 @pytest.mark.parametrize("precision", ["tf32", "fp16", "bf16"])
 @pytest.mark.parametrize("shape", [MatmulShape(1024, 1024, 1024), MatmulShape(130, 258, 100)],
                          ids=str)

@@ -16,6 +16,7 @@ from tests.support.checks import (assert_matches_float64, float32_precision, poi
                                   poisoned_runner)
 from tests.support.gpu_memory import GROUP, inputs_or_skip
 from tests.support.shapes import EMPTY_SHAPES, EXACT_SHAPES, GPU_SWEEP
+from tests.support.tiers import one_fast_per_kind
 
 
 TRITON = [k for k in registry.kernels() if k.backend == "triton" and k.op == "matmul"]
@@ -53,13 +54,13 @@ def test_nan_and_inf_propagate(kernel, precision, shape):
     assert result.status == "ok", result
 
 
-# 1024^3 shares its compiled variants with the tuning of the sweep's 1024^3; the edge shape
-# compiles every candidate once more (about 24 compiles), hence `slow`. The CPU tier runs
-# every candidate on an edge shape through the interpreter.
-CANDIDATE_SHAPES = [MatmulShape(1024, 1024, 1024),
-                    pytest.param(MatmulShape(130, 258, 100), marks=pytest.mark.slow)]
+# Every candidate compiled and run at 1024^3 and at an edge shape (about 24 compiles): slow.
+# The fast tier runs the tuned winner on the sweep; the interpreter tier runs every
+# candidate on an edge shape.
+CANDIDATE_SHAPES = [MatmulShape(1024, 1024, 1024), MatmulShape(130, 258, 100)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("shape", CANDIDATE_SHAPES, ids=str)
 @pytest.mark.parametrize("precision", ["fp32", "tf32", "fp16", "bf16"])
 def test_every_autotune_candidate(precision, shape):
@@ -182,7 +183,9 @@ def _op_and_args(kernel, precision):
     return mod.op(), extra
 
 
-@pytest.mark.parametrize("kernel", TRITON, ids=[k.name for k in TRITON])
+# an Inductor compile each: one op per kind (the twins' ops, the ops that take a precision,
+# the TMA kernel's) in the fast tier
+@pytest.mark.parametrize("kernel", one_fast_per_kind(TRITON, lambda k: k.precisions))
 def test_torch_compile_fullgraph(kernel):
     import torch
 

@@ -7,15 +7,12 @@ block tile cut in M, N and K, and the scalar path from an odd K, an odd N, or a 
 element off 16 bytes (t2 and t3 run t1's kernel there, t4 runs v7's: the same bits). Then
 NaN and inf, bit-for-bit repeatability, a long K, the persistent grids over many tiles per
 cluster and a cluster half outside C, t4's rounding (B^T rounded to the nearest TF32, A
-truncated), offsets past 2^31 elements on the 16-byte path, and compute-sanitizer on the
-rungs alone (racecheck and synccheck included).
+truncated), and, slow, offsets past 2^31 elements on the 16-byte path and the standalone
+drivers' own checks. (compute-sanitizer: tests/gpu/test_sanitizer.py.)
 """
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
@@ -23,12 +20,10 @@ from bench import problems, registry
 from bench.check import check_one
 from bench.families.matmul.models import TENSOR_CORE_VERSIONS, MatmulShape
 from bench.families.matmul.problem import matmul_error, matmul_tolerance
-from bench.profile import find_cuda_tool
 from bindings import precision as prec
 from tests.support.checks import assert_matches_float64, poisoned_runner
 from tests.support.gpu_memory import GROUP, inputs_or_skip
 
-ROOT = Path(__file__).resolve().parents[2]
 RUNGS = [k for k in registry.kernels() if k.backend == "cuda" and k.version in TENSOR_CORE_VERSIONS]
 CASES = [(k, p) for k in RUNGS for p in k.precisions]
 CASE_IDS = [f"{k.name}-{p}" for k, p in CASES]
@@ -251,6 +246,7 @@ def test_tf32_rounding_of_b_and_truncation_of_a(kernel):
     assert rounded[0, 0] != truncated[0, 0] and rounded[0, 1] == truncated[0, 1]
 
 
+@pytest.mark.slow      # the CMake build of every kernel again, for a second path to the same kernels
 @pytest.mark.parametrize("dtype", ["fp16", "bf16"])
 def test_standalone_driver_checks_every_rung(cmake_build, dtype):
     """cuda/driver/tensor_core_driver.cu (the CMake build): both paths, C poisoned, every
@@ -265,6 +261,7 @@ def test_standalone_driver_checks_every_rung(cmake_build, dtype):
         assert out.stdout.count(" ok ") == 3 * len(rungs), out.stdout
 
 
+@pytest.mark.slow
 def test_standalone_driver_checks_the_tf32_rungs(driver):
     """cuda/driver/matmul_driver.cu runs the tf32 rungs with TF32's bound: both paths (a
     misaligned run takes v7's), C poisoned, every element against float64."""
@@ -275,23 +272,3 @@ def test_standalone_driver_checks_the_tf32_rungs(driver):
                                  capture_output=True, text=True)
             assert out.returncode == 0, out.stdout + out.stderr
             assert out.stdout.count(" ok ") == 3, out.stdout
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("tool", ["memcheck", "racecheck", "synccheck", "initcheck"])
-def test_compute_sanitizer_clean(tool):
-    sanitizer = find_cuda_tool("compute-sanitizer")
-    if sanitizer is None:
-        pytest.skip("compute-sanitizer not found")
-    env = dict(os.environ, PYTHONUNBUFFERED="1", TRITON_INTERPRET="0")
-    globs = ",".join(k.name for k in RUNGS)
-    cmd = [sanitizer, "--tool", tool, "--error-exitcode", "3", "--target-processes", "all",
-           sys.executable, "-m", "tests.support.sanitize_target", "--kernels", globs]
-    if tool == "initcheck":   # TMA stores are invisible to initcheck: see bench.device.poison_free_memory
-        cmd.append("--poison-outputs")
-    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, env=env, timeout=600)
-    log = proc.stdout + proc.stderr
-    assert "ran " in log, log[-3000:]
-    assert proc.returncode == 0, log[-4000:]
-    assert ("ERROR SUMMARY: 0 errors" in log
-            or "RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)" in log), log[-3000:]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import pytest
 import torch
 
 from bench.device import poison_free_memory
@@ -33,6 +34,23 @@ def backward(out, grad) -> None:
     if out.is_cuda:
         poison_free_memory()
     out.backward(grad)
+
+
+def softmax_cases(kernel_cases: list, shapes: list) -> list:
+    """pytest params (kernel, precision, shape, dim) of each (kernel, precision) param at
+    each (shape, dim, id) the kernel takes: the split softmax takes rows only
+    (Kernel.refuses), so its other dims are no cases of any machine."""
+    from bench import problems
+
+    problem = problems.get("softmax")
+    out = []
+    for param in kernel_cases:
+        kernel, precision = param.values
+        for shape, dim, name in shapes:
+            parsed = problem.parse_shape("x".join(map(str, shape)) + f":dim={dim % len(shape)}")
+            if not kernel.refusal(parsed):
+                out.append(pytest.param(kernel, precision, shape, dim, id=f"{param.id}-{name}"))
+    return out
 
 
 def check_matmul_gradients(fn, a, b, precision, inner_a, inner_b):
