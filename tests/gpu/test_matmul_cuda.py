@@ -17,7 +17,7 @@ from bench import problems, registry
 from bench.check import check_one
 from bench.families.matmul.problem import exact_mode_possible, matmul_error, matmul_tolerance
 from bindings import precision as prec
-from tests.support.checks import assert_matches_float64, poisoned_runner
+from tests.support.checks import assert_matches_float64, poisoned, poisoned_runner
 from tests.support.gpu_memory import GROUP, inputs_or_skip
 from tests.support.shapes import EMPTY_SHAPES, EXACT_SHAPES, GPU_SWEEP
 from tests.support.tiers import one_fast_per_kind
@@ -191,7 +191,7 @@ def test_torch_compile_fullgraph(kernel, ops):
 
     a = torch.randn(67, 45, device="cuda", dtype=dtype_of(kernel))
     b = torch.randn(45, 31, device="cuda", dtype=dtype_of(kernel))
-    c, out = f(a, b)
+    c, out = poisoned(f)(a, b)
     assert_matches_float64("matmul", c, (a, b), kernel.precisions[0])
     torch.testing.assert_close(out, op(a, b).relu() + 1)
 

@@ -204,7 +204,7 @@ def test_torch_compile_fullgraph(kernel):
 
     a = torch.randn(67, 45, device="cuda", dtype=dtype)
     b = torch.randn(45, 31, device="cuda", dtype=dtype)
-    c, out = f(a, b)
+    c, out = poisoned(f)(a, b)
     assert_matches_float64("matmul", c, (a, b), precision)
     torch.testing.assert_close(out, op(a, b, *extra).relu() + 1)
 
