@@ -1,4 +1,4 @@
-"""Fixtures and hooks shared by the GPU tier."""
+"""Fixtures shared by the GPU tier (its markers, skips and time limits: tests/conftest.py)."""
 from __future__ import annotations
 
 import os
