@@ -85,7 +85,7 @@ def pytest_report_header(config):
 
 @pytest.hookimpl(tryfirst=True)     # before -m deselects by the markers added here
 def pytest_collection_modifyitems(config, items):
-    not_here = {"gpu": "needs a CUDA GPU" if not HAS_GPU else "",
+    not_here = {"gpu": "" if HAS_GPU else "needs a CUDA GPU",
                 "interpreter": "" if not HAS_GPU and not _numpy_too_new() else
                 "Triton interpreter tests run on CPU machines (here a GPU runs them natively, "
                 "or numpy >= 2.4 breaks the interpreter)"}
@@ -100,19 +100,28 @@ def pytest_collection_modifyitems(config, items):
             why = _kernel_cannot_run(item)
             if why:
                 item.add_marker(pytest.mark.skip(reason=why))
-    whole = [item for item in items if not_here.get(tier(item.path))]
-    if config.option.collectonly:
-        for item in whole:
-            item.add_marker(pytest.mark.skip(reason=not_here[tier(item.path)]))
-        return
-    cases: dict[str, list] = {}
-    for item in whole:
-        cases.setdefault(item.nodeid.split("[")[0], []).append(item)
-    for same in cases.values():
-        n = len(same)
-        reason = not_here[tier(same[0].path)] + (f" ({n} cases of this test)" if n > 1 else "")
+    _skip_tiers_not_here(config, items, not_here)
+
+
+def _skip_tiers_not_here(config, items, not_here: dict) -> None:
+    """The tests of a tier this machine cannot run (not_here: tier -> why, "" if it can):
+    each test function's first case skipped with the reason and the number of its cases,
+    the other cases deselected; under --collect-only every case listed, skipped."""
+    whole: dict[str, list] = {}
+    for item in items:
+        if not_here.get(tier(item.path)):
+            whole.setdefault(item.nodeid.split("[")[0], []).append(item)
+    for same in whole.values():
+        reason = not_here[tier(same[0].path)]
+        if config.option.collectonly:
+            for item in same:
+                item.add_marker(pytest.mark.skip(reason=reason))
+            continue
+        if len(same) > 1:
+            reason += f" ({len(same)} cases of this test)"
         same[0].add_marker(pytest.mark.skip(reason=reason))
-    dropped = {id(item) for same in cases.values() for item in same[1:]}
+    dropped = set() if config.option.collectonly else {
+        id(item) for same in whole.values() for item in same[1:]}
     if dropped:
         config.hook.pytest_deselected(items=[i for i in items if id(i) in dropped])
         items[:] = [i for i in items if id(i) not in dropped]
