@@ -1,11 +1,17 @@
-# The two commands of the README, each doing its own setup on a fresh machine:
+# The commands of the README, each doing its own setup on a fresh machine:
 #
 #   make report    the main job: check, time, profile and plot every kernel, write a report
-#   make test      the tests: CPU tier everywhere, GPU tier where there is a GPU
+#   make test      the fast tier of the tests: CPU tier everywhere, the interpreter tier
+#                  without a GPU, the GPU tier where there is one; the `slow` tests left out
+#   make test-all  every test, the slow ones too: compute-sanitizer over every kernel,
+#                  fuzzing, offsets past 2^31, every tuning candidate, the CPU emulators
+#
+# Both print the 25 slowest tests (--durations=25); PYTEST_ARGS adds pytest arguments.
 #
 # Python, chosen in this order and said in one line:
-#  1. the system python3 when it has everything (torch, triton, pytest, matplotlib; and, on a
-#     machine without a GPU, numpy < 2.4, which the Triton interpreter needs);
+#  1. the system python3 when it has everything (torch, triton, pytest, pytest-timeout,
+#     matplotlib; and, on a machine without a GPU, numpy < 2.4, which the Triton
+#     interpreter needs);
 #  2. a GPU machine whose system Python has a CUDA torch but lacks some of the rest: a .venv
 #     that sees the system's packages (--system-site-packages, so its GPU torch is kept),
 #     with only what is missing installed into it;
@@ -17,7 +23,7 @@ SHELL := /bin/bash
 SYSTEM_PYTHON ?= python3
 VENV := .venv
 PROBE := import sys, importlib.util as u; \
-  missing = [m for m in ("torch", "triton", "pytest", "matplotlib", "numpy", "hypothesis", "tqdm") if u.find_spec(m) is None]; \
+  missing = [m for m in ("torch", "triton", "pytest", "pytest_timeout", "matplotlib", "numpy", "hypothesis", "tqdm") if u.find_spec(m) is None]; \
   gpu = u.find_spec("torch") is not None and __import__("torch").cuda.is_available(); \
   numpy_ok = u.find_spec("numpy") is not None and tuple(map(int, __import__("numpy").__version__.split(".")[:2])) < (2, 4); \
   print("system" if not missing and (gpu or numpy_ok) else "gpu-venv" if gpu else "cpu-venv", " ".join(missing) or "-")
@@ -25,7 +31,7 @@ PYTHON_CHOICE := $(shell $(SYSTEM_PYTHON) -c '$(PROBE)' 2>/dev/null || echo "cpu
 CHOICE := $(word 1,$(PYTHON_CHOICE))
 MISSING := $(wordlist 2,99,$(PYTHON_CHOICE))
 PY := $(if $(filter system,$(CHOICE)),$(SYSTEM_PYTHON),$(VENV)/bin/python)
-WHY_system := the system Python has torch, triton, pytest, hypothesis, tqdm and matplotlib
+WHY_system := the system Python has torch, triton, pytest, pytest-timeout, hypothesis, tqdm and matplotlib
 WHY_gpu-venv := the system Python has a GPU torch but lacks $(MISSING): a .venv on top of it (--system-site-packages) gets them
 WHY_cpu-venv := no torch with a GPU in the system Python (it lacks: $(MISSING)), so a CPU .venv from requirements-cpu.txt: the CPU tier only, GPU tests and timings are skipped
 $(info make: Python = $(PY): $(WHY_$(CHOICE)))
@@ -37,7 +43,7 @@ OUT ?= results/local
 REPORT_ARGS ?= $(if $(filter results/local,$(OUT)),--force,)
 PYTEST_ARGS ?=
 
-.PHONY: env build test report clean
+.PHONY: env build test test-all report clean
 
 env: $(if $(filter system,$(CHOICE)),,$(VENV)/.installed-$(CHOICE))
 
@@ -64,8 +70,14 @@ build: env
 	  echo "make build: torch has no CUDA here; the CUDA ops are skipped (CPU tier only)"; \
 	fi
 
+# The fast tier and everything (the `slow` marker: pytest.ini, tests/conftest.py).
+PYTEST := $(PY) -m pytest -n $(JOBS) --dist loadgroup --durations=25
+
 test: build
-	$(PY) -m pytest -n $(JOBS) --dist loadgroup $(PYTEST_ARGS)
+	$(PYTEST) -m "not slow" $(PYTEST_ARGS)
+
+test-all: build
+	$(PYTEST) $(PYTEST_ARGS)
 
 report: build
 	$(PY) -m bench report --out $(OUT) $(REPORT_ARGS)

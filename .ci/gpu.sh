@@ -4,13 +4,16 @@
 # logs packed into $OUT/logs.tgz at the end. Stages run in the order given:
 #
 #   OUT=/tmp/out bash .ci/gpu.sh STAGE [STAGE ...]     (logs and results: $OUT/logs.tgz)
-#     tiers     make test: every tier, slow included (the README's test command; more than
-#               10 minutes on a fresh H100: where a run is limited to 10 minutes, run the
-#               stages fast and slow instead, the slow one in two parts with SLOW_K)
-#     fast      the GPU tier without the slow tests (about 4 minutes on the H100)
-#     slow      the slow GPU tests: offsets past 2^31, compute-sanitizer, fuzzing (about 4
-#               minutes on the H100 without the sanitizers over every kernel, which take
-#               about 5 more: SLOW_K="not over_every_kernel", then SLOW_K=over_every_kernel)
+#     tiers     make test: the fast tier of every tier this machine runs, its own build
+#               included (the README's test command; budget: 5 minutes on a fresh H100)
+#     fast      the GPU tier without the slow tests, on an extension already built
+#     slow-1 slow-2 slow-3
+#               the slow GPU tests (what `make test-all` adds), in three parts that each fit
+#               a 10-minute run: slow-1 everything but compute-sanitizer (offsets past 2^31 on
+#               one worker, fuzzing, every tuning candidate, the standalone drivers, the
+#               notebook, the CUDA plugin example); slow-2 compute-sanitizer's memcheck and
+#               initcheck over every kernel; slow-3 its racecheck and synccheck
+#     all       make test-all: every test (where a run may take longer than 10 minutes)
 #     sweep     the FFMA rungs' tile sweep next to cuBLAS (cuda/driver/ffma_sweep.sh)
 #     tensor    the tensor-core rungs' tile sweep next to cuBLAS (cuda/driver/tensor_core_sweep.sh)
 #     user      a new user's walk (.ci/user_walk.sh): pip install . into a fresh environment,
@@ -71,19 +74,27 @@ for stage in "$@"; do
   t0=$SECONDS
   echo "=== $stage"
   case "$stage" in
-  tiers)   # the README's command as it is, its own build included
-    timeout "${TIERS_LIMIT:-580}" make test PYTEST_ARGS="-v --tb=short -p no:cacheprovider -rfEs --durations=25" \
-      > "$OUT/pytest_tiers.log" 2>&1; echo "make test rc=$?"
-    failures "$OUT/pytest_tiers.log" 40
-    tail -1 "$OUT/pytest_tiers.log"
+  tiers|all)   # the README's commands as they are, their own build included
+    target=test limit=${TIERS_LIMIT:-580}
+    [ "$stage" = all ] && target=test-all limit=${ALL_LIMIT:-3600}
+    timeout "$limit" make "$target" PYTEST_ARGS="-v --tb=short -p no:cacheprovider -rfEs" \
+      > "$OUT/pytest_$stage.log" 2>&1; echo "make $target rc=$?"
+    failures "$OUT/pytest_$stage.log" 40
+    tail -1 "$OUT/pytest_$stage.log"
     ;;
   fast)
     build
-    pytest_gpu fast "${FAST_LIMIT:-300}" -m "not slow" -n "${PYTEST_JOBS:-12}" --dist loadgroup
+    pytest_gpu fast "${FAST_LIMIT:-300}" -m "not slow" -n "${PYTEST_JOBS:-$JOBS}" --dist loadgroup
     ;;
-  slow)
+  slow-1|slow-2|slow-3)
     build
-    pytest_gpu slow "${SLOW_LIMIT:-420}" -m slow -k "${SLOW_K:-}" -n "${PYTEST_JOBS:-8}" --dist loadgroup
+    case "$stage" in
+      slow-1) part="not compute_sanitizer" ;;
+      slow-2) part="compute_sanitizer and (memcheck or initcheck)" ;;
+      slow-3) part="compute_sanitizer and (racecheck or synccheck)" ;;
+    esac
+    pytest_gpu "$stage" "${SLOW_LIMIT:-580}" -m slow -k "$part" -n "${PYTEST_JOBS:-8}" --dist loadgroup \
+      --durations=25
     ;;
   sweep)
     timeout "${SWEEP_LIMIT:-360}" bash cuda/driver/ffma_sweep.sh "$OUT/sweep" > "$OUT/sweep.log" 2>&1

@@ -10,7 +10,19 @@
 
 The folder is the only place a tier is written: every test gets the marker of its folder
 (`interpreter`, `gpu`) here, so `-m gpu` and `-m "not gpu"` select tiers. `slow` is a cost,
-not a tier: a marker of its own (pytest.ini). tests/INDEX.md lists the tests of each kernel.
+not a tier: a marker of its own (pytest.ini); `make test` leaves it out, `make test-all`
+runs it. tests/INDEX.md lists the tests of each kernel.
+
+A tier this machine cannot run (the GPU tier without a GPU; the interpreter tier on a GPU
+machine) is one skipped item per test function, naming how many cases it has; its other
+cases are deselected (`--collect-only` still lists every case). Cases that no machine can
+run (a kernel at a precision or a shape it refuses by design) are not parametrized at all.
+
+Every GPU test has a time limit (pytest-timeout's `timeout` marker, added here unless the
+test sets its own): GPU_TIMEOUT seconds, GPU_SLOW_TIMEOUT for a `slow` one, so a kernel
+that never ends (a 32-bit loop counter past 2^31, a deadlocked barrier) fails its test
+instead of hanging the run. Without pytest-timeout installed the marker does nothing (the
+header says so).
 
 The Triton interpreter must be switched on before any Triton kernel is defined, so this
 file sets TRITON_INTERPRET=1 on machines without a GPU before the tests import anything.
@@ -26,6 +38,8 @@ import torch
 HAS_GPU = torch.cuda.is_available()
 TESTS = Path(__file__).resolve().parent
 TIERS = ("cpu", "interpreter", "gpu")
+GPU_TIMEOUT = 240          # seconds, a GPU test of the fast tier (compiles included)
+GPU_SLOW_TIMEOUT = 900     # a slow one: compute-sanitizer over a group of kernels, 2^31 offsets
 if not HAS_GPU:
     os.environ.setdefault("TRITON_INTERPRET", "1")
 
@@ -62,25 +76,55 @@ def tier(path) -> str:
     return parts[0]
 
 
+def pytest_report_header(config):
+    if HAS_GPU and not config.pluginmanager.hasplugin("timeout"):
+        return ("pytest-timeout is not installed: the GPU tests run without their time limits "
+                "(tests/conftest.py; `pip install pytest-timeout`)")
+    return None
+
+
 @pytest.hookimpl(tryfirst=True)     # before -m deselects by the markers added here
 def pytest_collection_modifyitems(config, items):
-    skip_gpu = pytest.mark.skip(reason="needs a CUDA GPU")
-    skip_interp = pytest.mark.skip(
-        reason="Triton interpreter tests run on CPU machines (here a GPU runs them natively, "
-        "or numpy >= 2.4 breaks the interpreter)")
-    interp_ok = not HAS_GPU and not _numpy_too_new()
+    not_here = {"gpu": "" if HAS_GPU else "needs a CUDA GPU",
+                "interpreter": "" if not HAS_GPU and not _numpy_too_new() else
+                "Triton interpreter tests run on CPU machines (here a GPU runs them natively, "
+                "or numpy >= 2.4 breaks the interpreter)"}
     for item in items:
         folder = tier(item.path)
         if folder != "cpu":
             item.add_marker(folder)
-        if folder == "gpu" and not HAS_GPU:
-            item.add_marker(skip_gpu)
-        if folder == "interpreter" and not interp_ok:
-            item.add_marker(skip_interp)
+        if folder == "gpu" and item.get_closest_marker("timeout") is None:
+            slow = item.get_closest_marker("slow") is not None
+            item.add_marker(pytest.mark.timeout(GPU_SLOW_TIMEOUT if slow else GPU_TIMEOUT))
         if folder == "gpu" and HAS_GPU:
             why = _kernel_cannot_run(item)
             if why:
                 item.add_marker(pytest.mark.skip(reason=why))
+    _skip_tiers_not_here(config, items, not_here)
+
+
+def _skip_tiers_not_here(config, items, not_here: dict) -> None:
+    """The tests of a tier this machine cannot run (not_here: tier -> why, "" if it can):
+    each test function's first case skipped with the reason and the number of its cases,
+    the other cases deselected; under --collect-only every case listed, skipped."""
+    whole: dict[str, list] = {}
+    for item in items:
+        if not_here.get(tier(item.path)):
+            whole.setdefault(item.nodeid.split("[")[0], []).append(item)
+    for same in whole.values():
+        reason = not_here[tier(same[0].path)]
+        if config.option.collectonly:
+            for item in same:
+                item.add_marker(pytest.mark.skip(reason=reason))
+            continue
+        if len(same) > 1:
+            reason += f" ({len(same)} cases of this test)"
+        same[0].add_marker(pytest.mark.skip(reason=reason))
+    dropped = set() if config.option.collectonly else {
+        id(item) for same in whole.values() for item in same[1:]}
+    if dropped:
+        config.hook.pytest_deselected(items=[i for i in items if id(i) in dropped])
+        items[:] = [i for i in items if id(i) not in dropped]
 
 
 def _kernel_cannot_run(item) -> str:

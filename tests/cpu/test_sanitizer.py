@@ -48,10 +48,22 @@ def test_poisoning_fills_every_free_block_of_the_allocator_and_nothing_else(monk
     assert calls == ["sync", "sync"]
     from pathlib import Path
 
-    gpu = Path(__file__).resolve().parents[1] / "gpu"   # initcheck asks for it, in both tests
-    for name in ("test_sanitizer.py", "test_tensor_core_rungs.py"):
-        text = (gpu / name).read_text()
-        assert 'if tool == "initcheck":' in text and 'cmd.append("--poison-outputs")' in text
+    gpu = Path(__file__).resolve().parents[1] / "gpu"   # initcheck asks for it
+    text = (gpu / "test_sanitizer.py").read_text()
+    assert 'if tool == "initcheck":' in text and 'cmd.append("--poison-outputs")' in text
+
+
+def test_misaligned_inputs_start_one_element_into_their_storage():
+    """sanitize_target's misaligned case: the same values, contiguous, off 16 bytes."""
+    import torch
+
+    from tests.support.sanitize_target import misaligned
+
+    x, img = torch.randn(37, 1000), torch.randint(0, 256, (3, 31, 17), dtype=torch.uint8)
+    mx, dim, mimg = misaligned((x, -1, img))
+    assert dim == -1 and torch.equal(mx, x) and torch.equal(mimg, img)
+    for t in (mx, mimg):
+        assert t.is_contiguous() and t.storage_offset() == 1
 
 
 def test_the_target_launches_each_tuning_candidate_once(monkeypatch):

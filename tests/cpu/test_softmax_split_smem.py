@@ -8,8 +8,9 @@ without a GPU: its plans, and the kernel compiled for sm_90.
     prologue's), 16-byte shared-memory reads and 16-byte streaming stores, the exchange's
     release atomic and acquire polls, no spill, and few enough registers for its programs
     per SM;
-  - rows of one segment exchange nothing and zero no counters;
-  - under the interpreter (no Gluon) softmax_split(smem=True) runs the register kernels.
+  - rows of one segment exchange nothing and zero no counters.
+(Under the interpreter, softmax_split(smem=True) runs the register kernels:
+tests/interpreter/test_softmax_split_smem.py.)
 The compiles run in a subprocess: the CPU tier interprets Triton kernels (TRITON_INTERPRET=1),
 and an interpreted kernel cannot be compiled.
 """
@@ -78,17 +79,6 @@ def test_rows_of_one_segment_zero_no_counters():
     assert pairs.shape == (1000, 3, 2) and bool((count == 0).all()) and count.numel() == 1000
     pairs, count = softmax_split._workspace(1000, 1, "cpu", two_launches=True)
     assert pairs.shape == (1000, 1, 2)       # the first launch's pairs, read by the second
-
-
-def test_the_interpreter_runs_the_register_kernels():
-    import torch
-
-    from triton_impl import softmax_split, softmax_split_smem
-
-    x = torch.randn(3, 4096, dtype=torch.bfloat16)
-    assert not softmax_split_smem.available(x)
-    y = softmax_split.softmax_split(x, smem=True)
-    assert (y.double() - torch.softmax(x.double(), -1)).abs().max() < 1e-2
 
 
 COMPILE = r'''

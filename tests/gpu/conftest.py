@@ -1,4 +1,4 @@
-"""Fixtures and hooks shared by the GPU tier."""
+"""Fixtures shared by the GPU tier (its markers, skips and time limits: tests/conftest.py)."""
 from __future__ import annotations
 
 import os
@@ -9,21 +9,6 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-@pytest.hookimpl(wrapper=True)
-def pytest_runtest_call(item):
-    """A large-memory test that runs out of GPU memory is skipped, naming the memory
-    (tests/support/gpu_memory.py says when that happens); every other failure stands."""
-    from tests.support.gpu_memory import skip_reason
-
-    try:
-        return (yield)
-    except Exception as exc:
-        reason = skip_reason(item, exc)
-        if reason is None:
-            raise
-        pytest.skip(reason)
 
 
 @pytest.fixture(scope="session")

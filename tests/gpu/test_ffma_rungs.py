@@ -1,10 +1,7 @@
 """The FFMA rungs past the lecture on the GPU: both paths at tile edges through the torch ops
-(misaligned views force the scalar path), and compute-sanitizer over the standalone driver
-on both paths. (CPU tier: tests/cpu/test_ffma_rungs.py.)"""
+(misaligned views force the scalar path). (CPU tier: tests/cpu/test_ffma_rungs.py;
+compute-sanitizer on both paths: tests/gpu/test_sanitizer.py.)"""
 from __future__ import annotations
-
-import shutil
-import subprocess
 
 import pytest
 
@@ -31,7 +28,7 @@ def test_both_paths_at_tile_edges(version, shape, misaligned):
     float into their storage: contiguous, but not 16-byte aligned)."""
     import torch
 
-    from bench.families.matmul.problem import matmul_error
+    from tests.support.checks import assert_matches_float64, poisoned_runner
 
     M, N, K = shape
     g = torch.Generator().manual_seed(M + N + K)
@@ -43,27 +40,5 @@ def test_both_paths_at_tile_edges(version, shape, misaligned):
 
     a, b = matrix(M, K), matrix(K, N)
     assert (a.data_ptr() % 16 != 0) == misaligned
-    out = _kernel(version).runner("fp32")(a, b)
-    assert matmul_error(out, a, b, "fp32") <= 1
-
-
-# `driver`: the CMake build's matmul driver, built once per run (tests/gpu/conftest.py)
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("tool", ["memcheck", "racecheck", "initcheck", "synccheck"])
-def test_compute_sanitizer_on_both_paths(driver, tool):
-    sanitizer = shutil.which("compute-sanitizer")
-    if sanitizer is None:
-        pytest.skip("compute-sanitizer not on PATH")
-    shapes = "131 132 36  1 4 4  67 45 31".split()
-    for op in RUNGS.values():
-        for extra in ([], ["--misalign"]):
-            cmd = [sanitizer, "--tool", tool, "--error-exitcode", "3", str(driver), op, *shapes,
-                   "--reps", "0", *extra]
-            out = subprocess.run(cmd, capture_output=True, text=True)
-            summary = out.stdout + out.stderr
-            assert out.returncode == 0, f"{tool} {op} {extra}:\n{summary[-3000:]}"
-            assert ("ERROR SUMMARY: 0 errors" in summary
-                    or "RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)" in summary), \
-                summary[-3000:]
+    out = poisoned_runner(_kernel(version), "fp32")(a, b)
+    assert_matches_float64("matmul", out, (a, b), "fp32")

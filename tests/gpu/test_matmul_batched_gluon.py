@@ -15,12 +15,15 @@ from __future__ import annotations
 import pytest
 import torch
 
+from tests.support.checks import poisoned
 from tests.support.stacks import STACK_CASES, UNREADABLE, aligned, moved, stack_error
 
 NEEDS_KERNEL = "triton_persistent"      # Hopper (wgmma, TMA), as this file's kernel
 
 
+@poisoned
 def _run(a, b):
+    """The stack's product at tf32, its output's block poisoned before the call."""
     from triton_impl import matmul_batched as mb
 
     return mb.matmul(a, b, "tf32")
@@ -107,21 +110,20 @@ def test_tf32_rounding_of_b_and_truncation_of_a():
 
 
 def test_repeats_bit_for_bit_and_equals_the_2d_path():
-    from tests.support.checks import poisoned
     from triton_impl import matmul_persistent as mp
 
     g = torch.Generator().manual_seed(9)
     a, b = aligned(4, 1024, 1024, gen=g), aligned(4, 1024, 1024, gen=g)
-    run = poisoned(_run)
-    first = run(a, b)
+    first = _run(a, b)
+    assert stack_error(first, a, b, "tf32") <= 1
     for _ in range(8):
-        assert torch.equal(run(a, b), first)
+        assert torch.equal(_run(a, b), first)
     # the 2-D product is a stack of one through the same kernel: same bits per product,
     # and equal to triton_persistent's (matmul_swap_gluon.matmul)
     for i in (0, 3):
-        assert torch.equal(run(a[i], b[i]), first[i])
-        assert torch.equal(mp.matmul(a[i].contiguous(), b[i].contiguous(), "tf32",
-                                     tf32_row_major_b="gluon"), first[i])
+        assert torch.equal(_run(a[i], b[i]), first[i])
+        assert torch.equal(poisoned(mp.matmul)(a[i].contiguous(), b[i].contiguous(), "tf32",
+                                               tf32_row_major_b="gluon"), first[i])
 
 
 FALLBACKS = dict(UNREADABLE, **{

@@ -16,13 +16,17 @@ import pytest
 import torch
 
 from bench.families.matmul.problem import matmul_error
+from tests.support.checks import poisoned
+from tests.support.gpu_memory import GROUP, inputs_or_skip
 from tests.support.stacks import STACK_CASES, UNREADABLE, aligned, moved, stack_error
 
 NEEDS_KERNEL = "triton_persistent"      # Hopper (wgmma, TMA), as this file's kernel
 DTYPES = {"fp16": torch.float16, "bf16": torch.bfloat16}
 
 
+@poisoned
 def _run(a, b, precision, **kw):
+    """The stack's product, its output's block poisoned before the call."""
     from triton_impl import matmul_batched as mb
 
     return mb.matmul(a, b, precision, **kw)
@@ -110,31 +114,30 @@ def test_repeats_bit_for_bit_and_equals_the_2d_path(precision):
     """A stack is tuned once (its own key: BATCH), then repeats bit for bit; each product
     equals triton_persistent's 2-D product run with the same tile (a stack of one through
     the same kernel, the same k order)."""
-    from tests.support.checks import poisoned
     from triton_impl import matmul_persistent as mp
 
     g = torch.Generator().manual_seed(9)
     dtype = DTYPES[precision]
     a = aligned(4, 1024, 1024, dtype=dtype, gen=g)
     b = aligned(4, 1024, 1024, dtype=dtype, gen=g)
-    run = poisoned(_run)
-    first = run(a, b, precision)
+    first = _run(a, b, precision)
+    assert stack_error(first, a, b, precision) <= 1
     for _ in range(4):
-        assert torch.equal(run(a, b, precision), first)
+        assert torch.equal(_run(a, b, precision), first)
     cfg = mp.best_config(mp.candidates_key(precision, stack=True))
     assert cfg is not None
     fixed = dict(cfg.kwargs, num_warps=cfg.num_warps, num_stages=cfg.num_stages)
     for i in (0, 3):
-        assert torch.equal(mp.matmul(a[i].contiguous(), b[i].contiguous(), precision,
-                                     config=fixed), first[i])
+        assert torch.equal(poisoned(mp.matmul)(a[i].contiguous(), b[i].contiguous(), precision,
+                                               config=fixed), first[i])
 
 
+@pytest.mark.slow       # every candidate compiled: the tuned one runs in the other tests
 @pytest.mark.parametrize("precision", list(DTYPES))
 def test_every_stack_candidate(precision):
     """Each candidate of the stack list (tiles_hopper.PERSISTENT_CONFIGS[p + "-stack"]) on
     three products at tile edges, row- and column-major B; a warp-specialised config for a
     stack is refused by name (Triton 3.6's pass fails on 3-D descriptors)."""
-    from tests.support.checks import poisoned
     from triton_impl import matmul_persistent as mp
 
     g = torch.Generator().manual_seed(6)
@@ -182,17 +185,15 @@ def test_unaligned_inputs_fall_back_and_stay_correct(name, precision):
 
 
 @pytest.mark.slow
-@pytest.mark.xdist_group("large-memory")
+@pytest.mark.xdist_group(GROUP)
 def test_a_stack_past_2_31_elements_of_c():
     """Three products of 32768 x 32768 (C: 3 x 2^30 elements, 6 GiB): the descriptors' batch
     coordinate and the stores' int64 batch offset reach past 2^31 elements and 2^32 bytes.
     Checked against float64 on corners of the first and last products."""
-    free, _ = torch.cuda.mem_get_info()
-    if free < 8 * 2**30:
-        pytest.skip(f"needs 8 GiB of free GPU memory, {free / 2**30:.1f} GiB free")
-    g = torch.Generator(device="cuda").manual_seed(11)
-    a = torch.randn(3, 32768, 16, device="cuda", generator=g).half()
-    b = torch.randn(3, 16, 32768, device="cuda", generator=g).half()
+    with inputs_or_skip(8):
+        g = torch.Generator(device="cuda").manual_seed(11)
+        a = torch.randn(3, 32768, 16, device="cuda", generator=g).half()
+        b = torch.randn(3, 16, 32768, device="cuda", generator=g).half()
     assert _takes_tma(a, b, "fp16")
     c = _run(a, b, "fp16")
     for i in (0, 2):

@@ -3,13 +3,12 @@
 Every version at every precision it takes (fp32 for the FFMA ladder, fp16 and bf16 for the
 tensor-core rungs) against a float64 reference on the shape sweep, in exact small-integer
 mode, with poisoned outputs, non-contiguous and empty inputs, bad inputs, torch.compile,
-opcheck, 64-bit offsets, grids of more rows of blocks than CUDA's grid y holds, and
-compute-sanitizer on the standalone driver (the FFMA ladder; the tensor-core rungs get
-compute-sanitizer through tests/gpu/test_sanitizer.py and tests/gpu/test_tensor_core_rungs.py).
+opcheck, grids of more rows of blocks than CUDA's grid y holds; slow: 64-bit offsets and
+the standalone driver's own check of every version. (compute-sanitizer:
+tests/gpu/test_sanitizer.py, over every kernel of the registry.)
 """
 from __future__ import annotations
 
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -17,11 +16,13 @@ import pytest
 
 from bench import problems, registry
 from bench.check import check_one
-from bench.families.matmul.models import MatmulShape
 from bench.families.matmul.problem import matmul_error
 from bindings import precision as prec
+from tests.support.checks import assert_matches_float64, poisoned, poisoned_runner
+from tests.support.gpu_memory import GROUP, inputs_or_skip
 from tests.support.grid_rows import shape_with_rows
-from tests.support.shapes import EMPTY_SHAPES, GPU_SWEEP
+from tests.support.shapes import EMPTY_SHAPES, EXACT_SHAPES, GPU_SWEEP
+from tests.support.tiers import one_fast_per_kind
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -41,7 +42,8 @@ def ops():
 
 
 def fn(kernel, precision=None):
-    return kernel.runner(precision or kernel.precisions[0])
+    """The kernel's runner, its output's block poisoned before every call."""
+    return poisoned_runner(kernel, precision or kernel.precisions[0])
 
 
 def dtype_of(kernel):
@@ -56,9 +58,13 @@ def test_matches_fp64_reference(kernel, precision, shape):
     assert result.status == "ok", result
 
 
-@pytest.mark.parametrize("kernel,precision", CASES, ids=CASE_IDS)
-@pytest.mark.parametrize("shape", [MatmulShape(129, 131, 257), MatmulShape(64, 64, 4096),
-                                   MatmulShape(255, 1, 17), MatmulShape(96, 80, 65537)], ids=str)
+# every partial sum of small integers is exact in float32 up to K = 2^24 / 9, at every
+# precision (bench/families/matmul/problem.py): the output is the product rounded once
+EXACT_CASES = [pytest.param(k, p, s, id=f"{s}-{k.name}-{p}") for s in EXACT_SHAPES
+               for k, p in CASES]
+
+
+@pytest.mark.parametrize("kernel,precision,shape", EXACT_CASES)
 def test_exact_with_small_integers(kernel, precision, shape):
     result = check_one(kernel, problems.get("matmul"), shape, precision, "exact", device="cuda")
     assert result.status == "ok" and result.error == 0.0, result
@@ -133,7 +139,7 @@ def test_bad_inputs_raise_clear_errors(kernel):
     op_name = Path(kernel.source).stem
     for expected, a, b in _bad_inputs(dtype_of(kernel)):
         with pytest.raises(RuntimeError) as info:
-            fn(kernel)(a, b)
+            kernel.runner(kernel.precisions[0])(a, b)
         message = str(info.value)
         assert op_name in message, repr(message)
         assert expected in message, f"{message!r} lacks {expected!r}"
@@ -163,7 +169,7 @@ def test_rows_of_blocks_past_65535_fold_every_row_into_place(kernel):
 
 
 @pytest.mark.slow
-@pytest.mark.xdist_group("large-memory")
+@pytest.mark.xdist_group(GROUP)
 @pytest.mark.parametrize("kernel", CUDA_KERNELS, ids=KERNEL_IDS)
 def test_offsets_past_2_to_the_31(kernel):
     """A holds more than 2^31 elements: row * K overflows 32 bits unless offsets are 64-bit."""
@@ -171,17 +177,19 @@ def test_offsets_past_2_to_the_31(kernel):
 
     M, K, N = 65537, 32769, 3          # M * K = 2,147,581,953 > 2^31
     dtype, precision = dtype_of(kernel), kernel.precisions[0]
-    a = torch.empty(M, K, device="cuda", dtype=dtype)
-    a[:-4].fill_(0.5)
-    a[-4:] = torch.randn(4, K, device="cuda")  # the rows whose offsets pass 2^31
-    b = torch.randn(K, N, device="cuda").to(dtype)
+    with inputs_or_skip(M * K * dtype.itemsize / 2**30 + 2):
+        a = torch.empty(M, K, device="cuda", dtype=dtype)
+        a[:-4].fill_(0.5)
+        a[-4:] = torch.randn(4, K, device="cuda")  # the rows whose offsets pass 2^31
+        b = torch.randn(K, N, device="cuda").to(dtype)
     out = fn(kernel)(a, b)
     tail = out[-4:]
     assert matmul_error(tail, a[-4:], b, precision) <= 1
     del a
 
 
-@pytest.mark.parametrize("kernel", CUDA_KERNELS, ids=KERNEL_IDS)
+# an Inductor compile each: one op per kind of op (FFMA, 16-bit, tf32) in the fast tier
+@pytest.mark.parametrize("kernel", one_fast_per_kind(CUDA_KERNELS, lambda k: k.precisions))
 def test_torch_compile_fullgraph(kernel, ops):
     import torch
 
@@ -193,12 +201,14 @@ def test_torch_compile_fullgraph(kernel, ops):
 
     @torch.compile(fullgraph=True)
     def f(a, b):
-        return op(a, b).relu() + 1
+        c = op(a, b)
+        return c, c.relu() + 1
 
     a = torch.randn(67, 45, device="cuda", dtype=dtype_of(kernel))
     b = torch.randn(45, 31, device="cuda", dtype=dtype_of(kernel))
-    expected = op(a, b).relu() + 1
-    torch.testing.assert_close(f(a, b), expected)
+    c, out = poisoned(f)(a, b)
+    assert_matches_float64("matmul", c, (a, b), kernel.precisions[0])
+    torch.testing.assert_close(out, op(a, b).relu() + 1)
 
 
 @pytest.mark.parametrize("kernel", CUDA_KERNELS, ids=KERNEL_IDS)
@@ -212,11 +222,12 @@ def test_opcheck(kernel, ops):
         "test_schema", "test_faketensor", "test_aot_dispatch_static"))
 
 
-# --- compute-sanitizer on the standalone driver ------------------------------------------
+# --- the standalone driver ----------------------------------------------------------------
 
 # `driver`: the CMake build's matmul driver, built once per run (tests/gpu/conftest.py)
 
 
+@pytest.mark.slow      # the CMake build of every kernel again, for a second path to the same kernels
 def test_driver_checks_every_version(driver):
     """`all`: the FFMA ladder and the tf32 rungs (CVT_TF32_OPS), which a GPU without their
     instructions skips and says so."""
@@ -227,25 +238,6 @@ def test_driver_checks_every_version(driver):
     assert out.returncode == 0, out.stdout + out.stderr
     assert out.stdout.count(" ok ") + out.stdout.count(" skipped: ") \
         == len(FFMA_KERNELS) + len(config.TF32_OPS), out.stdout
-
-
-SANITIZER_SHAPES = ["67 45 31", "130 129 17", "1 1 1", "33 1 9"]
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("tool", ["memcheck", "racecheck", "initcheck", "synccheck"])
-def test_compute_sanitizer_clean(driver, tool):
-    sanitizer = shutil.which("compute-sanitizer")
-    if sanitizer is None:
-        pytest.skip("compute-sanitizer not on PATH")
-    for shape in SANITIZER_SHAPES:
-        cmd = [sanitizer, "--tool", tool, "--error-exitcode", "3", str(driver), "all",
-               *shape.split(), "--reps", "0"]
-        out = subprocess.run(cmd, capture_output=True, text=True)
-        assert out.returncode == 0, f"{tool} {shape}:\n{out.stdout[-3000:]}\n{out.stderr[-2000:]}"
-        summary = out.stdout + out.stderr  # racecheck words its summary differently
-        assert ("ERROR SUMMARY: 0 errors" in summary
-                or "RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)" in summary), summary[-3000:]
 
 
 def test_extension_shares_torchs_cxx_runtime(ops):

@@ -32,7 +32,7 @@ def test_gpu_tf32_paths(mode, shape):
     from triton_impl import matmul_persistent as mp
 
     a, b = MatmulCase(shape, "tf32", seed=5).inputs("cuda")
-    assert_correct(mp.matmul(a, b, "tf32", tf32_row_major_b=mode), a, b, "tf32", False)
+    assert_correct(poisoned(mp.matmul)(a, b, "tf32", tf32_row_major_b=mode), a, b, "tf32", False)
 
 
 def test_gpu_gluon_is_the_default_and_covers_every_edge():
@@ -47,7 +47,7 @@ def test_gpu_gluon_is_the_default_and_covers_every_edge():
                                     MatmulShape(513, 385, 33), MatmulShape(256, 128, 4096)]:
         for exact in (False, True):
             a, b = MatmulCase(shape, "tf32", exact=exact, seed=shape.K).inputs("cuda")
-            out = mp.matmul(a, b, "tf32")
+            out = poisoned(mp.matmul)(a, b, "tf32")
             assert out.shape == (shape.M, shape.N) and out.is_contiguous()
             assert_correct(out, a, b, "tf32", exact)
 
@@ -74,6 +74,7 @@ def test_gpu_register_operand_paths_repeat_bit_for_bit(path):
         assert torch.equal(run(a, b), first)
 
 
+@pytest.mark.slow       # every candidate of every list compiled: the tuned one runs in the sweep
 @pytest.mark.parametrize("precision", ["tf32", "fp16", "bf16"])
 @pytest.mark.parametrize("shape", [MatmulShape(1024, 1024, 1024), MatmulShape(130, 258, 100)],
                          ids=str)
@@ -102,4 +103,4 @@ def test_gpu_cluster_configs(precision):
     cfg = th.persistent_cfg(128, 256, bk, 8, 3, ctas=2)
     for shape in (MatmulShape(1024, 1024, 1024), MatmulShape(130, 258, 100)):
         a, b = MatmulCase(shape, precision, seed=4, transposed=(False, True)).inputs("cuda")
-        assert_correct(mp.matmul(a, b, precision, config=cfg), a, b, precision, False)
+        assert_correct(poisoned(mp.matmul)(a, b, precision, config=cfg), a, b, precision, False)

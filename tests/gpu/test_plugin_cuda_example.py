@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 
 from bench import cli
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
+@pytest.mark.slow       # a CUDA extension built by load_inline: about a minute
 def test_cuda_example_checks(plugin_env, capsys):
     code = cli.main(["check", "-v", "--plugin",
                      str(ROOT / "docs" / "examples" / "my_cuda_matmul.py"),

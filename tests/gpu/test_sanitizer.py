@@ -1,7 +1,17 @@
-"""GPU tier, slow: compute-sanitizer (memcheck, racecheck, initcheck) over every CUDA and
-Triton kernel of the registry, through the torch ops and the Triton wrappers, at odd shapes
-(tests/support/sanitize_target.py). The standalone CUDA drivers get the same tools in
-tests/gpu/test_matmul_cuda.py and tests/gpu/test_memory_ops.py.
+"""GPU tier, slow: compute-sanitizer (memcheck, racecheck, initcheck, synccheck) over every
+CUDA and Triton kernel of the registry, through the torch ops and the Triton wrappers, at odd
+shapes and with misaligned inputs (tests/support/sanitize_target.py).
+
+This is the one place the suite sanitizes its kernels. The standalone drivers
+(cuda/driver/matmul_driver.cu, tensor_core_driver.cu, memory_driver.cu) launch the same
+kernels through the same launchers, and every path they take is reached here too: the
+scalar paths of the FFMA and tensor-core rungs by odd K and N and by the misaligned inputs,
+the memory-bound ops' scalar paths by odd lengths and misaligned inputs, the TMA paths by
+the 16-byte shapes, the split softmax's other launch forms by sanitize_target's
+_split_forms. So the drivers are not sanitized again; the slow tier checks their answers
+(test_driver_checks_every_version in tests/gpu/test_matmul_cuda.py, the standalone driver
+tests of tests/gpu/test_tensor_core_rungs.py, test_driver_checks_every_kernel in
+tests/gpu/test_memory_ops.py).
 
 A report is traced to its kernel by the marker line the target prints before each launch;
 the test prints a table kernel x tool -> errors.
@@ -20,7 +30,7 @@ from bench.profile import find_cuda_tool
 from tests.support.sanitize_target import RACECHECK_TRITON_MATMUL, errors_by_kernel
 
 ROOT = Path(__file__).resolve().parents[2]
-TOOLS = ("memcheck", "racecheck", "initcheck")
+TOOLS = ("memcheck", "racecheck", "initcheck", "synccheck")
 
 
 # The kernels in two halves, one sanitizer process each, so that pytest-xdist runs them side
@@ -34,6 +44,7 @@ GROUPS = ("cuda_*", "triton_*")
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(1000)       # beyond the subprocess's own 900 s, which reports the log
 @pytest.mark.parametrize("group", GROUPS)
 @pytest.mark.parametrize("tool", TOOLS)
 def test_compute_sanitizer_over_every_kernel(tool, group):

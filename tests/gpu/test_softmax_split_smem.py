@@ -15,6 +15,7 @@ import math
 import pytest
 
 from bench import problems
+from tests.support.checks import poisoned, same_nbytes
 
 PRECISION = {"float32": "fp32", "float16": "fp16", "bfloat16": "bf16"}
 
@@ -112,15 +113,16 @@ def test_the_default_and_its_fallbacks():
 
     from triton_impl import softmax_split
 
+    run = poisoned(softmax_split.softmax_split, same_nbytes)
     for shape in ((7, 393216), (5, 1000), (3, 64 * 1001)):
         for dtype in (torch.float32, torch.bfloat16):
             x = torch.randn(*shape, device="cuda").to(dtype)
             for smem in (None, True, False):
-                y = softmax_split.softmax_split(x, smem=smem)
+                y = run(x, smem=smem)
                 assert _error(y, x) <= _tolerance(x), (shape, dtype, smem)
     base = torch.randn(3 * 4096 + 1, device="cuda", dtype=torch.float16)
     x = base[1:].view(3, 4096)                    # 2 bytes past 16: no TMA
-    y = softmax_split.softmax_split(x, smem=True)
+    y = run(x, smem=True)
     assert _error(y, x) <= _tolerance(x)
 
 
@@ -134,8 +136,11 @@ def test_rows_of_one_segment_take_one_launch(smem, dtype):
 
     from triton_impl import softmax_split
 
+    from bench.device import poison_free_memory
+
     x = torch.randn(1000, 1024, device="cuda").to(getattr(torch, dtype))
     softmax_split.softmax_split(x, smem=smem)                  # compiled before profiling
+    poison_free_memory()        # that answer's block, free again, and every other: NaN
     with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
         y = softmax_split.softmax_split(x, smem=smem)
         torch.cuda.synchronize()

@@ -7,15 +7,12 @@ block tile cut in M, N and K, and the scalar path from an odd K, an odd N, or a 
 element off 16 bytes (t2 and t3 run t1's kernel there, t4 runs v7's: the same bits). Then
 NaN and inf, bit-for-bit repeatability, a long K, the persistent grids over many tiles per
 cluster and a cluster half outside C, t4's rounding (B^T rounded to the nearest TF32, A
-truncated), offsets past 2^31 elements on the 16-byte path, and compute-sanitizer on the
-rungs alone (racecheck and synccheck included).
+truncated), and, slow, offsets past 2^31 elements on the 16-byte path and the standalone
+drivers' own checks. (compute-sanitizer: tests/gpu/test_sanitizer.py.)
 """
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
@@ -23,10 +20,10 @@ from bench import problems, registry
 from bench.check import check_one
 from bench.families.matmul.models import TENSOR_CORE_VERSIONS, MatmulShape
 from bench.families.matmul.problem import matmul_error
-from bench.profile import find_cuda_tool
 from bindings import precision as prec
+from tests.support.checks import assert_matches_float64, poisoned_runner
+from tests.support.gpu_memory import GROUP, inputs_or_skip
 
-ROOT = Path(__file__).resolve().parents[2]
 RUNGS = [k for k in registry.kernels() if k.backend == "cuda" and k.version in TENSOR_CORE_VERSIONS]
 CASES = [(k, p) for k in RUNGS for p in k.precisions]
 CASE_IDS = [f"{k.name}-{p}" for k, p in CASES]
@@ -72,17 +69,22 @@ def test_off_the_tma_path_the_hopper_rungs_run_their_fallback(kernel, precision)
     bit for bit (the launcher runs that kernel, as the header and the registry say)."""
     import torch
 
-    t1 = (registry.get("cuda_v7_lean_fetch").runner("fp32") if precision == "tf32"
-          else registry.get("cuda_t1_mma_sync").runner(precision))
+    t1 = (poisoned_runner(registry.get("cuda_v7_lean_fetch"), "fp32") if precision == "tf32"
+          else poisoned_runner(registry.get("cuda_t1_mma_sync"), precision))
+    run = poisoned_runner(kernel, precision)
     dtype = prec.torch_dtype(precision)
     g = torch.Generator().manual_seed(3)
-    for M, N, K in ((130, 257, 40), (129, 264, 37)):
-        a = torch.randn(M, K, generator=g).to(dtype).cuda()
-        b = torch.randn(K, N, generator=g).to(dtype).cuda()
-        assert torch.equal(kernel.runner(precision)(a, b), t1(a, b))
-    store = torch.randn(200 * 96 + 1, generator=g).to(dtype).cuda()
-    a, b = store[1:].view(200, 96), torch.randn(96, 264, generator=g).to(dtype).cuda()
-    assert torch.equal(kernel.runner(precision)(a, b), t1(a, b))
+
+    def matrix(rows, cols, misaligned=False):
+        flat = torch.randn(rows * cols + misaligned, generator=g).to(dtype).cuda()
+        return flat[int(misaligned):].view(rows, cols)
+
+    cases = [(matrix(130, 40), matrix(40, 257)), (matrix(129, 37), matrix(37, 264)),
+             (matrix(200, 96, misaligned=True), matrix(96, 264))]
+    for a, b in cases:
+        out = run(a, b)
+        assert_matches_float64("matmul", out, (a, b), precision)
+        assert torch.equal(out, t1(a, b))
 
 
 @pytest.mark.parametrize("kernel,precision", HOPPER_CASES,
@@ -114,7 +116,7 @@ def test_pointers_off_16_bytes_take_the_scalar_path(kernel, precision):
     b_store = torch.randn(K * N + 1, generator=g).to(dtype).cuda()
     a, b = a_store[1:].view(M, K), b_store[1:].view(K, N)
     assert a.is_contiguous() and a.data_ptr() % 16 != 0
-    out = kernel.runner(precision)(a, b)
+    out = poisoned_runner(kernel, precision)(a, b)
     assert matmul_error(out, a, b, precision) <= 1
 
 
@@ -134,8 +136,9 @@ def test_bit_for_bit_repeatable(kernel, precision):
     dtype = prec.torch_dtype(precision)
     a = torch.randn(1000, 1024, device="cuda").to(dtype)
     b = torch.randn(1024, 1032, device="cuda").to(dtype)
-    run = kernel.runner(precision)
+    run = poisoned_runner(kernel, precision)       # each repeat's block starts as NaN
     first = run(a, b)
+    assert_matches_float64("matmul", first, (a, b), precision)
     for _ in range(3):
         assert torch.equal(run(a, b), first)
 
@@ -169,7 +172,11 @@ def test_t5_on_two_streams_at_once(kernel, precision):
     g = torch.Generator().manual_seed(11)
     pairs = [(torch.randn(512, 8192, generator=g).to(dtype).cuda(),     # 8 tiles, split
               torch.randn(8192, 1024, generator=g).to(dtype).cuda()) for _ in range(2)]
-    alone = [run(a, b) for a, b in pairs]
+    alone = [poisoned_runner(kernel, precision)(a, b) for a, b in pairs]
+    for out, inputs in zip(alone, pairs):
+        assert_matches_float64("matmul", out, inputs, precision)
+    # (the streams' outputs are not poisoned: that would synchronize them; each is a fresh
+    # block, all kept alive, compared with the checked answers bit for bit)
     streams = [torch.cuda.Stream() for _ in pairs]
     torch.cuda.synchronize()
     outs = [[], []]
@@ -189,7 +196,7 @@ def test_long_k(kernel, precision):
 
 
 @pytest.mark.slow
-@pytest.mark.xdist_group("large-memory")
+@pytest.mark.xdist_group(GROUP)
 @pytest.mark.parametrize("kernel", RUNGS, ids=[k.name for k in RUNGS])
 def test_offsets_past_2_to_the_31_on_the_16_byte_path(kernel):
     """M * K > 2^31 with K and N multiples of 8: the cp.async addresses of the last rows
@@ -199,11 +206,12 @@ def test_offsets_past_2_to_the_31_on_the_16_byte_path(kernel):
     precision = kernel.precisions[-1]
     dtype = prec.torch_dtype(precision)
     M, K, N = 65544, 32768, 8          # M * K = 2,147,745,792 > 2^31
-    a = torch.empty(M, K, device="cuda", dtype=dtype)
-    a[:-8].fill_(0.5)
-    a[-8:] = torch.randn(8, K, device="cuda")
-    b = torch.randn(K, N, device="cuda").to(dtype)
-    out = kernel.runner(precision)(a, b)
+    with inputs_or_skip(M * K * dtype.itemsize / 2**30 + 2):
+        a = torch.empty(M, K, device="cuda", dtype=dtype)
+        a[:-8].fill_(0.5)
+        a[-8:] = torch.randn(8, K, device="cuda")
+        b = torch.randn(K, N, device="cuda").to(dtype)
+    out = poisoned_runner(kernel, precision)(a, b)
     assert matmul_error(out[-8:], a[-8:], b, precision) <= 1
     del a
 
@@ -229,7 +237,7 @@ def test_tf32_rounding_of_b_and_truncation_of_a(kernel):
     bits[0, 1] = 0x3F801000          # a tie, kept part even: stays
     xs = bits.view(torch.float32)
     eye = torch.eye(n)
-    run = kernel.runner("tf32")
+    run = poisoned_runner(kernel, "tf32")
     truncated = (xs.view(torch.int32) & ~0x1FFF).view(torch.float32)
     assert torch.equal(run(xs.cuda(), eye.cuda()).cpu(), truncated)
     odd = (xs.view(torch.int32) >> 13) & 1
@@ -238,6 +246,7 @@ def test_tf32_rounding_of_b_and_truncation_of_a(kernel):
     assert rounded[0, 0] != truncated[0, 0] and rounded[0, 1] == truncated[0, 1]
 
 
+@pytest.mark.slow      # the CMake build of every kernel again, for a second path to the same kernels
 @pytest.mark.parametrize("dtype", ["fp16", "bf16"])
 def test_standalone_driver_checks_every_rung(cmake_build, dtype):
     """cuda/driver/tensor_core_driver.cu (the CMake build): both paths, C poisoned, every
@@ -252,6 +261,7 @@ def test_standalone_driver_checks_every_rung(cmake_build, dtype):
         assert out.stdout.count(" ok ") == 3 * len(rungs), out.stdout
 
 
+@pytest.mark.slow
 def test_standalone_driver_checks_the_tf32_rungs(driver):
     """cuda/driver/matmul_driver.cu runs the tf32 rungs with TF32's bound: both paths (a
     misaligned run takes v7's), C poisoned, every element against float64."""
@@ -262,23 +272,3 @@ def test_standalone_driver_checks_the_tf32_rungs(driver):
                                  capture_output=True, text=True)
             assert out.returncode == 0, out.stdout + out.stderr
             assert out.stdout.count(" ok ") == 3, out.stdout
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("tool", ["memcheck", "racecheck", "synccheck", "initcheck"])
-def test_compute_sanitizer_clean(tool):
-    sanitizer = find_cuda_tool("compute-sanitizer")
-    if sanitizer is None:
-        pytest.skip("compute-sanitizer not found")
-    env = dict(os.environ, PYTHONUNBUFFERED="1", TRITON_INTERPRET="0")
-    globs = ",".join(k.name for k in RUNGS)
-    cmd = [sanitizer, "--tool", tool, "--error-exitcode", "3", "--target-processes", "all",
-           sys.executable, "-m", "tests.support.sanitize_target", "--kernels", globs]
-    if tool == "initcheck":   # TMA stores are invisible to initcheck: see bench.device.poison_free_memory
-        cmd.append("--poison-outputs")
-    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, env=env, timeout=600)
-    log = proc.stdout + proc.stderr
-    assert "ran " in log, log[-3000:]
-    assert proc.returncode == 0, log[-4000:]
-    assert ("ERROR SUMMARY: 0 errors" in log
-            or "RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)" in log), log[-3000:]

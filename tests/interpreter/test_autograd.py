@@ -27,7 +27,7 @@ from bench import device, kernels, problems, registry
 from bench.families.memory.problems import relu_dropout_expected
 from bindings import precision as prec
 from tests.support.gradients import (autograd_reference, check_matmul_gradients,
-                                     gradient_error)
+                                     gradient_error, softmax_cases)
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "docs" / "examples" / "train_mlp.py"
@@ -137,11 +137,11 @@ def test_relu_dropout_backward_keeps_the_forward_mask(kernel, precision, p):
     assert err <= bound, f"error {err:.3e} > bound {bound:.3e}"
 
 
-SOFTMAX_SHAPES = [((7, 33), -1), ((20, 6), 0), ((4, 3, 5), 1)]
+SOFTMAX_SHAPES = [((7, 33), -1, "rows"), ((20, 6), 0, "columns"), ((4, 3, 5), 1, "middle-dim")]
 
 
-@pytest.mark.parametrize("shape,dim", SOFTMAX_SHAPES, ids=["rows", "columns", "middle-dim"])
-@pytest.mark.parametrize("kernel,precision", cases("softmax"))
+@pytest.mark.parametrize("kernel,precision,shape,dim", softmax_cases(cases("softmax"),
+                                                                     SOFTMAX_SHAPES))
 def test_softmax_jacobian_vector_product(kernel, precision, shape, dim):
     """dx = y * (g - sum(g * y, dim)) against float64 autograd; error per element relative to
     y (|g| + sum |g| y), the size of its terms, within twice the forward's bound."""
@@ -151,8 +151,6 @@ def test_softmax_jacobian_vector_product(kernel, precision, shape, dim):
     g = torch.randn(shape, generator=gen).to(dtype)
     problem = problems.get("softmax")
     parsed = problem.parse_shape("x".join(map(str, shape)) + f":dim={dim % len(shape)}")
-    if kernel.refusal(parsed):          # the split takes rows only (Kernel.refuses)
-        pytest.skip(kernel.refusal(parsed))
     bound = 2 * problem.tolerance(parsed, precision)
     y64 = torch.softmax(x.detach().double(), dim)
     magnitude = y64 * (g.double().abs() + (g.double().abs() * y64).sum(dim, keepdim=True))

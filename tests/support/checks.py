@@ -2,11 +2,14 @@
 reference (see bench/families/matmul/problem.py for the error measure and its bound), TF32 rounding
 bit by bit (triton_impl.matmul_autotuned.round_to_tf32), and poisoned runs.
 
-Poisoned runs: a test that runs several kernels (or candidates, or repeats) on the same
-inputs one after the other must not let the caching allocator hand the second run the
-first one's answer: a kernel that writes nothing would then pass. `poisoned(fn)` fills
-the block the output will land in with NaN before every call (on the GPU; the CPU tier
-poisons every empty tensor: tests/conftest.py)."""
+Poisoned runs: a GPU test that checks a kernel's output must not let the caching allocator
+hand the kernel memory that already holds the answer (a previous run's, a twin's, the
+reference's): a kernel that writes nothing would then pass. `poisoned(fn)` fills the block
+the output will land in, and every other free block of the allocator, with NaN before every
+call; `poisoned_runner(kernel, precision)` is a registry kernel's runner so wrapped. Every
+GPU test that checks what a kernel wrote calls the kernel through one of them (or through
+bench.check, which poisons the same way). The CPU tier poisons every empty tensor instead:
+tests/conftest.py."""
 import functools
 
 import numpy as np
@@ -14,6 +17,7 @@ import torch
 import triton
 import triton.language as tl
 
+from bench import problems
 from bench.device import poison_output_memory
 from bench.families.matmul.problem import matmul_error
 from triton_impl.matmul_autotuned import round_to_tf32
@@ -36,13 +40,31 @@ def same_nbytes(x, *args, **kwargs) -> int:
     return x.numel() * x.element_size()
 
 
+def grey_nbytes(img, *args, **kwargs) -> int:
+    """Bytes of the grey image of a 3 x H x W uint8 image."""
+    return img.numel() // 3
+
+
+def output_nbytes(op: str):
+    """How the output of a kernel of `op` is sized from its arguments (poisoned's nbytes)."""
+    return {"matmul": matmul_output_nbytes, "rgb_to_grey": grey_nbytes}.get(op, same_nbytes)
+
+
 def poisoned(fn, nbytes=matmul_output_nbytes):
-    """fn, poisoning its output's allocator block before every call."""
+    """fn, poisoning its output's allocator block before every call: a block of the
+    output's size is made (or found) and, with every other free block of the caching
+    allocator, filled with NaN (bench.device), so the output lands on NaN even where the
+    wrapper allocates something else (a contiguous copy, a workspace) before it."""
     @functools.wraps(fn)
     def run(*args, **kwargs):
         poison_output_memory(nbytes(*args, **kwargs), args[0].device.type)
         return fn(*args, **kwargs)
     return run
+
+
+def poisoned_runner(kernel, precision: str):
+    """kernel.runner(precision), poisoned (above) before every call."""
+    return poisoned(kernel.runner(precision), output_nbytes(kernel.op))
 
 
 def assert_correct(out, a, b, precision: str, exact: bool) -> None:
@@ -53,6 +75,30 @@ def assert_correct(out, a, b, precision: str, exact: bool) -> None:
         assert err == 0.0, f"exact mode: {err:.3g} bounds from the product rounded once"
     else:
         assert err <= 1, f"error {err:.3g} times its bound"
+
+
+def shape_text(op: str, inputs) -> str:
+    """The shape of an op's inputs as its Problem parses it ("7x33", "50x50:dim=0")."""
+    x = inputs[0]
+    text = "x".join(map(str, x.shape))
+    if op == "softmax":
+        dim = inputs[1] % x.dim()
+        text += "" if dim == x.dim() - 1 else f":dim={dim}"
+    return text
+
+
+def assert_matches_float64(op: str, out, inputs, precision: str) -> None:
+    """out against the op's float64 reference, within its bound: matmul by matmul_error
+    (bench/families/matmul/problem.py), the memory-bound ops by their
+    Problem's error and tolerance at the inputs' shape (bench/families/memory/problems.py).
+    The check beside every comparison of a kernel with its twin or with eager PyTorch."""
+    if op == "matmul":
+        assert_correct(out, *inputs, precision, False)
+        return
+    problem = problems.get(op)
+    err = problem.error(out, inputs, precision=precision)
+    bound = problem.tolerance(problem.parse_shape(shape_text(op, inputs)), precision)
+    assert err <= bound, f"{op}: error {err:.3e} > bound {bound:.3e} against float64"
 
 
 # --------------------------------------------------------------------------- TF32 rounding

@@ -1,26 +1,51 @@
 """Large-memory GPU tests (pytest-xdist group "large-memory": tens of GB each) beside other
 processes: a test checks the free memory before it allocates, but between its check and its
-allocations another worker's process (compute-sanitizer over every kernel, above all) can
-take that memory. tests/gpu/conftest.py turns such an out-of-memory error into a skip that
-names the memory, where it would otherwise fail as if a kernel were wrong; any other error,
-and an out-of-memory error of any other test, still fails."""
+allocations another worker's process can take that memory.
+
+Only the allocation of a test's inputs may turn out of memory into a skip: a test allocates
+them inside `inputs_or_skip(gib)`, which skips when less than `gib` GiB is free (the inputs
+and what the kernel call needs beside them: its output, any staging copy) and turns an
+out-of-memory error raised inside it into a skip that names the memory. The kernel call
+stays outside: an out-of-memory error there fails, as any other error of a kernel does
+(a kernel that allocates more than it should is a bug). tests/cpu/test_gpu_memory_skips.py
+proves the rule with stand-ins."""
 from __future__ import annotations
+
+import contextlib
+
+import pytest
 
 GROUP = "large-memory"
 
 
-def is_large_memory(item) -> bool:
-    """Whether a collected test is in the large-memory group (its xdist_group marker)."""
-    return any(m.args[:1] == (GROUP,) for m in item.iter_markers("xdist_group"))
-
-
-def skip_reason(item, exc: BaseException) -> str | None:
-    """Why this failure is a skip (a large-memory test out of GPU memory), or None."""
+def _free_gib() -> tuple[float, float]:
     import torch
 
-    if not (is_large_memory(item) and isinstance(exc, torch.OutOfMemoryError)):
-        return None
     free, total = torch.cuda.mem_get_info()
-    first = (str(exc).splitlines() or [""])[0][:160]
-    return (f"out of GPU memory, taken by another process after the test's own check "
-            f"({free / 2**30:.1f} of {total / 2**30:.0f} GiB free now): {first}")
+    return free / 2**30, total / 2**30
+
+
+def needs(gib: float) -> None:
+    """Skips the test unless `gib` GiB of GPU memory are free."""
+    free, _total = _free_gib()
+    if free < gib:
+        pytest.skip(f"needs {gib:.0f} GiB of free GPU memory, {free:.1f} GiB free")
+
+
+@contextlib.contextmanager
+def inputs_or_skip(gib: float):
+    """The block that allocates a test's inputs: skipped unless `gib` GiB are free, and
+    skipped, naming the memory, if the allocations run out of memory all the same (another
+    process took it after the check). Any other error, and any error after the block (the
+    kernel call), stands."""
+    import torch
+
+    needs(gib)
+    try:
+        yield
+    except torch.OutOfMemoryError as exc:
+        free, total = _free_gib()
+        first = (str(exc).splitlines() or [""])[0][:160]
+        pytest.skip(f"out of GPU memory while allocating the inputs, taken by another process "
+                    f"after the test's own check ({free:.1f} of {total:.0f} GiB free now): "
+                    f"{first}")

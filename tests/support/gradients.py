@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import math
 
+import pytest
 import torch
 
+from bench.device import poison_free_memory
 from bench.families.matmul.problem import ROUNDINGS, matmul_bound, tf32_rounded
 from bindings import precision as prec
 
@@ -26,6 +28,32 @@ def gradient_error(got, ref, magnitude) -> float:
     return math.inf if bool(torch.isnan(err).any()) else float(err.max())
 
 
+def backward(out, grad) -> None:
+    """out.backward(grad); on the GPU after every free block of the caching allocator is
+    filled with NaN (bench.device.poison_free_memory), so a gradient a backward kernel
+    leaves unwritten is NaN, not a previous answer (tests/support/checks.py)."""
+    if out.is_cuda:
+        poison_free_memory()
+    out.backward(grad)
+
+
+def softmax_cases(kernel_cases: list, shapes: list) -> list:
+    """pytest params (kernel, precision, shape, dim) of each (kernel, precision) param at
+    each (shape, dim, id) the kernel takes: the split softmax takes rows only
+    (Kernel.refuses), so its other dims are no cases of any machine."""
+    from bench import problems
+
+    problem = problems.get("softmax")
+    out = []
+    for param in kernel_cases:
+        kernel, precision = param.values
+        for shape, dim, name in shapes:
+            parsed = problem.parse_shape("x".join(map(str, shape)) + f":dim={dim % len(shape)}")
+            if not kernel.refusal(parsed):
+                out.append(pytest.param(kernel, precision, shape, dim, id=f"{param.id}-{name}"))
+    return out
+
+
 def check_matmul_gradients(fn, a, b, precision, inner_a, inner_b, copies_a=1, copies_b=1):
     """Backward through fn(a, b) against the float64 reference; inner_a, inner_b: how many
     products each element of dA, dB sums (N and M, times the batch copies summed). Each
@@ -39,7 +67,7 @@ def check_matmul_gradients(fn, a, b, precision, inner_a, inner_b, copies_a=1, co
     c = fn(a, b)
     g = torch.randn(c.shape, generator=torch.Generator().manual_seed(7)).to(c.dtype)
     g = g.to(c.device)
-    c.backward(g)
+    backward(c, g)
     if c.is_cuda:
         torch.cuda.synchronize()
     mags = autograd_reference(torch.matmul, (a.abs(), b.abs()), g.abs())

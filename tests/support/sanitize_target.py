@@ -1,6 +1,8 @@
 """The program compute-sanitizer runs over (tests/gpu/test_sanitizer.py): every CUDA and
-Triton kernel of the registry, once per precision, at odd shapes (edges of every tile), with a
-marker line before each so an error report can be traced to its kernel (errors_by_kernel).
+Triton kernel of the registry, once per precision, at odd shapes (edges of every tile) and
+at the first of them with every input one element past the start of its storage (the
+launchers' scalar paths, Triton's unaligned specializations, TMA's staging), with a marker
+line before each so an error report can be traced to its kernel (errors_by_kernel).
 
     compute-sanitizer --tool memcheck python -m tests.support.sanitize_target [--kernels GLOBS]
 """
@@ -34,6 +36,21 @@ SHAPES = {
 # autotuners keep their small-problem tiles, so racecheck sees those; memcheck and initcheck
 # still run every candidate at 264x264x4104.
 RACECHECK_TRITON_MATMUL = "127x129x31,1x65x17,136x264x40,264x520x136,136x136x1032"
+
+
+def misaligned(inputs) -> tuple:
+    """The same inputs, each tensor copied into a view that starts one element into its
+    storage: contiguous, but not 16-byte aligned, so no launcher takes its vector path."""
+    import torch
+
+    out = []
+    for t in inputs:
+        if isinstance(t, torch.Tensor):
+            view = torch.empty(t.numel() + 1, dtype=t.dtype, device=t.device)[1:].view(t.shape)
+            view.copy_(t)
+            t = view
+        out.append(t)
+    return tuple(out)
 
 
 def launch_once(fn, *args, quantiles=None, **kwargs):
@@ -82,13 +99,16 @@ def main(argv=None) -> int:
         if k.backend not in ("cuda", "triton") or k.op not in SHAPES:
             continue
         problem = problems.get(k.op)
-        shapes = args.matmul_shapes if k.op == "matmul" else SHAPES[k.op]
-        for shape in problem.parse_shapes(shapes):
+        shapes = problem.parse_shapes(args.matmul_shapes if k.op == "matmul" else SHAPES[k.op])
+        for shape, offset in [(s, False) for s in shapes] + [(shapes[0], True)]:
             if k.refusal(shape):
                 continue                # a shape the kernel does not take (Kernel.refuses)
             for precision in k.precisions:
-                print(f"== {k.name} {shape} {precision}", flush=True)
+                print(f"== {k.name} {shape} {precision}{' misaligned' if offset else ''}",
+                      flush=True)
                 inputs = problem.inputs(shape, precision, seed=1, device="cuda")
+                if offset:
+                    inputs = misaligned(inputs)
                 if args.poison_outputs:
                     k.runner(precision)(*inputs)   # the output's block, now free again
                     poison_free_memory()   # bench.device: initcheck does not see TMA stores

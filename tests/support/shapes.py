@@ -26,6 +26,12 @@ TILE_EDGE_SHAPES = [s for t in TILE_SIZES for s in
 
 GPU_SWEEP = EDGE_SHAPES + TILE_EDGE_SHAPES + [MatmulShape(1024, 1024, 1024)]
 
+# exact mode (integers in [-3, 3]): a tile edge, a long K, a single column
+# exact mode (small integers): every partial sum is exact in float32 up to K = 2^24 / 9, so
+# long K too, at every precision: the output is the product rounded once
+EXACT_SHAPES = [MatmulShape(129, 131, 257), MatmulShape(64, 64, 4096), MatmulShape(255, 1, 17),
+                MatmulShape(96, 80, 65537)]
+
 EMPTY_SHAPES = [MatmulShape(0, 5, 3), MatmulShape(5, 0, 3), MatmulShape(5, 3, 0),
                 MatmulShape(0, 0, 0)]
 
