@@ -5,6 +5,7 @@
 #                  without a GPU, the GPU tier where there is one; the `slow` tests left out
 #   make test-all  every test, the slow ones too: compute-sanitizer over every kernel,
 #                  fuzzing, offsets past 2^31, every tuning candidate, the CPU emulators
+#   make test-slow the slow tests alone (CI: after make test)
 #
 # Both print the 25 slowest tests (--durations=25); PYTEST_ARGS adds pytest arguments.
 #
@@ -43,7 +44,7 @@ OUT ?= results/local
 REPORT_ARGS ?= $(if $(filter results/local,$(OUT)),--force,)
 PYTEST_ARGS ?=
 
-.PHONY: env build test test-all report clean
+.PHONY: env build test test-all test-slow report clean
 
 env: $(if $(filter system,$(CHOICE)),,$(VENV)/.installed-$(CHOICE))
 
@@ -78,6 +79,11 @@ test: build
 
 test-all: build
 	$(PYTEST) $(PYTEST_ARGS)
+
+# The slow tests alone (CI runs them after `make test`: the CPU emulators of the CUDA
+# kernels and the compiled-code checks are the CPU machine's only run of those kernels).
+test-slow: build
+	$(PYTEST) -m slow $(PYTEST_ARGS)
 
 report: build
 	$(PY) -m bench report --out $(OUT) $(REPORT_ARGS)
