@@ -26,7 +26,7 @@ from tests.support.tiers import one_fast_per_kind
 
 ROOT = Path(__file__).resolve().parents[2]
 
-CUDA_KERNELS = [k for k in registry.kernels() if k.backend == "cuda" and k.op == "matmul"]
+CUDA_KERNELS = [k for k in registry.select("*", op="matmul") if k.backend == "cuda"]
 KERNEL_IDS = [k.name for k in CUDA_KERNELS]
 CASES = [(k, p) for k in CUDA_KERNELS for p in k.precisions]
 CASE_IDS = [f"{k.name}-{p}" for k, p in CASES]
