@@ -7,15 +7,9 @@ from __future__ import annotations
 
 import pytest
 
-from bench import check, device, registry
-
-WRONG = registry.select("*_bug_*")
-CASES = [(k, p) for k in WRONG for p in k.precisions if device.can_run(k, "cpu", p)[0]]
+from tests.support.checks import assert_fails_its_default_check, wrong_kernel_cases
 
 
-@pytest.mark.parametrize("kernel,precision", CASES, ids=[f"{k.name}-{p}" for k, p in CASES])
+@pytest.mark.parametrize("kernel,precision", wrong_kernel_cases("cpu"))
 def test_fails_its_default_check(kernel, precision):
-    results = check.run([kernel], precisions=[precision], device="cpu")
-    failed = [r for r in results if r.status == "FAIL"]
-    assert failed, [(r.shape, r.status, r.error) for r in results]
-    assert not [r for r in results if r.status == "ERROR"], results
+    assert_fails_its_default_check(kernel, precision, "cpu")

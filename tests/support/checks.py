@@ -13,6 +13,7 @@ tests/conftest.py."""
 import functools
 
 import numpy as np
+import pytest
 import torch
 import triton
 import triton.language as tl
@@ -168,3 +169,26 @@ def round_to_tf32_on(x, native: bool):
     _round_to_tf32_kernel[(triton.cdiv(x.numel(), block),)](x, y, x.numel(), NATIVE=native,
                                                              BLOCK=block)
     return y
+
+
+# --------------------------------------------------------------------------- wrong kernels
+
+def wrong_kernel_cases(device: str) -> list:
+    """pytest params (kernel, precision) of every deliberately wrong kernel ("_bug_") at every
+    precision it claims that `device` runs (bench/device.py: the interpreter has no bf16)."""
+    from bench import device as dev
+    from bench import registry
+
+    return [pytest.param(k, p, id=f"{k.name}-{p}") for k in registry.select("*_bug_*")
+            for p in k.precisions if dev.can_run(k, device, p)[0]]
+
+
+def assert_fails_its_default_check(kernel, precision: str, device: str) -> None:
+    """`bench check` of a wrong kernel on the device's default check shapes: some run FAILs
+    (by the bound, not by raising: no run may be an ERROR)."""
+    from bench import check
+
+    results = check.run([kernel], precisions=[precision], device=device)
+    assert [r for r in results if r.status == "FAIL"], \
+        [(r.shape, r.status, r.error) for r in results]
+    assert not [r for r in results if r.status == "ERROR"], results
