@@ -99,11 +99,29 @@ def _precisions(text: str | None, kernels) -> list[str] | None:
     return asked
 
 
-def _shapes(text: str | None, kernels, default_attr: str):
-    """--shapes parsed and checked for every op of the selected kernels, before any work:
-    None (defaults), one text for every op, or a dict op -> text."""
+def _suite_spec(name: str, kernels) -> dict[str, str]:
+    """--suite NAME: op -> the shapes of the suite of that name of each selected op that has
+    one (Problem.suites); a usage error naming the suites there are when none has it."""
     from bench import problems
 
+    ops = [op for op in dict.fromkeys(k.op for k in kernels) if problems.known(op)]
+    spec = {op: problems.get(op).suites[name] for op in ops if name in problems.get(op).suites}
+    if not spec:
+        known = sorted({f"{s} ({op})" for op in ops for s in problems.get(op).suites})
+        raise UsageError(f"--suite {name}: no selected op has a suite of that name; there "
+                         f"are: {', '.join(known) or 'none'}")
+    return spec
+
+
+def _shapes(text: str | None, kernels, default_attr: str, suite: str | None = None):
+    """--shapes (or --suite) parsed and checked for every op of the selected kernels, before
+    any work: None (defaults), one text for every op, or a dict op -> text."""
+    from bench import problems
+
+    if suite is not None:
+        if text:
+            raise UsageError("give --shapes or --suite, not both")
+        return _suite_spec(suite, kernels)
     try:
         spec = problems.parse_shapes_spec(text)
     except ValueError as exc:
@@ -196,7 +214,7 @@ def cmd_check(args) -> int:
 
     kernels = _select(args.kernels)
     precisions = _precisions(args.precision, kernels)
-    shapes = _shapes(args.shapes, kernels, "check_shapes")
+    shapes = _shapes(args.shapes, kernels, "check_shapes", args.suite)
     dev = device.setup()
     env = env_mod.environment(dev)
     if args.out:
@@ -223,7 +241,7 @@ def cmd_time(args) -> int:
 
     kernels = _select(args.kernels)
     precisions = _precisions(args.precision, kernels)
-    shapes = _shapes(args.shapes, kernels, "time_shapes")
+    shapes = _shapes(args.shapes, kernels, "time_shapes", args.suite)
     if device.setup() != "cuda":
         raise UsageError("needs a CUDA GPU. Without one, Triton runs through its interpreter, "
                          "whose timings say nothing about a GPU; use `bench check` and "
@@ -292,7 +310,7 @@ def cmd_model(args) -> int:
         raise UsageError("none of the selected kernels has a traffic model")
     if args.shape and args.shapes:
         raise UsageError("give --shape or --shapes, not both")
-    shapes = _shapes(args.shape or args.shapes, kernels, "model_shapes")
+    shapes = _shapes(args.shape or args.shapes, kernels, "model_shapes", args.suite)
     precisions = _precisions(args.precision, kernels)
     if args.out:
         env = env_mod.environment(device.setup())
@@ -371,7 +389,7 @@ def cmd_profile(args) -> int:
         raise UsageError("the selection holds only reference kernels; name them explicitly "
                          "to profile them")
     precisions = _precisions(args.precision, kernels)
-    shapes = _shapes(args.shapes, kernels, "profile_shapes")
+    shapes = _shapes(args.shapes, kernels, "profile_shapes", args.suite)
     ncu = profile.find_ncu()
     if ncu is None:
         raise UsageError("Nsight Compute (ncu) is not on PATH nor in /usr/local/cuda/bin "
@@ -511,13 +529,18 @@ def build_parser() -> argparse.ArgumentParser:
                                   "of launches back to back; the median ratio is the row's "
                                   "'alternating' %% of reference (default: 0, off)")
 
+    suite = argparse.ArgumentParser(add_help=False)         # check, time, model, profile
+    suite.add_argument("--suite", default=None, metavar="NAME",
+                       help="a named set of shapes of each op instead of --shapes: 'shapes' "
+                            "is the matmul shape suite (bench/families/matmul/suite.py)")
+
     s = sub.add_parser("list", parents=[common], help="every registered kernel")
     s.add_argument("--kernels", default=None, help="comma-separated globs (default: all)")
     s.add_argument("--markdown", action="store_true",
                    help="the table of docs/api.md: every kernel's Python function")
     s.set_defaults(func=cmd_list)
 
-    s = sub.add_parser("check", parents=[common], help="correctness against a float64 reference")
+    s = sub.add_parser("check", parents=[common, suite], help="correctness against a float64 reference")
     s.add_argument("--kernels", default="*", help="comma-separated globs, e.g. 'cuda_*,triton_v3*'")
     s.add_argument("--shapes", default=None,
                    help="MxNxK[,MxNxK...] (default: the op's shapes for this machine)")
@@ -534,7 +557,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "skip reason")
     s.set_defaults(func=cmd_check)
 
-    s = sub.add_parser("time", parents=[common, alternating], help="(GPU) timings, ceilings, %% cuBLAS; writes time.csv/json")
+    s = sub.add_parser("time", parents=[common, suite, alternating], help="(GPU) timings, ceilings, %% cuBLAS; writes time.csv/json")
     s.add_argument("--kernels", default="*")
     s.add_argument("--shapes", default=None,
                    help="shapes for every op, or per op: 'copy=67108864;softmax=4096x32768' "
@@ -551,7 +574,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--force", action="store_true", help="replace a time.json already in --out")
     s.set_defaults(func=cmd_time)
 
-    s = sub.add_parser("model", parents=[common], help="closed-form traffic of each kernel at a shape")
+    s = sub.add_parser("model", parents=[common, suite], help="closed-form traffic of each kernel at a shape")
     s.add_argument("--kernels", default="*")
     s.add_argument("--shape", default=None, help="MxNxK")
     s.add_argument("--shapes", default=None, help="MxNxK[,...] (default: 1024^3 and 4096^3)")
@@ -566,7 +589,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "the compact table")
     s.set_defaults(func=cmd_model)
 
-    s = sub.add_parser("profile", parents=[common], help="(GPU + ncu) counters per level next to the model")
+    s = sub.add_parser("profile", parents=[common, suite], help="(GPU + ncu) counters per level next to the model")
     s.add_argument("--kernels", default="*")
     s.add_argument("--shapes", default=None, help="default: 1024x1024x1024")
     s.add_argument("--precision", default=None, help="default: each kernel's first precision")

@@ -27,6 +27,8 @@ class Problem:
     model_shapes = ""
     profile_shapes = ""
     quick_time_shapes = ""    # `report --quick`: a few shapes (the time shapes if empty)
+    # Named sets of shapes for --suite NAME (check, time, model, profile): name -> text.
+    suites: dict[str, str] = {}
 
     # -- shapes
     def parse_shape(self, text: str):

@@ -97,9 +97,12 @@ class MatmulFamily(Family):
     def report_sections(self, results):
         from bench.families.matmul import report
 
+        from bench.families.matmul import suite_report
+
         out = []
         if "time" in results:
             out.append(report.section_time(results["time"], results.get("profile")))
+            out.append(suite_report.section_suite(results["time"]))
         if "profile" in results:
             out.append(report.section_profile(results["profile"]))
             out.append(report.section_twins(results["profile"], results.get("time")))
@@ -107,9 +110,10 @@ class MatmulFamily(Family):
         return out
 
     def summary_lines(self, results):
-        from bench.families.matmul import report
+        from bench.families.matmul import report, suite_report
 
-        return report.summary_lines(results)
+        suite_lines = suite_report.summary_lines(results["time"]) if "time" in results else []
+        return report.summary_lines(results) + suite_lines
 
     def figures(self, results, out_dir):
         from bench.families.matmul import plots
@@ -119,7 +123,9 @@ class MatmulFamily(Family):
     def caption(self, name):
         from bench.families.matmul import plots
 
-        return plots.CAPTIONS.get(name)
+        from bench.families.matmul import suite_report
+
+        return suite_report.CAPTION if name == "suite" else plots.CAPTIONS.get(name)
 
     def readme_tables(self):
         from bench.families.matmul import report

@@ -740,6 +740,10 @@ def all_figures(s: dict, out_dir) -> dict[str, list[Path]]:
         made["model_traffic"] = model(s["model"], out_dir)
         if "profile" not in s:   # no counters: the lecture figure's model half
             made["lecture_model"] = lecture_model(s["model"], s.get("time"), out_dir)
-    order = ("lecture", "lecture_model", "throughput", "traffic", "roofline", "roofline_ladder",
-             "model_traffic")
+    if "time" in s:
+        from bench.families.matmul import suite_report
+
+        made["suite"] = suite_report.figure(s["time"], out_dir)
+    order = ("lecture", "lecture_model", "throughput", "suite", "traffic", "roofline",
+             "roofline_ladder", "model_traffic")
     return {k: made[k] for k in order if made.get(k)}

@@ -43,6 +43,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from bench.families.matmul import suite
 from bench.families.matmul.models import MatmulShape, lecture_formula
 from bench.problem_base import MODES, REQUIRED, Problem
 from bindings import precision as prec
@@ -210,6 +211,7 @@ class MatmulProblem(Problem):
         "cuda": "256x256x256,512x512x512,1024x1024x1024,2048x2048x2048,4096x4096x4096",
     }
     model_shapes = "1024x1024x1024,4096x4096x4096"
+    suites = {suite.NAME: suite.text()}       # the shape suite (suite.py): --suite shapes
     profile_shapes = "1024x1024x1024"
     quick_time_shapes = "256x256x256,1024x1024x1024"
     # The CUDA ladder's counter target: thread-issued global loads (instructions x the
