@@ -140,8 +140,6 @@ def failure_note(kernel, problem, out, inputs, precision: str, mode: str, tol: f
 def _failure_note(kernel, problem, out, inputs, precision, mode, tol, device) -> str:
     import torch
 
-    from bench import out_of_bounds
-
     try:
         tiles = dict(kernel.tile_params(precision))
     except Exception:            # a record without tile parameters: the generic sizes

@@ -34,8 +34,6 @@ import inspect
 
 from bindings import precision as prec
 
-_BY_DTYPE = {"float32": "fp32", "float16": "fp16", "bfloat16": "bf16", "uint8": "u8"}
-
 
 def _python_name(name: str) -> str:
     return name.replace(".", "_")
@@ -54,7 +52,7 @@ def _precision_of(kernel, args, asked: str | None) -> str:
                              f"from {', '.join(kernel.precisions)}")
         return asked
     tensor = next((a for a in args if hasattr(a, "dtype")), None)
-    label = _BY_DTYPE.get(prec.dtype_name(tensor.dtype)) if tensor is not None else None
+    label = prec.label_of(tensor.dtype) if tensor is not None else None
     only = kernel.precisions[0] if len(kernel.precisions) == 1 else None
     if label not in kernel.precisions and only and tensor is not None \
             and prec.get(only).dtype == prec.dtype_name(tensor.dtype):

@@ -73,6 +73,13 @@ def torch_dtype(label: str):
     return get(label).torch_dtype()
 
 
+def label_of(dtype) -> str | None:
+    """The label a tensor of this dtype stands for when none is given: the first of the
+    table with that storage type (float32 -> fp32, not tf32), or None."""
+    name = dtype_name(dtype)
+    return next((p.label for p in TABLE.values() if p.dtype == name), None)
+
+
 def dtype_name(dtype) -> str:
     """"float32" for torch.float32: how error messages name a tensor's dtype."""
     return str(dtype).replace("torch.", "")

@@ -255,10 +255,10 @@ def _pair(op, version, cuda_summary, triton_summary, model, formula, cuda_loader
 def _wrong(op, version, module, function, summary, model, formula, precisions=FLOATS,
            random_stream=""):
     """A deliberately wrong Triton kernel of `op`, kept to show that the check catches it:
-    "_bug_" in its name, version "bug-...", summary "DELIBERATELY WRONG: ..."; it claims what
-    its right twin claims (random_stream)."""
+    "_bug_" in its name, its version "bug...", its summary starting "DELIBERATELY WRONG";
+    it claims what its right twin claims (random_stream)."""
     return Kernel(name=f"triton_{function}", op=op,
-                  backend="triton", version=version, summary="DELIBERATELY WRONG: " + summary,
+                  backend="triton", version=version, summary=summary,
                   source=f"triton_impl/{module}.py", precisions=precisions,
                   loader=_triton_function(module, function), model=model, runs_on_cpu=True,
                   formula=formula, random_stream=random_stream,
@@ -301,18 +301,11 @@ def records() -> list[Kernel]:
                                            vectors_per_thread=h["COPY_UNROLL"])),
                _triton_params("copy", num_warps="num_warps",
                               vectors_per_thread="VECTORS_PER_THREAD")),
-        Kernel(name="triton_copy_bug_offsets_ignore_pid", op="copy", backend="triton",
-               version="bug1", summary=wrong.format(1) + "offsets = arange(BLOCK) ignore the "
-               "program id", source="triton_impl/copy.py", precisions=FLOATS,
-               loader=_triton_function("copy", "copy_bug_offsets_ignore_pid"), model=mm.copy,
-               runs_on_cpu=True, formula="reads n, writes n",
-               twin_note="deliberately wrong: kept to show that the check catches it"),
-        Kernel(name="triton_copy_bug_pid_times_n", op="copy", backend="triton", version="bug2",
-               summary=wrong.format(2) + "offsets = pid * n + arange(BLOCK)",
-               source="triton_impl/copy.py", precisions=FLOATS,
-               loader=_triton_function("copy", "copy_bug_pid_times_n"), model=mm.copy,
-               runs_on_cpu=True, formula="reads n, writes n",
-               twin_note="deliberately wrong: kept to show that the check catches it"),
+        _wrong("copy", "bug1", "copy", "copy_bug_offsets_ignore_pid", wrong.format(1) +
+               "offsets = arange(BLOCK) ignore the program id", mm.copy, "reads n, writes n"),
+        _wrong("copy", "bug2", "copy", "copy_bug_pid_times_n",
+               wrong.format(2) + "offsets = pid * n + arange(BLOCK)", mm.copy,
+               "reads n, writes n"),
         *_references("copy", "x.clone()", eager_model=mm.copy),
 
         *_pair("relu_dropout", "fused",
@@ -326,7 +319,7 @@ def records() -> list[Kernel]:
                _triton_params("relu_dropout", num_warps="num_warps", BLOCK="BLOCK"),
                random_stream=PHILOX),
         _wrong("relu_dropout", "bug-tail-zeroed", "relu_dropout", "relu_dropout_bug_tail_zeroed",
-               "the fused kernel with its last partial block zeroed: right keep rate, wrong "
+               "DELIBERATELY WRONG: the fused kernel with its last partial block zeroed: right keep rate, wrong "
                "mask", mm.relu_dropout, "reads n, writes n", random_stream=PHILOX),
         *_references("relu_dropout", "F.dropout(F.relu(x), p, inplace=True): two kernels and a "
                      "mask", eager_model=mm.relu_dropout_eager),
@@ -365,15 +358,11 @@ def records() -> list[Kernel]:
                                            max_cluster=h["SPLIT_REFILL_MAX_CLUSTER"])),
                _split_triton_params, suffix="_split", refuses=_columns,
                cuda_needs=((9, 0), "Hopper: thread-block clusters, distributed shared memory")),
-        Kernel(name="triton_softmax_bug_flush_small", op="softmax", backend="triton",
-               version="bug-flush", summary="DELIBERATELY WRONG: the online softmax with every "
-               "output below 5e-4 of its row's maximum flushed to zero",
-               source="triton_impl/softmax.py", precisions=FLOATS,
-               loader=_triton_function("softmax", "softmax_bug_flush_small"),
-               model=mm.softmax_online, runs_on_cpu=True, formula="reads 2N, writes N",
-               twin_note="deliberately wrong: kept to show that the check catches it"),
+        _wrong("softmax", "bug-flush", "softmax", "softmax_bug_flush_small",
+               "DELIBERATELY WRONG: the online softmax with every output below 5e-4 of its "
+               "row's maximum flushed to zero", mm.softmax_online, "reads 2N, writes N"),
         _wrong("softmax", "bug-sum-from-one", "softmax", "softmax_bug_sum_from_one",
-               "online softmax; one row in 1000 (index % 1000 == 1) divided by a sum "
+               "DELIBERATELY WRONG: online softmax; one row in 1000 (index % 1000 == 1) divided by a sum "
                "started at 1, not 0", mm.softmax_online, "reads 2N, writes N"),
         *_references("softmax", "torch.softmax(x, dim)"),
 
@@ -388,7 +377,7 @@ def records() -> list[Kernel]:
                _triton_params("rgb_to_grey", BLOCK_H="BLOCK_H", BLOCK_W="BLOCK_W",
                               num_warps="num_warps"), precisions=("u8",)),
         _wrong("rgb_to_grey", "bug-tail-unwritten", "rgb_to_grey", "rgb_to_grey_bug_tail_unwritten",
-               "the grid rounds the columns down (w // BLOCK_W): the last partial block of "
+               "DELIBERATELY WRONG: the grid rounds the columns down (w // BLOCK_W): the last partial block of "
                "columns is never written", mm.rgb_to_grey, "reads 3HW, writes HW bytes",
                precisions=("u8",)),
         *_references("rgb_to_grey", "0.2989 R + 0.5870 G + 0.1140 B in PyTorch: ~7 kernels",

@@ -100,3 +100,16 @@ def test_the_margin_of_c():
     for shape in ("64x64x64", "16x16x4097", "8x8x65536", "2x3x2", "40x40x7"):
         a, b = MM.inputs(MM.parse_shape(shape), "fp32")
         assert matmul_error(right("fp32")(a, b), a, b, "fp32") <= 0.25, shape
+
+
+def test_the_references_cut_tf32_as_the_independent_reference_does():
+    """tf32_rounded (bit arithmetic, any device) gives tests/support/checks.py's float64
+    reference rounding to nearest, bit for bit, on every branch (ties, overflow, subnormals,
+    NaN payloads), and truncation keeps the top 19 bits."""
+    from tests.support.checks import assert_tf32_rounded, tf32_rounding_inputs
+
+    x = tf32_rounding_inputs()
+    assert_tf32_rounded(tf32_rounded(x, "nearest"), x)
+    cut = tf32_rounded(x, "truncated")
+    finite = torch.isfinite(x)
+    assert torch.equal(cut[finite].view(torch.int32), x[finite].view(torch.int32) & -8192)

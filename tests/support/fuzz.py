@@ -26,7 +26,7 @@ import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bench.families.matmul.problem import matmul_bound, matmul_references
+from bench.families.matmul.problem import matmul_bound, rounded_references
 from bench import device as dev
 from bench import problems, registry
 from bench.families.memory import problems as pm
@@ -116,7 +116,7 @@ def assert_matches_reference(out, ref, bound, dtype, case, others=()):
     """Non-finite aware: NaN where the reference is NaN, the same inf where it is inf;
     elsewhere |out - ref| <= bound + the dtype's smallest normal (underflow), per element.
     others: more references of the same shape the output may be nearer to, element by
-    element (a tf32 product's operands cut to TF32 either way: matmul_references)."""
+    element (a tf32 product's operands cut to TF32 either way: rounded_references)."""
     o = out.double().cpu()
     ref, bound = ref.cpu(), bound.cpu()
     assert o.shape == ref.shape, f"{case}: shape {tuple(o.shape)}, expected {tuple(ref.shape)}"
@@ -148,8 +148,9 @@ def run_matmul(kernel, precision, data):
     out = poisoned_runner(kernel, precision)(a, b)
     dev.synchronize(DEVICE)
     a64, b64 = a.double().cpu(), b.double().cpu()
+    ref = a64 @ b64
     scale = a64.abs().nan_to_num(posinf=0) @ b64.abs().nan_to_num(posinf=0)
-    ref, *others = matmul_references(a.cpu(), b.cpu(), precision)
+    others = list(rounded_references(a.cpu(), b.cpu(), precision))
     bound = matmul_bound(ref.nan_to_num(nan=0.0, posinf=0.0, neginf=0.0), scale, K, precision)
     assert_matches_reference(out, ref, bound, prec.torch_dtype(precision), case, others)
 

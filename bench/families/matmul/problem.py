@@ -70,11 +70,11 @@ def precision_of(out, precision: str | None) -> str:
     if precision is not None:
         prec.get(precision)
         return precision
-    names = {"float32": "fp32", "float16": "fp16", "bfloat16": "bf16"}
-    name = prec.dtype_name(out.dtype)
-    if name not in names:
-        raise ValueError(f"matmul: no precision for an output of dtype {name}")
-    return names[name]
+    label = prec.label_of(out.dtype)
+    if label not in prec.MATMUL:
+        raise ValueError(f"matmul: no precision for an output of dtype "
+                         f"{prec.dtype_name(out.dtype)}")
+    return label
 
 
 def tf32_rounded(x, how: str):
@@ -129,29 +129,33 @@ def matmul_reference(a, b):
     return a64 @ b64, a64.abs() @ b64.abs()
 
 
-def matmul_references(a, b, precision: str):
-    """The float64 products a kernel at this precision may be compared with (module doc):
-    one, of the stored values, except for tf32, nine: each of A and B kept, cut to TF32 to
-    nearest, or truncated. Made one at a time."""
+def rounded_references(a, b, precision: str):
+    """The float64 products, besides matmul_reference's of the stored values, that a kernel
+    at this precision may be compared with (module doc): none, except for tf32 the other
+    eight of A and B each kept, cut to TF32 to nearest, or truncated. Made one at a time."""
     roundings = ROUNDINGS.get(precision, ("kept",))
     for ha in roundings:
         for hb in roundings:
-            yield tf32_rounded(a, ha).double() @ tf32_rounded(b, hb).double()
+            if (ha, hb) != ("kept", "kept"):
+                yield tf32_rounded(a, ha).double() @ tf32_rounded(b, hb).double()
 
 
 def matmul_bound(ref, mag, K: int, precision: str):
     """The bound of every element (module doc), from the reference and the magnitudes."""
     p = prec.get(precision)
     u_out = p.output_roundoff
-    eta = _half_smallest_subnormal(p.dtype)
+    eta = _half_smallest_subnormal(p.torch_dtype())
     acc = (1 + u_out) * BOUND_C * math.sqrt(max(K, 1)) * prec.ACCUMULATOR_ROUNDOFF
     return u_out * ref.abs() + eta + acc * mag
 
 
-def _half_smallest_subnormal(dtype_name: str) -> float:
-    bits = {"float32": 24, "float16": 11, "bfloat16": 8}[dtype_name]
-    min_exp = {"float32": -126, "float16": -14, "bfloat16": -126}[dtype_name]
-    return 2.0 ** (min_exp - bits)      # half of 2^(min_exp - (bits - 1))
+def _half_smallest_subnormal(dtype) -> float:
+    """Half the step of the dtype's subnormals: its smallest normal times its epsilon, over 2
+    (2^-150 in float32, 2^-25 in float16, 2^-134 in bfloat16)."""
+    import torch
+
+    info = torch.finfo(dtype)
+    return info.tiny * info.eps / 2
 
 
 def matmul_error_map(out, a, b, precision: str | None = None, mode: str = "random"):
@@ -172,10 +176,9 @@ def matmul_error_map(out, a, b, precision: str | None = None, mode: str = "rando
         dist = (o - rounded).abs() / bound
         err = torch.where(same, torch.zeros_like(dist), torch.clamp(dist, min=1.0))
     else:
-        diff = None
-        for r in matmul_references(a, b, precision):
-            near = (o - r).abs()
-            diff = near if diff is None else torch.minimum(diff, near)
+        diff = (o - ref).abs()
+        for r in rounded_references(a, b, precision):
+            diff = torch.minimum(diff, (o - r).abs())
         err = diff / bound
     return torch.where(torch.isnan(err), torch.full_like(err, math.inf), err)
 

@@ -112,8 +112,9 @@ def against_the_field(ls: dict[str, Line], label: str, cublas: str | None) -> di
     return out
 
 
-def _reference_name(rows, precision) -> str | None:
-    return next((r["kernel"] for r in suite_rows(rows)
+def _reference_name(srows, precision) -> str | None:
+    """The reference kernel among suite_rows() at this precision (cuBLAS)."""
+    return next((r["kernel"] for r in srows
                  if r["precision"] == precision and r.get("is_reference")), None)
 
 
@@ -126,7 +127,8 @@ def section_suite(time_payload: dict) -> str:
     """## Shape suite: per precision, every kernel's geomean and worst shape, then the
     shapes one per row with their limit and the three lines of the figure."""
     rows = time_payload["rows"]
-    if not suite_rows(rows):
+    srows = suite_rows(rows)
+    if not srows:
         return ""
     compute = (time_payload.get("meta", {}).get("ceilings") or {}).get("cublas_tflops") or {}
     parts = ["## Shape suite",
@@ -142,7 +144,8 @@ def section_suite(time_payload: dict) -> str:
         shapes, ls = lines(rows, p)
         if not shapes:
             continue
-        cublas = _reference_name(rows, p)
+        cublas = _reference_name(srows, p)
+        at = {r["shape"]: r for r in srows if r["precision"] == p}    # the limit is per shape
         table = []
         for name, line in sorted(ls.items(), key=lambda kv: (kv[0] not in (cublas, *BEST.values()),
                                                              kv[0])):
@@ -166,7 +169,7 @@ def section_suite(time_payload: dict) -> str:
         eb = prec.element_bytes(p)
         per_shape = []
         for s in shapes:
-            r = next(r for r in suite_rows(rows) if r["shape"] == s and r["precision"] == p)
+            r = at[s]
             shape = suite.MatmulShape.parse(s)
             roof = num(r["roof_tflops"])
             limit_ms = num(r["flops"]) / (roof * 1e12) * 1e3
@@ -220,8 +223,9 @@ def figure(time_payload: dict, out_dir):
     styles = {"reference": dict(color="black", marker="o", linestyle=":"),
               "best CUDA": dict(color="tab:green", marker="s", linestyle="-"),
               "best Triton": dict(color="tab:blue", marker="D", linestyle="--")}
+    srows = suite_rows(rows)
     for ax, (p, shapes, ls) in zip(axes[:, 0], panels):
-        cublas = _reference_name(rows, p)
+        cublas = _reference_name(srows, p)
         xs = list(range(len(shapes)))
         for label, key in ((cublas, "reference"), ("best CUDA", "best CUDA"),
                            ("best Triton", "best Triton")):
