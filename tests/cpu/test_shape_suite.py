@@ -50,7 +50,7 @@ def _row(kernel, backend, shape, precision, tflops, reference=False):
 
 def _payload():
     rows = []
-    for _n, _c, shape in suite.SUITE[:6] + suite.SUITE[-3:]:
+    for _n, _c, shape in suite.SUITE[:suite_report.MIN_SHAPES]:
         for p in ("fp16",):
             roof = _row("x", "cuda", shape, p, 1.0)["roof_tflops"]
             rows += [_row("cublas", "cublas", shape, p, 0.8 * roof, reference=True),
@@ -64,7 +64,7 @@ def _payload():
 
 def test_lines_take_each_languages_best_per_shape():
     shapes, ls = suite_report.lines(_payload()["rows"], "fp16")
-    assert len(shapes) == 9
+    assert len(shapes) == suite_report.MIN_SHAPES
     best = ls["best CUDA"]
     assert set(best.picked.values()) == {"cuda_t5_stream_k"}
     assert best.geomean_roof() == pytest.approx(90)
@@ -88,4 +88,14 @@ def test_section_summary_and_figure(tmp_path):
     assert [p.suffix for p in files] == [".png", ".svg"] and all(p.stat().st_size for p in files)
     assert suite_report.section_suite({"rows": [], "meta": {}}) == ""
     assert suite_report.figure({"rows": []}, tmp_path) == []
+
+
+def test_a_sweep_of_squares_is_no_run_of_the_suite(tmp_path):
+    """The default time shapes hold three suite shapes (1024^3, 2048^3, 4096^3): too few for
+    a geometric mean over the suite, so no section, summary or figure is made of them."""
+    rows = [r for r in _payload()["rows"]][:4 * (suite_report.MIN_SHAPES - 1)]
+    payload = {"rows": rows, "meta": {"ceilings": CEILINGS}, "env": {}}
+    assert suite_report.section_suite(payload) == ""
+    assert suite_report.summary_lines(payload) == []
+    assert suite_report.figure(payload, tmp_path) == []
     assert math.isnan(suite_report.Line("x").geomean_roof())

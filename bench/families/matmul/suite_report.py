@@ -27,6 +27,9 @@ from bench.text import f, md_table
 from bindings import precision as prec
 
 PRECISIONS = ("fp32", "tf32", "fp16", "bf16")
+# A precision counts as a run of the suite when at least this many of its shapes were timed:
+# a sweep of squares (the default time shapes hold three suite shapes) is not one.
+MIN_SHAPES = len(suite.SUITE) // 2
 BEST = {"cuda": "best CUDA", "triton": "best Triton"}
 
 
@@ -70,9 +73,11 @@ def ordered_shapes(shapes, precision: str) -> list[str]:
 def lines(rows, precision: str) -> tuple[list[str], dict[str, Line]]:
     """(the suite shapes timed at this precision in intensity order, name -> Line): every
     kernel's line, then "best CUDA" and "best Triton" (the fastest of each language at each
-    shape, references left out)."""
+    shape, references left out). ([], {}) where fewer than MIN_SHAPES were timed."""
     mine = [r for r in suite_rows(rows) if r["precision"] == precision]
     shapes = ordered_shapes(dict.fromkeys(r["shape"] for r in mine), precision)
+    if len(shapes) < MIN_SHAPES:
+        return [], {}
     cublas = {r["shape"]: num(r["tflops"]) for r in mine if r.get("is_reference")}
     out: dict[str, Line] = {}
     for r in mine:
@@ -181,7 +186,7 @@ def section_suite(time_payload: dict) -> str:
                               f"{cells[1]} {picked[0]}".strip(), f"{cells[2]} {picked[1]}".strip()])
         parts.append(md_table(["shape", "name", "category", "FLOP/B", "limit",
                                "cuBLAS", "best CUDA", "best Triton"], per_shape))
-    return "\n\n".join(parts)
+    return "\n\n".join(parts) if len(parts) > 2 else ""    # no precision ran the suite
 
 
 def summary_lines(time_payload: dict) -> list[str]:
