@@ -264,6 +264,14 @@ def cmd_time(args) -> int:
     return 1 if len(ok) < len([r for r in rows if r.get("status") != "skip"]) else 0
 
 
+def kernel_label(r: dict) -> str:
+    """A row's kernel, with the rung a dispatching entry chose: "cuda_auto (t5)"."""
+    if not r.get("choice"):
+        return r["kernel"]
+    chosen = registry.by_name().get(r["choice"])
+    return f"{r['kernel']} ({chosen.version if chosen else r['choice']})"
+
+
 def time_text(rows, ceilings=None) -> str:
     """What `bench time` prints: one row per timing, the kernels that failed or were
     skipped with their notes, the ceilings."""
@@ -271,7 +279,7 @@ def time_text(rows, ceilings=None) -> str:
     parts = [terminal.table(
         ["kernel", "shape", "prec", "median ms", "IQR ms", "TFLOP/s", "% ref", "% roof",
          "GB/s"],
-        [[r["kernel"], r["shape"], r["precision"], f(r["median_ms"], 4), f(r["iqr_ms"], 4),
+        [[kernel_label(r), r["shape"], r["precision"], f(r["median_ms"], 4), f(r["iqr_ms"], 4),
           f(r["tflops"], 2), f(r["pct_reference"], 1), f(r["pct_roof"], 1),
           f(r["gbps_compulsory"], 0)] for r in ok],
         notes=[r.get("note") or "" for r in ok], right=set(range(3, 9))),
@@ -305,7 +313,7 @@ def cmd_model(args) -> int:
     from bench import device, model_table, results
     from bench import env as env_mod
 
-    kernels = [k for k in _select(args.kernels) if k.model is not None]
+    kernels = [k for k in _select(args.kernels) if k.model is not None or k.chooses is not None]
     if not kernels:
         raise UsageError("none of the selected kernels has a traffic model")
     if args.shape and args.shapes:
@@ -335,7 +343,7 @@ def model_text(rows, verbose: bool = False) -> str:
     table = terminal.table(
         ["kernel", "shape", "prec", "loads", "load bytes", "stores", "shared", "FMAs",
          "lecture"],
-        [[r["kernel"], r["shape"], r["precision"], terminal.count(r["global_loads"]),
+        [[kernel_label(r), r["shape"], r["precision"], terminal.count(r["global_loads"]),
           binary_bytes(r["global_load_bytes"]), terminal.count(r["global_stores"]),
           terminal.count(r["shared_loads"]), terminal.count(r["fma"]),
           terminal.count(r.get("lecture_global_loads"))] for r in rows],

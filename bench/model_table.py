@@ -23,7 +23,7 @@ def rows(kernels, shapes_text=None, precisions: list[str] | None = None) -> list
     them are left out)."""
     out = []
     for k in kernels:
-        if k.model is None or not problems.known(k.op):
+        if (k.model is None and k.chooses is None) or not problems.known(k.op):
             continue
         problem = problems.get(k.op)
         try:
@@ -39,9 +39,13 @@ def rows(kernels, shapes_text=None, precisions: list[str] | None = None) -> list
             shown = {n: v for n, v in params.items() if n != "precision"}
             for shape in shapes:
                 t = problem.traffic(k, shape, precision)
+                if t is None:
+                    continue          # a dispatching entry's choice without a model
                 row = dict(kernel=k.name, backend=k.backend, version=k.version, op=k.op,
                            twin=k.twin or "", shape=str(shape), size=problem.size(shape),
                            precision=precision, params=params_text(shown), formula=k.formula)
+                if k.chooses is not None:
+                    row["choice"] = k.choice(shape, precision)
                 row.update(t.as_dict())
                 row["lecture_global_loads"] = problem.lecture_value(k, shape, params)
                 out.append(row)

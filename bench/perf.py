@@ -54,6 +54,8 @@ def _row(kernel, problem, shape, precision, timing=None, status="ok", note="", c
                op=kernel.op, twin=kernel.twin or "", shape=str(shape),
                size=problem.size(shape), precision=precision, flops=flops,
                compulsory_bytes=comp, model_bytes=model_bytes)
+    if kernel.chooses is not None:
+        row["choice"] = kernel.choice(shape, precision)   # what a dispatching entry ran
     if timing is None:
         row.update(median_ms=None, q1_ms=None, q3_ms=None, iqr_ms=None, min_ms=None, reps=0,
                    tflops=None, gbps_compulsory=None, gbps_model=None)

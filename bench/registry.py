@@ -68,6 +68,9 @@ class Kernel:
                 the suite's dropout twins, whose check then compares the mask element by
                 element with the reference stream (bench/families/memory/problems.py);
                 "" where a library draws its own (only the keep rate can be judged)
+    chooses     shape, precision -> the registry name of the kernel that runs this shape, for
+                an entry that dispatches (cuda_auto, triton_auto): its rows record the choice
+                ("choice") and its traffic is the chosen kernel's; None for any other
     refuses     shape -> why the kernel does not take this shape of its op, or "" when it
                 does (softmax_row_sram: rows longer than its shared memory; the split
                 softmax: columns); check, time, profile and the sanitizer skip such a shape
@@ -94,6 +97,13 @@ class Kernel:
     max_capability: tuple[int, int] | None = None
     refuses: Callable | None = None
     random_stream: str = ""
+    chooses: Callable | None = None
+
+    def choice(self, shape, precision: str | None = None) -> str:
+        """The kernel a dispatching entry runs at this shape and precision ("" for others)."""
+        if self.chooses is None:
+            return ""
+        return self.chooses(shape, precision or self.precisions[0])
 
     def refusal(self, shape) -> str:
         """Why this kernel does not take `shape` (see `refuses`), or "" when it does."""
@@ -114,6 +124,9 @@ class Kernel:
     def traffic(self, shape, precision: str | None = None):
         """The analytic traffic model at this shape and precision (the kernel's first
         precision if None) with the tile parameters it runs at that precision."""
+        if self.chooses is not None:
+            chosen = by_name().get(self.choice(shape, precision))
+            return chosen.traffic(shape, precision) if chosen is not None else None
         if self.model is None:
             return None
         return self.model(shape, self.tile_params(precision))

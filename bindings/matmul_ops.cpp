@@ -13,6 +13,7 @@
 #include <c10/cuda/CUDAGuard.h>
 #include <torch/library.h>
 
+#include <cstdint>
 #include <limits>
 
 #include "../cuda/launchers.h"
@@ -63,10 +64,75 @@ void check_supported(const char* op, const char* needs, cudaError_t err, int dev
               minor, (major == 9 && minor == 0 ? " (so this build lacks sm_90a)" : ""));
 }
 
+// Staging for the TMA rungs (t2 to t5). TMA describes a matrix whose rows start on 16-byte
+// boundaries: pointers 16-byte aligned, K and N multiples of 16 bytes' worth of values (8 of
+// 2 bytes, 4 floats). Where the inputs are not so, the launchers run a fall-back kernel (t1's
+// or v7's) that takes any input, at a fraction of the rung's speed. Instead, where the
+// product is worth it, the op stages the operands into padded buffers that TMA can take:
+// A into M x Kp, B into Kp x Np (Kp, Np: K, N rounded up to the 16-byte multiple; the pad
+// is zeros, so the sums do not change), runs the rung's own kernel on them, and copies
+// C's first N columns out when N was padded. The copies are part of the op, so they are
+// timed with it.
+//
+// The rule (as PyTorch Inductor's pad_mm: pad only where the product is compute-bound):
+// stage when 2MNK >= CVT_STAGE_MIN_FLOPS_PER_BYTE x (MK + KN + MN) x element bytes. The
+// copies read and write each operand once more: about twice the compulsory bytes. The
+// fall-back runs at a fifth to a tenth of the rung (H100 bf16: t1 at 0.2x of t5; tf32: v7
+// at 0.14x of t4), so staging wins where the rung's time is more than about a third of the
+// copies': above 64 FLOP per compulsory byte, a quarter of the H100's bf16 ridge point.
+constexpr int64_t kStageMinFlopsPerByte = CVT_STAGE_MIN_FLOPS_PER_BYTE;
+
+bool aligned_16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
+int64_t round_up(int64_t x, int64_t to) { return (x + to - 1) / to * to; }
+
+// True when the rung cannot take A and B as they are and the product is worth the copies.
+bool should_stage(const at::Tensor& A, const at::Tensor& B, int64_t M, int64_t N, int64_t K,
+                  int per_16) {
+  if (K == 0 || M == 0 || N == 0) return false;
+  const bool ready = aligned_16(A.data_ptr()) && aligned_16(B.data_ptr()) && K % per_16 == 0 &&
+                     N % per_16 == 0;
+  if (ready) return false;
+  const double bytes = static_cast<double>(M * K + K * N + M * N) * A.element_size();
+  return 2.0 * static_cast<double>(M) * N * K >= kStageMinFlopsPerByte * bytes;
+}
+
+// `rows` x `cols` of X into a fresh rows_p x cols_p buffer, zeros around it.
+at::Tensor padded(const at::Tensor& X, int64_t rows_p, int64_t cols_p) {
+  const int64_t rows = X.size(0), cols = X.size(1);
+  at::Tensor P = at::empty({rows_p, cols_p}, X.options());
+  P.narrow(0, 0, rows).narrow(1, 0, cols).copy_(X);
+  if (cols_p > cols) P.narrow(0, 0, rows).narrow(1, cols, cols_p - cols).zero_();
+  if (rows_p > rows) P.narrow(0, rows, rows_p - rows).zero_();
+  return P;
+}
+
+// The operands a TMA rung runs on: A, B and C as they are, or staged (see above).
+struct Operands {
+  at::Tensor A, B, C;   // what the kernel reads and writes
+  int64_t N, K;         // the sizes it sees (padded when staged)
+};
+
+Operands stage_if_needed(const at::Tensor& A, const at::Tensor& B, const at::Tensor& C,
+                         int per_16) {
+  const int64_t M = A.size(0), K = A.size(1), N = B.size(1);
+  if (per_16 == 0 || !should_stage(A, B, M, N, K, per_16)) return {A, B, C, N, K};
+  const int64_t Kp = round_up(K, per_16), Np = round_up(N, per_16);
+  const at::Tensor Ap = (Kp == K && aligned_16(A.data_ptr())) ? A : padded(A, M, Kp);
+  const at::Tensor Bp = (Kp == K && Np == N && aligned_16(B.data_ptr())) ? B : padded(B, Kp, Np);
+  const at::Tensor Cp = Np == N ? C : at::empty({M, Np}, C.options());
+  return {Ap, Bp, Cp, Np, Kp};
+}
+
+// C's first N columns from a padded C (a no-op when nothing was padded).
+void unstage(const Operands& run, at::Tensor& C) {
+  if (!run.C.is_same(C)) C.copy_(run.C.narrow(1, 0, C.size(1)));
+}
+
 // `needs`: nullptr for the FFMA ladder (it runs everywhere), cvt::needs_<version> for the
-// tf32 tensor-core rungs, which share its contract.
+// tf32 tensor-core rungs, which share its contract. `stage_per_16`: 4 for a TMA rung (t4:
+// floats), which is staged where it pays (above); 0 for the others.
 at::Tensor run_matmul(const char* op, cvt::MatmulLauncher launch, const at::Tensor& a,
-                      const at::Tensor& b, const char* needs = nullptr) {
+                      const at::Tensor& b, const char* needs = nullptr, int stage_per_16 = 0) {
   check_matmul_inputs(op, a, b);
   const c10::cuda::CUDAGuard guard(a.device());
   const at::Tensor A = a.contiguous(), B = b.contiguous();  // no copy if already row-major
@@ -74,8 +140,9 @@ at::Tensor run_matmul(const char* op, cvt::MatmulLauncher launch, const at::Tens
   at::Tensor C = at::empty({M, N}, A.options());
   if (M == 0 || N == 0) return C;
 
-  const cudaError_t err = launch(A.data_ptr<float>(), B.data_ptr<float>(),
-                                 C.data_ptr<float>(), M, N, K,
+  const Operands run = stage_if_needed(A, B, C, stage_per_16);
+  const cudaError_t err = launch(run.A.data_ptr<float>(), run.B.data_ptr<float>(),
+                                 run.C.data_ptr<float>(), M, run.N, run.K,
                                  c10::cuda::getCurrentCUDAStream(A.get_device()));
   check_supported(op, needs, err, A.get_device());
   // No grid limit is left to name: every rung's grid covers any M and N below 2^31 (checked
@@ -86,13 +153,15 @@ at::Tensor run_matmul(const char* op, cvt::MatmulLauncher launch, const at::Tens
               " x ", K, " by ", K, " x ", N, " product: ", cudaGetErrorString(err));
   C10_CUDA_CHECK(err);
   C10_CUDA_KERNEL_LAUNCH_CHECK();
+  unstage(run, C);
   return C;
 }
 
 // The tensor-core rungs: the same three steps, with 16-bit values and the element type
-// passed to the launcher.
+// passed to the launcher; the TMA rungs (t2, t3, t5) staged where it pays (above).
 at::Tensor run_tensor_core_matmul(const char* op, cvt::TensorCoreMatmulLauncher launch,
-                                  const char* needs, const at::Tensor& a, const at::Tensor& b) {
+                                  const char* needs, const at::Tensor& a, const at::Tensor& b,
+                                  int stage_per_16) {
   check_matmul_inputs(op, a, b, Accepts::kHalfOrBFloat16);
   const c10::cuda::CUDAGuard guard(a.device());
   const at::Tensor A = a.contiguous(), B = b.contiguous();
@@ -102,7 +171,9 @@ at::Tensor run_tensor_core_matmul(const char* op, cvt::TensorCoreMatmulLauncher 
 
   const auto type = A.scalar_type() == at::kBFloat16 ? cvt::TensorCoreType::kBFloat16
                                                       : cvt::TensorCoreType::kFloat16;
-  const cudaError_t err = launch(A.data_ptr(), B.data_ptr(), C.data_ptr(), M, N, K, type,
+  const Operands run = stage_if_needed(A, B, C, stage_per_16);
+  const cudaError_t err = launch(run.A.data_ptr(), run.B.data_ptr(), run.C.data_ptr(), M,
+                                 run.N, run.K, type,
                                  c10::cuda::getCurrentCUDAStream(A.get_device()));
   check_supported(op, needs, err, A.get_device());
   // cudaErrorInvalidConfiguration: t1's and t2's one block per tile past 2^31 - 1 tiles (their
@@ -112,6 +183,7 @@ at::Tensor run_tensor_core_matmul(const char* op, cvt::TensorCoreMatmulLauncher 
               "most 2^31 - 1 tiles): ", cudaGetErrorString(err));
   C10_CUDA_CHECK(err);
   C10_CUDA_KERNEL_LAUNCH_CHECK();
+  unstage(run, C);
   return C;
 }
 
@@ -128,7 +200,7 @@ CVT_MATMUL_OPS(CVT_MATMUL_OP)
 #define CVT_TENSOR_CORE_OP(VERSION)                                                          \
   at::Tensor matmul_##VERSION(const at::Tensor& a, const at::Tensor& b) {                   \
     return run_tensor_core_matmul("matmul_" #VERSION, cvt::launch_matmul_##VERSION,         \
-                                  cvt::needs_##VERSION, a, b);                               \
+                                  cvt::needs_##VERSION, a, b, cvt::stage_##VERSION);         \
   }
 CVT_TENSOR_CORE_OPS(CVT_TENSOR_CORE_OP)
 #undef CVT_TENSOR_CORE_OP
@@ -137,7 +209,7 @@ CVT_TENSOR_CORE_OPS(CVT_TENSOR_CORE_OP)
 #define CVT_TF32_OP(VERSION)                                                                \
   at::Tensor matmul_##VERSION(const at::Tensor& a, const at::Tensor& b) {                  \
     return run_matmul("matmul_" #VERSION, cvt::launch_matmul_##VERSION, a, b,              \
-                      cvt::needs_##VERSION);                                               \
+                      cvt::needs_##VERSION, cvt::stage_##VERSION);                         \
   }
 CVT_TF32_OPS(CVT_TF32_OP)
 #undef CVT_TF32_OP

@@ -67,4 +67,13 @@ constexpr const char* needs_t3_warp_specialized = needs_t2_wgmma_tma;
 constexpr const char* needs_t4_tf32 = needs_t2_wgmma_tma;
 constexpr const char* needs_t5_stream_k = needs_t2_wgmma_tma;
 
+// Which rungs the op stages into padded, 16-byte-aligned buffers when TMA cannot take A and
+// B as they are (bindings/matmul_ops.cpp, "Staging for the TMA rungs"): the values per 16
+// bytes of a TMA rung (8 of 2 bytes, 4 floats); 0 for t1, which takes any input.
+constexpr int stage_t1_mma_sync = 0;
+constexpr int stage_t2_wgmma_tma = 8;
+constexpr int stage_t3_warp_specialized = 8;
+constexpr int stage_t4_tf32 = 4;
+constexpr int stage_t5_stream_k = 8;
+
 }  // namespace cvt

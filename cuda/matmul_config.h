@@ -48,6 +48,12 @@
 #define CVT_TF32_OPS(X) \
   X(t4_tf32)
 
+// The TMA rungs (t2 to t5) stage unaligned operands into padded buffers where the product
+// has at least this many FLOPs per compulsory byte (bindings/matmul_ops.cpp says why).
+#ifndef CVT_STAGE_MIN_FLOPS_PER_BYTE
+#define CVT_STAGE_MIN_FLOPS_PER_BYTE 64
+#endif
+
 // v1 naive and v1 coalesced: a square block of CVT_V1_BLOCK x CVT_V1_BLOCK threads.
 #ifndef CVT_V1_BLOCK
 #define CVT_V1_BLOCK 32

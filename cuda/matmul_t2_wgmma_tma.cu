@@ -33,8 +33,11 @@
 //   precond.  A, B, C fp16 or bf16 (all the same), row-major contiguous; float32
 //             accumulation, output rounded to nearest. This kernel runs when TMA can
 //             describe A and B: pointers 16-byte aligned, K and N multiples of 8, K >= 1.
-//             Otherwise the launcher says so and runs t1's kernel, which takes any input
-//             (the op's docstring says the same); K = 0 writes zeros. Tiles of C <= 2^31 - 1
+//             Where they are not, the op stages A and B into zero-padded, aligned buffers
+//             (K and N rounded up to 8; C's first N columns copied out) when the product is
+//             compute-bound, 2MNK >= 64 FLOP per compulsory byte (bindings/matmul_ops.cpp,
+//             "Staging for the TMA rungs"), and runs this kernel on them; below that the
+//             launcher runs t1's kernel, which takes any input; K = 0 writes zeros. Tiles of C <= 2^31 - 1
 //             (one block each on grid x: cudaErrorInvalidConfiguration past it). Needs compute
 //             capability 9.0 and a build for sm_90a (cudaErrorNotSupported otherwise).
 //   params    BN, STAGES, GROUP = CVT_T2_* (matmul_config.h); BM = 128 (2 warpgroups of

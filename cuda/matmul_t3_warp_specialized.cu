@@ -30,8 +30,8 @@
 //               shared writes the tiles (M*K*ceil(N/BN) + N*K*ceil(M/BM)) and C (M*N) once
 //               global stores M*N (TMA boxes, clipped at the matrix's edge)
 //               multiply-adds ceil(M/BM)*ceil(N/BN) * BM*BN * BK*ceil(K/BK)
-//   precond.  as t2 (the same TMA path, the same fall-back to t1's kernel, K = 0 zeros),
-//             and C 16-byte aligned.
+//   precond.  as t2 (the same TMA path, staged into padded buffers where compute-bound,
+//             else t1's kernel; K = 0 zeros), and C 16-byte aligned.
 //   params    BN, STAGES, CLUSTER, GROUP = CVT_T3_* (matmul_config.h); 384 threads (the
 //             producer keeps 40 registers, the consumers get 232), shared memory
 //             STAGES * (128 + BN) * 64 * 2 + 2 * 2 * 64 * 64 * 2 bytes, one block per SM.

@@ -42,8 +42,10 @@
 //               multiply-adds blocks * BM*BN * BK*ceil(K/BK)
 //   precond.  A, B, C float32, row-major contiguous. This kernel runs when TMA can describe
 //             A and B (and C's rows are 16-byte aligned): pointers 16-byte aligned, K and N
-//             multiples of 4, K >= 1.
-//             Otherwise the launcher runs v7's FFMA kernel (float32 arithmetic: more precise
+//             multiples of 4, K >= 1. Where they are not, the op stages A and B into
+//             zero-padded, aligned buffers (K and N rounded up to 4) when the product is
+//             compute-bound, as t2 does (bindings/matmul_ops.cpp, "Staging for the TMA
+//             rungs"); below 64 FLOP per compulsory byte the launcher runs v7's FFMA kernel (float32 arithmetic: more precise
 //             than tf32; the op's docstring says so); K = 0 writes zeros. Needs compute
 //             capability 9.0 and a build for sm_90a (cudaErrorNotSupported otherwise).
 //   params    STAGES, CLUSTER, GROUP = CVT_T4_* (matmul_config.h); BM = 256, BN = 128,

@@ -39,8 +39,8 @@
 //             cluster that multiplies them); beside it, per helper part, 128 x BN floats
 //             per block written and read once (H100 8192^3: 32 helper parts, 17 MB each way,
 //             beside 13 GB that L2 sends to the SMs).
-//   precond.  as t3 (K % 8 == 0, N % 8 == 0, 16-byte aligned A, B, C for TMA; else t1's
-//             kernel; K = 0 zeros). The owner waits for helpers of higher cluster index, so
+//   precond.  as t3 (K % 8 == 0, N % 8 == 0, 16-byte aligned A, B, C for TMA; else staged
+//             into padded buffers where compute-bound, as t2, or t1's kernel; K = 0 zeros). The owner waits for helpers of higher cluster index, so
 //             the grid must be resident at once: it is sized by the occupancy query, as the
 //             persistent grids of t3 and t4 are.
 //   params    BN, STAGES, CLUSTER, GROUP, MAX_SPLIT, MIN_RUN, MIN_GAIN = CVT_T5_*

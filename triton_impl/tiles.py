@@ -226,3 +226,19 @@ SOFTMAX_SPLIT_PACKED = {2: (8192, 4, 64)}
 # on (94 against 90; at 65536 registers lead, 95 to 93; at 131072 they tie). Segments of 48,
 # 96 and 112 KiB, and two buffers of 48 or 96 KiB, measured beside it: none better.
 SOFTMAX_SPLIT_SMEM = {4: (65536, 1, 8, 262144), 2: (65536, 1, 8, 65536)}
+
+
+# matmul_split_k: the tile per case and operand size (4: fp32, tf32; 2: fp16, bf16).
+# skinny (M or N <= 16): 16 rows (tl.dot's smallest), wide in n and deep in k so that each
+#   program streams long rows of the big operand; few_tiles: triton_grouped's tiles.
+SPLIT_K = {
+    "skinny": {
+        4: dict(BLOCK_M=16, BLOCK_N=64, BLOCK_K=64, num_warps=4, num_stages=4),
+        2: dict(BLOCK_M=16, BLOCK_N=128, BLOCK_K=128, num_warps=4, num_stages=4),
+    },
+    "few_tiles": {
+        4: dict(BLOCK_M=64, BLOCK_N=64, BLOCK_K=32, num_warps=4, num_stages=4),
+        2: dict(BLOCK_M=128, BLOCK_N=128, BLOCK_K=64, num_warps=8, num_stages=3),
+    },
+}
+SPLIT_K_INTERPRETER = dict(BLOCK_M=16, BLOCK_N=16, BLOCK_K=16, num_warps=4, num_stages=1)

@@ -130,7 +130,7 @@ def records() -> list[Kernel]:
         ),
         _hopper("cuda_t2_wgmma_tma", "t2", "matmul_t2_wgmma_tma",
                 "warpgroup wgmma reading shared memory that TMA filled, mbarrier phases "
-                "(unaligned, K or N not multiples of 8: t1's)", ("fp16", "bf16"),
+                "(unaligned: staged into padded buffers where compute-bound, else t1's)", ("fp16", "bf16"),
                 _params(BM="T2_BM", BN="T2_BN", BK="T2_BK", STAGES="T2_STAGES",
                         GROUP="T2_GROUP", **_T1_FALLBACK),
                 models.matmul_t2, "global N³/BN + N³/BM (TMA)", _TMA_TWIN),

@@ -259,6 +259,32 @@ def tma_path(s: MatmulShape) -> bool:
     return s.K >= 1 and s.K % 8 == 0 and s.N % 8 == 0
 
 
+def stage_min_flops_per_byte() -> int:
+    """CVT_STAGE_MIN_FLOPS_PER_BYTE (cuda/matmul_config.h): the TMA rungs stage unaligned
+    operands into padded buffers at or above this many FLOPs per compulsory byte."""
+    from bindings import config
+
+    return config.params()["STAGE_MIN_FLOPS_PER_BYTE"]
+
+
+def tma_shape(s: MatmulShape, per_16: int, elem_bytes: int) -> MatmulShape | None:
+    """The shape a TMA rung's own kernel runs at (bindings/matmul_ops.cpp, "Staging for the
+    TMA rungs"): `s` itself where K and N are multiples of `per_16` values (torch's
+    allocations are 16-byte aligned); K and N rounded up to them where the op stages the
+    operands (2MNK >= the threshold x compulsory bytes); None where it runs the fall-back.
+    The staging copies themselves (each operand read and written once more, through
+    PyTorch's copy kernel) are not in the thread counts."""
+    if s.K >= 1 and s.K % per_16 == 0 and s.N % per_16 == 0:
+        return s
+    if min(s.M, s.N, s.K) == 0:
+        return None
+    bytes_ = (s.M * s.K + s.K * s.N + s.M * s.N) * elem_bytes
+    if 2 * s.M * s.N * s.K < stage_min_flops_per_byte() * bytes_:
+        return None
+    pad = lambda x: -(-x // per_16) * per_16
+    return MatmulShape(s.M, pad(s.N), pad(s.K))
+
+
 def _t1_fallback(s: MatmulShape, p) -> Traffic:
     """t1's counts with t1's tiles, which t2 and t3 pass their record's T1_* parameters in."""
     return matmul_t1(s, {**{k: p[f"T1_{k}"] for k in ("BM", "BN", "BK", "WM", "WN")},
@@ -270,11 +296,13 @@ def matmul_t2(s: MatmulShape, p) -> Traffic:
     matrices are zero-filled, not read, so L2 sends every A value once per column of block
     tiles and every B value once per row of them. The threads load nothing from global or
     shared memory (the tensor core reads the tiles through descriptors): shared loads 0.
-    Multiply-adds are the padded block tile's, k padded to a multiple of BK (64). Off the TMA path
-    (tma_path), t1's kernel and model."""
-    if not tma_path(s):
+    Multiply-adds are the padded block tile's, k padded to a multiple of BK (64). Unaligned
+    and compute-bound: staged, the same counts at the padded shape (tma_shape); otherwise
+    off the TMA path, t1's kernel and model."""
+    run = tma_shape(s, 8, 2)
+    if run is None:
         return _t1_fallback(s, p)
-    M, N, K, BM, BN = s.M, s.N, s.K, p["BM"], p["BN"]
+    M, N, K, BM, BN = run.M, run.N, run.K, p["BM"], p["BN"]
     blocks = ceil(M / BM) * ceil(N / BN)
     return matmul_traffic(s, p, loads=M * K * ceil(N / BN) + N * K * ceil(M / BM), shared=0,
                           fma=blocks * BM * BN * p["BK"] * ceil(K / p["BK"]), tma=True,
@@ -288,11 +316,12 @@ def matmul_t3(s: MatmulShape, p) -> Traffic:
     multicast: L2 reads are M*K*ceil(N/BN) +
     N*K*ceil(M/(CLUSTER BM)) (lts__t_sectors_srcunit_tex_op_read; see t3_l2_reads). Every
     block of a cluster computes its tile, also one wholly below M (its A is zeros): the
-    multiply-adds cover ceil(M / (CLUSTER BM)) clusters of CLUSTER tiles. Off the TMA
-    path, t1's."""
-    if not tma_path(s):
+    multiply-adds cover ceil(M / (CLUSTER BM)) clusters of CLUSTER tiles. Staged or off
+    the TMA path as t2 (tma_shape)."""
+    run = tma_shape(s, 8, 2)
+    if run is None:
         return _t1_fallback(s, p)
-    M, N, K, BM, BN, C = s.M, s.N, s.K, p["BM"], p["BN"], p["CLUSTER"]
+    M, N, K, BM, BN, C = run.M, run.N, run.K, p["BM"], p["BN"], p["CLUSTER"]
     blocks = ceil(M / (C * BM)) * C * ceil(N / BN)
     return matmul_traffic(s, p, loads=M * K * ceil(N / BN) + N * K * C * ceil(M / (C * BM)),
                           shared=0, fma=blocks * BM * BN * p["BK"] * ceil(K / p["BK"]), tma=True,
@@ -334,8 +363,10 @@ def t5_partial_floats(s: MatmulShape, p, clusters: int) -> int:
     """Floats t5's helpers write to the workspace (and their owners read back once) with
     `clusters` clusters in the grid: 128 x BN per block of every helper part (a run that
     starts inside a tile), CLUSTER blocks per cluster."""
-    if not tma_path(s):
+    run = tma_shape(s, 8, 2)
+    if run is None:
         return 0
+    s = run
     C, BM, BN = p["CLUSTER"], p["BM"], p["BN"]
     tiles = ceil(s.M / (C * BM)) * ceil(s.N / BN)
     k_tiles = ceil(s.K / p["BK"])
@@ -357,13 +388,15 @@ def matmul_t4(s: MatmulShape, p) -> Traffic:
     M*K*CLUSTER*ceil(N/(CLUSTER BN)) times; L2 reads it once per cluster (t4_l2_reads). B
     reaches each block once per row of tiles, N*K*ceil(M/BM) (columns right of N are
     zero-filled, not read). The threads load B^T's fragments from shared memory: every B
-    value of every stage once, blocks * BN * k padded. Off the TMA path (tf32_tma_path),
-    v7's kernel and model with the record's V7_* parameters."""
-    if not tf32_tma_path(s):
+    value of every stage once, blocks * BN * k padded. Unaligned and compute-bound: staged,
+    the same counts at the padded shape (tma_shape, 4 floats per 16 bytes); otherwise off
+    the TMA path, v7's kernel and model with the record's V7_* parameters."""
+    run = tma_shape(s, 4, 4)
+    if run is None:
         return matmul_v7(s, {**{k: p[f"V7_{k}"] for k in ("BM", "BN", "BK", "WM", "WN", "TM",
                                                           "TN", "STAGES", "GROUP")},
                              "precision": p["precision"]})
-    M, N, K, BM, BN, C = s.M, s.N, s.K, p["BM"], p["BN"], p["CLUSTER"]
+    M, N, K, BM, BN, C = run.M, run.N, run.K, p["BM"], p["BN"], p["CLUSTER"]
     k_padded = p["BK"] * ceil(K / p["BK"])
     blocks = ceil(M / BM) * C * ceil(N / (C * BN))
     return matmul_traffic(s, p, loads=M * K * C * ceil(N / (C * BN)) + N * K * ceil(M / BM),

@@ -1,0 +1,91 @@
+"""The matmul paths for shapes that are not one big GEMM, and the two entries that pick a
+path per shape (docs/performance/shapes.md):
+
+    cuda_skinny      cuda/matmul_skinny.cu: M or N <= 16, bound by reading the big operand
+    triton_split_k   triton_impl/matmul_split_k.py: the k loop shared out over programs
+                     (skinny and few-tile shapes)
+    cuda_auto        bindings/auto.py: per shape and precision, one of the CUDA kernels
+    triton_auto      triton_impl/matmul_auto.py: the same for the Triton matmuls
+"""
+from __future__ import annotations
+
+from bench.registry import Kernel
+
+ALL_PRECISIONS = ("fp32", "tf32", "fp16", "bf16")
+
+
+def _skinny_loader(precision: str):
+    import bindings
+
+    return bindings.ops().matmul_skinny      # float32 at fp32 and tf32 (FFMA either way)
+
+
+def _not_skinny(shape) -> str:
+    if min(shape.M, shape.N) <= 16:
+        return ""
+    return (f"the skinny path takes M or N <= 16, got M = {shape.M}, N = {shape.N} "
+            f"(cuda_auto runs the ladder there)")
+
+
+def _split_k_loader(precision: str):
+    from triton_impl import matmul_split_k
+
+    op = matmul_split_k.op()
+    return lambda a, b: op(a, b, precision)
+
+
+def _cuda_auto_loader(precision: str):
+    from bindings import auto
+
+    return lambda a, b: auto.matmul(a, b, precision)
+
+
+def _triton_auto_loader(precision: str):
+    from triton_impl import matmul_auto
+
+    return lambda a, b: matmul_auto.matmul(a, b, precision)
+
+
+def _cuda_choice(shape, precision: str) -> str:
+    from bindings import auto
+
+    return auto.kernel_name(auto.choose(shape.M, shape.N, shape.K, precision,
+                                        *auto.current_facts()))
+
+
+def _triton_choice(shape, precision: str) -> str:
+    from triton_impl import matmul_auto
+
+    return matmul_auto.kernel_name(matmul_auto.choose(shape.M, shape.N, shape.K, precision,
+                                                      *matmul_auto.current_facts()))
+
+
+def records() -> list[Kernel]:
+    return [
+        Kernel(
+            name="cuda_skinny", op="matmul", backend="cuda", version="skinny",
+            summary="M or N <= 16: each thread streams the big operand once, the small one "
+                    "from shared memory; k split over the grid, partial sums added in order",
+            source="cuda/matmul_skinny.cu", precisions=ALL_PRECISIONS, loader=_skinny_loader,
+            twin="triton_split_k", refuses=_not_skinny,
+            twin_note="triton_split_k's 16-row tiles are the Triton path for the same shapes"),
+        Kernel(
+            name="triton_split_k", op="matmul", backend="triton", version="split-k",
+            summary="the k loop shared out over programs (16-row tiles where M or N <= 16), "
+                    "float32 partial tiles summed in split order",
+            source="triton_impl/matmul_split_k.py", precisions=ALL_PRECISIONS,
+            loader=_split_k_loader, runs_on_cpu=True, twin="cuda_skinny"),
+        Kernel(
+            name="cuda_auto", op="matmul", backend="cuda", version="auto",
+            summary="picks per shape: cuda_skinny (M or N <= 16), else v8 (fp32), t4 or v8 "
+                    "(tf32), t5 (fp16, bf16)",
+            source="bindings/auto.py", precisions=ALL_PRECISIONS, loader=_cuda_auto_loader,
+            chooses=_cuda_choice, twin="triton_auto"),
+        Kernel(
+            name="triton_auto", op="matmul", backend="triton", version="auto",
+            summary="picks per shape: triton_split_k (skinny, few tiles), else autotuned "
+                    "(fp32) or persistent (tf32, fp16, bf16 on Hopper)",
+            source="triton_impl/matmul_auto.py", precisions=ALL_PRECISIONS,
+            loader=_triton_auto_loader, runs_on_cpu=True, chooses=_triton_choice,
+            twin="cuda_auto"),
+    ]

@@ -1,0 +1,71 @@
+"""cuda_auto: one CUDA matmul that picks, per shape and precision, which of this suite's
+CUDA kernels runs the product. The ladder stays one idea per rung; the choice lives here.
+
+The rule (`choose`), from the shape suite's measurements (docs/performance/shapes.md):
+
+    M or N <= 16 (skinny)   matmul_skinny: reads the big operand once (FFMA; any precision,
+                            float32 arithmetic at tf32)
+    fp32                    v8: v7 where the tiles fill the GPU, k split over a cluster
+                            where they do not (sm_90; v7 elsewhere)
+    tf32                    t4 (Hopper; staged where unaligned), or v8 where t4's 256 x 128
+                            tiles would fill under an eighth of the SMs (v8's FFMA is then
+                            faster than t4's few busy tensor cores); v8 off Hopper
+    fp16, bf16              t5 (Hopper: stream-K fills the GPU when tiles are few; staged
+                            where unaligned); t1 off Hopper
+
+`choose` is plain Python on sizes, so `bench list` and `bench model` show the choice without
+a GPU (for the H100's 132 SMs unless told), and every timed row records it.
+"""
+from __future__ import annotations
+
+SKINNY = 16              # M or N at most this: the skinny path
+H100_SMS = 132           # the SM count assumed where no GPU is asked (bench model, list)
+T4_TILE = (256, 128)     # t4's block tile (cuda/matmul_t4_tf32.cu)
+FEW_TILES_FRACTION = 8   # tf32: v8 where t4's tiles * this < SMs
+
+
+def choose(M: int, N: int, K: int, precision: str, sms: int = H100_SMS,
+           hopper: bool = True) -> str:
+    """The op (of bindings.ops()) that cuda_auto runs for an M x N x K product."""
+    if min(M, N) <= SKINNY:
+        return "matmul_skinny"
+    if precision == "fp32":
+        return "matmul_v8_split_k" if hopper else "matmul_v7_lean_fetch"
+    if precision == "tf32":
+        if not hopper:
+            return "matmul_v7_lean_fetch"
+        tiles = -(-M // T4_TILE[0]) * -(-N // T4_TILE[1])
+        return "matmul_v8_split_k" if tiles * FEW_TILES_FRACTION < sms else "matmul_t4_tf32"
+    return "matmul_t5_stream_k" if hopper else "matmul_t1_mma_sync"
+
+
+def kernel_name(op_name: str) -> str:
+    """The registry name of an op's kernel: matmul_t5_stream_k -> cuda_t5_stream_k."""
+    return "cuda_" + op_name.removeprefix("matmul_").replace("v1_5", "v1.5")
+
+
+def _device_facts(device) -> tuple[int, bool]:
+    import torch
+
+    props = torch.cuda.get_device_properties(device)
+    return props.multi_processor_count, (props.major, props.minor) == (9, 0)
+
+
+def current_facts() -> tuple[int, bool]:
+    """(SMs, is Hopper) of the current GPU; the H100's without one (bench model, list)."""
+    import torch
+
+    if not torch.cuda.is_available():
+        return H100_SMS, True
+    return _device_facts(torch.cuda.current_device())
+
+
+def matmul(a, b, precision: str):
+    """C = A @ B by the op `choose` picks on this GPU (float32 in and out at fp32 and tf32,
+    float16 or bfloat16 at fp16 and bf16; every op checks its input as usual)."""
+    import bindings
+
+    M, K = a.shape if a.dim() == 2 else (0, 0)
+    N = b.shape[-1] if b.dim() == 2 else 0
+    sms, hopper = _device_facts(a.device) if a.is_cuda else (H100_SMS, True)
+    return getattr(bindings.ops(), choose(M, N, K, precision, sms, hopper))(a, b)

@@ -1,0 +1,63 @@
+"""triton_auto: one Triton matmul that picks, per shape and precision, which of this
+suite's Triton matmuls runs the product. The kernels stay one idea each; the choice lives
+here.
+
+The rule (`choose`), from the shape suite's measurements (docs/performance/shapes.md):
+
+    M or N <= 16 (skinny), or      matmul_split_k: the k loop shared out over programs
+    fewer 128 x 128 tiles than     (skinny: 16-row tiles that read the big operand once)
+    SMs with K >= 4096
+    fp32                           matmul_autotuned (tl.dot in FFMA, "ieee")
+    tf32, fp16, bf16               matmul_persistent on Hopper (TMA, wgmma, one program
+                                   per SM); matmul_autotuned elsewhere
+
+`choose` is plain Python on sizes, so `bench model` shows the choice without running
+anything (on a machine without a GPU: what the interpreter runs), and every timed row
+records it.
+"""
+from __future__ import annotations
+
+import importlib
+
+SKINNY = 16
+FEW_TILE = 128           # the tile by which "few tiles" is counted
+FEW_TILES_MIN_K = 4096   # split-K pays only for a long k loop
+
+
+def choose(M: int, N: int, K: int, precision: str, sms: int, hopper: bool) -> str:
+    """The module of triton_impl whose matmul triton_auto runs for an M x N x K product."""
+    tiles = -(-M // FEW_TILE) * -(-N // FEW_TILE)
+    if min(M, N) <= SKINNY or (tiles < sms and K >= FEW_TILES_MIN_K):
+        return "matmul_split_k"
+    if precision == "fp32" or not hopper:
+        return "matmul_autotuned"
+    return "matmul_persistent"
+
+
+def kernel_name(module: str) -> str:
+    """The registry name of a module's kernel: matmul_split_k -> triton_split_k."""
+    return "triton_" + module.removeprefix("matmul_")
+
+
+def current_facts() -> tuple[int, bool]:
+    """(SMs, is Hopper) of the current GPU; the interpreter's without one."""
+    import torch
+
+    from triton_impl import _common
+
+    if not torch.cuda.is_available():
+        return _common.INTERPRETER_SM_COUNT, False
+    props = torch.cuda.get_device_properties(torch.cuda.current_device())
+    return props.multi_processor_count, props.major == 9
+
+
+def matmul(a, b, precision: str):
+    """C = A @ B by the matmul `choose` picks on this GPU (each checks its input as usual)."""
+    from triton_impl import _common
+
+    M, K = a.shape if a.dim() == 2 else (0, 0)
+    N = b.shape[-1] if b.dim() == 2 else 0
+    sms = _common.sm_count(a.device)
+    hopper = a.is_cuda and _common.cuda_properties(a.device).major == 9
+    module = importlib.import_module(f"triton_impl.{choose(M, N, K, precision, sms, hopper)}")
+    return module.matmul(a, b, precision)
