@@ -15,6 +15,10 @@ trained on the suite's kernels runs them in both passes. ``g`` is the output's g
                                                      dB = op(Aᵀ, g, *rest)
     batched_matmul  C = op(A, B, *rest),             as matmul, each summed over the batch
                     (..., M, K) @ (..., K, N)        dimensions its input was broadcast over
+    dispatched      C = op(A, B), an op that takes   dA = auto(g, Bᵀ), dB = auto(Aᵀ, g): the
+      _matmul       only some shapes (skinny)        CUDA op cuda_auto picks for each shape
+                                                     (bindings/auto.py; dB of a skinny
+                                                     product is K x N, not skinny)
     add             out = x + y (same shapes)        dx = dy = g
     identity        out = x                          dx = g
     relu_dropout    out = relu(x) * keep / (1 - p)   dx = g * op(1[x > 0], p, seed)
@@ -65,6 +69,23 @@ def _matmul(op, batched: bool):
             da = da.sum_to_size(a.shape) if da is not None else None
             db = db.sum_to_size(b.shape) if db is not None else None
         return (da, db, *(None for _ in ctx.rest))
+
+    return setup_context, backward
+
+
+def _dispatched_matmul(op):
+    setup_context, _ = _matmul(op, batched=False)
+
+    def backward(ctx, grad):
+        from bindings import auto
+        from bindings.precision import label_of
+
+        a, b = ctx.saved_tensors
+        need_a, need_b = ctx.needs_input_grad[:2]
+        label = label_of(a.dtype)
+        da = auto.matmul(grad, b.mT, label) if need_a else None
+        db = auto.matmul(a.mT, grad, label) if need_b else None
+        return da, db
 
     return setup_context, backward
 
@@ -120,6 +141,7 @@ def _softmax(op):
 FORMULAS = {
     "matmul": lambda op: _matmul(op, batched=False),
     "batched_matmul": lambda op: _matmul(op, batched=True),
+    "dispatched_matmul": _dispatched_matmul,
     "add": _add,
     "identity": _identity,
     "relu_dropout": _relu_dropout,

@@ -52,7 +52,8 @@ def current_facts() -> tuple[int, bool]:
 
 
 def matmul(a, b, precision: str):
-    """C = A @ B by the matmul `choose` picks on this GPU (each checks its input as usual)."""
+    """C = A @ B by the matmul `choose` picks on this GPU (each checks its input as usual;
+    each is a registered op with a backward, so autograd differentiates through the pick)."""
     from triton_impl import _common
 
     M, K = a.shape if a.dim() == 2 else (0, 0)
@@ -60,4 +61,4 @@ def matmul(a, b, precision: str):
     sms = _common.sm_count(a.device)
     hopper = a.is_cuda and _common.cuda_properties(a.device).major == 9
     module = importlib.import_module(f"triton_impl.{choose(M, N, K, precision, sms, hopper)}")
-    return module.matmul(a, b, precision)
+    return module.op()(a, b, precision)      # the registered op: its backward comes along

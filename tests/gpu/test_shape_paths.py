@@ -1,0 +1,142 @@
+"""GPU tier: the paths for shapes that are not one big GEMM (docs/performance/shapes.md).
+
+The TMA rungs staged into padded buffers where unaligned and compute-bound (t2 to t5: their
+own kernel runs, bit for bit what it gives on inputs padded by hand); cuda_skinny (M or N
+<= 16) at both of its cases, vector and scalar loads, one split and many; triton_split_k
+with forced splits; and cuda_auto and triton_auto at every shape of the shape suite and
+every precision, against float64: products up to 2^34 FLOPs in the fast tier, up to 2^38
+in the slow one; the seven largest (up to 4.3 TFLOP, whose float64 references take minutes)
+are checked by `.ci/gpu.sh suite` (`bench check --suite shapes`).
+"""
+from __future__ import annotations
+
+import pytest
+import torch
+
+from bench import problems, registry
+from bench.check import check_one
+from bench.families.matmul import suite
+from bench.families.matmul.models import MatmulShape, tma_shape
+from bindings import precision as prec
+from tests.support.checks import assert_matches_float64, poisoned, poisoned_runner
+
+TMA_RUNGS = [k for k in registry.kernels()
+             if k.backend == "cuda" and k.version in ("t2", "t3", "t4", "t5")]
+TMA_CASES = [(k, p) for k in TMA_RUNGS for p in k.precisions]
+TMA_IDS = [f"{k.name}-{p}" for k, p in TMA_CASES]
+
+
+def _check(kernel, precision, shape, mode="random"):
+    return check_one(kernel, problems.get("matmul"), shape, precision, mode,
+                     seed=shape.M + shape.N + shape.K, device="cuda")
+
+
+def _matrix(rows, cols, dtype, g, misaligned=False):
+    flat = torch.randn(rows * cols + misaligned, generator=g).to(dtype).cuda()
+    return flat[int(misaligned):].view(rows, cols)
+
+
+# Unaligned and compute-bound (above 64 FLOP per compulsory byte): staged.
+STAGED = [MatmulShape(1000, 1001, 1003), MatmulShape(777, 1032, 1030),
+          MatmulShape(1024, 1030, 1024), MatmulShape(513, 515, 4097)]
+
+
+@pytest.mark.parametrize("kernel,precision", TMA_CASES, ids=TMA_IDS)
+@pytest.mark.parametrize("shape", STAGED, ids=str)
+def test_unaligned_and_compute_bound_is_staged(kernel, precision, shape):
+    """The op's answer is its own kernel's on the same values padded by hand with zeros
+    (K and N rounded up to 16 bytes), bit for bit, and it passes the float64 check."""
+    per_16 = 4 if precision == "tf32" else 8
+    padded = tma_shape(shape, per_16, prec.element_bytes(precision))
+    assert padded is not None and padded != shape
+    assert _check(kernel, precision, shape).status == "ok"
+    g = torch.Generator().manual_seed(11)
+    dtype = prec.torch_dtype(precision)
+    run = poisoned_runner(kernel, precision)
+    a = _matrix(shape.M, shape.K, dtype, g)
+    b = _matrix(shape.K, shape.N, dtype, g)
+    ap = torch.zeros(shape.M, padded.K, dtype=dtype, device="cuda")
+    bp = torch.zeros(padded.K, padded.N, dtype=dtype, device="cuda")
+    ap[:, :shape.K] = a
+    bp[:shape.K, :shape.N] = b
+    assert torch.equal(run(a, b), run(ap, bp)[:, :shape.N])
+
+
+@pytest.mark.parametrize("kernel,precision", TMA_CASES, ids=TMA_IDS)
+def test_a_misaligned_pointer_is_staged_too(kernel, precision):
+    g = torch.Generator().manual_seed(12)
+    dtype = prec.torch_dtype(precision)
+    a = _matrix(1024, 1024, dtype, g, misaligned=True)
+    b = _matrix(1024, 1024, dtype, g)
+    assert a.data_ptr() % 16 != 0
+    out = poisoned_runner(kernel, precision)(a, b)
+    assert_matches_float64("matmul", out, (a, b), precision)
+    assert torch.equal(out, poisoned_runner(kernel, precision)(a.clone(), b))
+
+
+SKINNY_SHAPES = [MatmulShape(m, n, k) for m, n, k in (
+    (1, 4096, 4096), (3, 8192, 1000), (16, 1000, 777), (16, 16, 16), (1, 1, 1),
+    (8192, 1, 4096), (4096, 3, 999), (1000, 16, 4100), (5, 7, 0), (2, 4099, 65537),
+    (9, 300, 3), (16, 17, 100000))]
+
+
+@pytest.mark.parametrize("precision", ("fp32", "tf32", "fp16", "bf16"))
+@pytest.mark.parametrize("name", ("cuda_skinny", "triton_split_k"))
+def test_skinny_paths(name, precision):
+    kernel = registry.get(name)
+    for shape in SKINNY_SHAPES:
+        assert _check(kernel, precision, shape).status == "ok", (name, shape)
+        assert _check(kernel, precision, shape, mode="exact").status == "ok", (name, shape)
+
+
+@pytest.mark.parametrize("precision", ("fp32", "bf16"))
+def test_skinny_misaligned_and_strided(precision):
+    """Pointers off 16 bytes (the scalar loads) and a transposed B (made contiguous by the op)."""
+    g = torch.Generator().manual_seed(13)
+    dtype = prec.torch_dtype(precision)
+    run = poisoned_runner(registry.get("cuda_skinny"), precision)
+    for a, b in ((_matrix(3, 1000, dtype, g, True), _matrix(1000, 4096, dtype, g, True)),
+                 (_matrix(4096, 1000, dtype, g, True), _matrix(1000, 5, dtype, g, True)),
+                 (_matrix(7, 512, dtype, g), _matrix(2048, 512, dtype, g).t())):
+        assert_matches_float64("matmul", run(a, b), (a, b), precision)
+
+
+def test_skinny_refuses_shapes_that_are_not():
+    import bindings
+
+    a = torch.zeros(17, 8, device="cuda")
+    with pytest.raises(RuntimeError, match="matmul_skinny.*17"):
+        bindings.ops().matmul_skinny(a, torch.zeros(8, 17, device="cuda"))
+
+
+@pytest.mark.parametrize("precision", ("fp32", "tf32", "fp16", "bf16"))
+@pytest.mark.parametrize("splits", (2, 7, 64))
+def test_split_k_forced_splits(precision, splits):
+    from triton_impl import matmul_split_k
+
+    g = torch.Generator().manual_seed(splits)
+    dtype = prec.torch_dtype(precision)
+    run = poisoned(lambda a, b: matmul_split_k.matmul(a, b, precision, splits=splits))
+    for m, n, k in ((128, 128, 8192), (300, 257, 5000), (16, 4096, 3000), (4096, 9, 2000)):
+        a, b = _matrix(m, k, dtype, g), _matrix(k, n, dtype, g)
+        assert_matches_float64("matmul", run(a, b), (a, b), precision)
+
+
+def _suite_params():
+    out = []
+    for name, category, text in suite.SUITE:
+        s = MatmulShape.parse(text)
+        flops = 2 * s.M * s.N * s.K
+        if flops > 2 ** 38:
+            continue
+        marks = [pytest.mark.slow] if flops > 2 ** 34 else []
+        out.append(pytest.param(s, id=f"{name}-{text}", marks=marks))
+    return out
+
+
+@pytest.mark.parametrize("precision", ("fp32", "tf32", "fp16", "bf16"))
+@pytest.mark.parametrize("shape", _suite_params())
+def test_auto_at_every_suite_shape(shape, precision):
+    for name in ("cuda_auto", "triton_auto"):
+        result = _check(registry.get(name), precision, shape)
+        assert result.status == "ok", (name, result)
