@@ -28,6 +28,9 @@
 #               call cannot hold both, run `report`, put its set into the tree (untracked
 #               files travel), then `SET=that/folder ... report-4096`.
 #     results   check and time only, into $OUT/set (a second GPU's set for `bench compare`)
+#     suite     the shape suite: SUITE_KERNELS (default cuda_auto,triton_auto) checked
+#               against float64 at every suite shape and precision, then timed beside cuBLAS
+#               into $OUT/suite (SUITE_PRECISIONS: default all four)
 #     debts     docs/performance/debts/debts_h100.py --quick (softmax and batched; DEBTS_SECTIONS,
 #               DEBTS_ARGS change them): the open debts' variants beside the defaults (~4 min)
 #     split     cuda/driver/softmax_split_sweep.sh: the CUDA split softmax's macro variants (~1 min)
@@ -121,6 +124,17 @@ for stage in "$@"; do
     timeout 60 python3 -m bench report --out "$set_dir" --replot > /dev/null 2>&1
     echo "replot rc=$?"
     [ "$set_dir" = "$OUT/set" ] || cp -r "$set_dir" "$OUT/set"
+    ;;
+  suite)
+    build
+    kernels=${SUITE_KERNELS:-cuda_auto,triton_auto}
+    precisions=${SUITE_PRECISIONS:-fp32,tf32,fp16,bf16}
+    timeout "${SUITE_CHECK_LIMIT:-240}" python3 -m bench check --suite shapes --kernels "$kernels" \
+      --precision "$precisions" > "$OUT/suite_check.log" 2>&1
+    echo "suite check rc=$?"; grep -E "FAIL|passed|failed" "$OUT/suite_check.log" | tail -8
+    timeout "${SUITE_LIMIT:-420}" python3 -m bench time --suite shapes --kernels "$kernels" \
+      --precision "$precisions" --out "$OUT/suite" > "$OUT/suite_time.log" 2>&1
+    echo "suite time rc=$?"; tail -4 "$OUT/suite_time.log"
     ;;
   tensor)  # the drivers and their builds stay out of $OUT: the tables and logs come back
     timeout 400 bash cuda/driver/tensor_core_sweep.sh /tmp/tensor_core_sweep \

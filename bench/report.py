@@ -502,6 +502,25 @@ def holds_results(folder: Path) -> list[str]:
             + [f for f in results.OTHER_FILES if (folder / f).exists()])
 
 
+def suite_rows(kernels, done: list[dict], policy, ceilings: dict) -> list[dict]:
+    """The shape suite (bench/families/matmul/suite.py) for the selected entries that pick
+    a kernel per shape (cuda_auto, triton_auto) and cuBLAS, at every precision, with the
+    ceilings of the run; rows already timed (a default shape that is also a suite shape)
+    are not timed twice."""
+    from bench import perf
+    from bench.families.matmul import suite
+
+    chosen = [k for k in kernels if k.chooses is not None and k.op == "matmul"]
+    if not chosen:
+        return []
+    _say(f"time: the shape suite ({len(suite.SUITE)} shapes) for "
+         f"{', '.join(k.name for k in chosen)} and cuBLAS ...")
+    seen = {(r["kernel"], r["shape"], r["precision"]) for r in done}
+    rows, _env, _c = perf.run(chosen, {"matmul": suite.text()}, policy=policy,
+                              measure_ceilings=False, ceilings=ceilings)
+    return [r for r in rows if (r["kernel"], r["shape"], r["precision"]) not in seen]
+
+
 def run(out_dir, quick: bool = False, patterns: str | None = None, force: bool = False,
         alternate: int = 0) -> int:
     """Runs the default suite into out_dir. Returns the exit status (1 if a check failed).
@@ -561,6 +580,9 @@ def run(out_dir, quick: bool = False, patterns: str | None = None, force: bool =
         shapes_t = perf.quick_shapes(kernels) if quick else None
         trows, tenv, ceilings = perf.run(kernels, shapes_t, policy=policy)
         results.write(out, "time", trows, env=tenv, meta={"ceilings": ceilings})
+        if not quick:
+            trows += suite_rows(kernels, trows, policy, ceilings)
+            results.write(out, "time", trows, env=tenv, meta={"ceilings": ceilings})
         failed += [r for r in trows if r.get("status") == "FAIL"]   # wrong after timing
         steps["time"] = _time.monotonic() - t
 
