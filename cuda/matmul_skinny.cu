@@ -1,13 +1,16 @@
 // GPU matmul, skinny path: M <= 16 or N <= 16, bound by reading the big operand once.
 //
-//   idea      with one side of C at most 16 wide, the product does 2 * 16 FLOPs per value of
-//             the big operand it reads: far below any GPU's ridge (the H100's fp32 ridge is
-//             ~20 FLOPs/byte), so the time is the time to read that operand once, and the
-//             ladder's tiles (128 rows of A per block, mostly padding here) waste the SMs.
-//             Here each thread owns a few columns of the big output dimension and streams
-//             its share of the big operand straight from global memory into registers,
-//             once; the small operand (at most 16 x K) is staged in shared memory, KC
-//             values of k at a time, and read by every thread as a broadcast.
+//   idea      with one side of C at most R = 16 wide, the product does 2*R FLOPs per value of
+//             the big operand it reads: 8 FLOPs/byte in fp32 at R = 16, below the H100's
+//             FFMA ridge (~20 FLOPs/byte), so the time is the time to read that operand
+//             once, and the ladder's tiles (128 rows of A per block, mostly padding here)
+//             waste the SMs. Here each thread owns a few columns of the big output dimension
+//             and streams its share of the big operand straight from global memory into
+//             registers, once; the small operand (at most 16 x K) is staged in shared
+//             memory, KC values of k at a time, and read by every thread as a broadcast.
+//             (16-bit values at R = 16 make 16 FLOPs/byte, near the FFMA ridge: there the
+//             FFMAs, the conversions and the broadcast loads may bound instead, on a GPU
+//             with more bandwidth per FLOP, an H200 more than an H100; unmeasured.)
 //   design    both cases are one product out[r, c] = sum_k S[r, k] * G[k, c], r < R <= 16
 //             the small dimension, c < Cn the big output dimension:
 //               M small (M <= 16): S = A, G = B (contiguous along c), out[r, c] = C[r*N + c],
@@ -43,9 +46,10 @@
 //                             written and read once more by the reduction
 //               FFMAs         R*VC per G piece: ~ R * Cn * K (R the padded small dimension)
 //             so the bound is K*Cn*sizeof(T) bytes at memory bandwidth (H100, 3.35 TB/s:
-//             a 16 x 4096 x 4096 fp16 product reads 32 MiB of B, ~10 us), while S's
-//             8 B/split W round trip per output adds 8*S*R_real*Cn bytes (small beside
-//             K*Cn*sizeof(T) while S*R_real << K, which MIN_SPLIT_CHUNKS keeps: S <= K/256).
+//             a 16 x 4096 x 4096 fp16 product reads 32 MiB of B, ~10 us), plus, with S > 1
+//             splits, W's round trip: 8*S*R_real*Cn bytes. Each split is at least
+//             MIN_SPLIT_CHUNKS*KC = 256 deep, so S <= K/256 and W adds at most 8*16/256 =
+//             0.5 bytes per column per k: 25% beside 16-bit values at R = 16, less elsewhere.
 //   precond.  A, B, C of one type (float32, float16 or bfloat16), row-major contiguous;
 //             M <= 16 or N <= 16 (else cudaErrorInvalidValue); any K >= 0; any alignment:
 //             the vector loads when the big operand's rows allow them (M small: B 4*sizeof(T)
@@ -77,7 +81,9 @@ __device__ __forceinline__ float to_float(__half x) { return __half2float(x); }
 __device__ __forceinline__ float to_float(__nv_bfloat16 x) { return __bfloat162float(x); }
 template <class T> __device__ __forceinline__ T from_float(float x);
 template <> __device__ __forceinline__ float from_float<float>(float x) { return x; }
-template <> __device__ __forceinline__ __half from_float<__half>(float x) { return __float2half_rn(x); }
+template <> __device__ __forceinline__ __half from_float<__half>(float x) {
+  return __float2half_rn(x);
+}
 template <> __device__ __forceinline__ __nv_bfloat16 from_float<__nv_bfloat16>(float x) {
   return __float2bfloat16_rn(x);
 }
@@ -108,7 +114,8 @@ __device__ __forceinline__ void load_piece(const T* __restrict__ G, int64_t ld, 
         for (int j = 0; j < VC; ++j) g[v][j] = 0.0f;
       return;
     }
-    const Pack<T, V> p = *reinterpret_cast<const Pack<T, V>*>(ALONG_C ? &G[k * ld + c] : &G[c * ld + k]);
+    const T* const at = ALONG_C ? &G[k * ld + c] : &G[c * ld + k];
+    const Pack<T, V> p = *reinterpret_cast<const Pack<T, V>*>(at);
 #pragma unroll
     for (int i = 0; i < V; ++i) {
       if constexpr (ALONG_C) g[0][i] = to_float(p.v[i]);
@@ -274,8 +281,8 @@ static cudaError_t launch_skinny(const T* S, int64_t s_r, int64_t s_k, const T* 
                                  T* out, int64_t o_r, int64_t o_c, float* W,
                                  const SkinnyPlan& p, int64_t K, cudaStream_t stream) {
   if (p.splits > 0) {
-    const dim3 grid(static_cast<unsigned>(ceil_div(p.cn, static_cast<int64_t>(kSkinnyThreads) * VC)),
-                    static_cast<unsigned>(p.splits));
+    const int64_t gx = ceil_div(p.cn, static_cast<int64_t>(kSkinnyThreads) * VC);  // < 2^31
+    const dim3 grid(static_cast<unsigned>(gx), static_cast<unsigned>(p.splits));
     matmul_skinny_kernel<T, R, VK, VC, VECTOR><<<grid, kSkinnyThreads, 0, stream>>>(
         S, s_r, s_k, G, ld, out, o_r, o_c, W, p.rows, p.cn, K, p.split_k);
     const cudaError_t err = cudaGetLastError();
@@ -326,7 +333,8 @@ cudaError_t launch_matmul_skinny(const void* A, const void* B, void* C, int64_t 
                                  int64_t workspace_floats, cudaStream_t stream) {
   int device = 0, sms = 0;
   cudaError_t err = cudaGetDevice(&device);
-  if (err == cudaSuccess) err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
+  if (err == cudaSuccess)
+    err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
   if (err != cudaSuccess) return err;
   SkinnyPlan p;
   if (!plan_skinny(M, N, K, sms, &p)) return cudaErrorInvalidValue;
