@@ -50,10 +50,10 @@ _loaded = False
 
 
 def __getattr__(name: str):
-    """bindings.MATMUL_OPS, bindings.TENSOR_CORE_OPS, bindings.TF32_OPS and
-    bindings.MEMORY_OPS: the op lists of cuda/'s headers, read by bindings/config.py on first
-    use."""
-    if name in ("MATMUL_OPS", "TENSOR_CORE_OPS", "TF32_OPS", "MEMORY_OPS"):
+    """bindings.MATMUL_OPS, bindings.TENSOR_CORE_OPS, bindings.TF32_OPS, bindings.SKINNY_OPS
+    and bindings.MEMORY_OPS: the op lists of cuda/'s headers, read by bindings/config.py on
+    first use."""
+    if name in ("MATMUL_OPS", "TENSOR_CORE_OPS", "TF32_OPS", "SKINNY_OPS", "MEMORY_OPS"):
         return getattr(config, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 

@@ -3,7 +3,8 @@
 Every op of the matmul ladder (CVT_MATMUL_OPS, CVT_TENSOR_CORE_OPS and CVT_TF32_OPS of
 cuda/matmul_config.h) is a matmul:
 dA = dC Bᵀ and dB = Aᵀ dC by the same op, so a rung added to the list gets its backward
-with nothing written here. The memory-bound ops (CVT_MEMORY_OPS of cuda/memory_config.h)
+with nothing written here. The paths of CVT_SKINNY_OPS take only some shapes: their
+backward's products run on what cuda_auto picks (bindings/auto.py). The memory-bound ops (CVT_MEMORY_OPS of cuda/memory_config.h)
 say their kind in MEMORY below; an op of the list missing there is a KeyError at load, not
 an op that silently has no gradient. The formulas are bindings/derivatives.py's, shared
 with the Triton ops.
@@ -31,6 +32,9 @@ def kinds() -> dict[str, str | None]:
     """Every CUDA op and the kind of its derivative, in the headers' order."""
     return {**{op: "matmul" for op in (*config.MATMUL_OPS, *config.TENSOR_CORE_OPS,
                                         *config.TF32_OPS)},
+            # the skinny path takes only M or N <= 16, and dB = Aᵀ g of a skinny product
+            # is K x N: its products go to whatever cuda_auto picks for them
+            **{op: "dispatched_matmul" for op in config.SKINNY_OPS},
             **{op: MEMORY[op] for op in config.MEMORY_OPS}}
 
 

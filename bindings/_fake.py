@@ -12,7 +12,8 @@ from __future__ import annotations
 import torch
 
 from . import config
-from .config import MATMUL_OPS, MAX_DIM, MAX_GRID_X, NAMESPACE, TENSOR_CORE_OPS, TF32_OPS
+from .config import (MATMUL_OPS, MAX_DIM, MAX_GRID_X, NAMESPACE, SKINNY_OPS, TENSOR_CORE_OPS,
+                     TF32_OPS)
 
 _registered = False
 
@@ -78,6 +79,30 @@ def _tensor_core_fake(op: str):
     return fake
 
 
+def _skinny_fake(op: str):
+    """A path beside the ladder (bindings/matmul_ops.cpp's run_skinny_matmul): float32, float16
+    or bfloat16 (A and B the same), M <= MAX_R or N <= MAX_R; the output has A's dtype."""
+    max_r = config.params()["SKINNY_MAX_R"]
+
+    def fake(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        torch._check(a.dim() == 2 and b.dim() == 2,
+                     lambda: f"{op}: A and B must be 2-D matrices, got {a.dim()}-D and {b.dim()}-D tensors")
+        torch._check(a.dtype in (torch.float32, torch.float16, torch.bfloat16) and a.dtype == b.dtype,
+                     lambda: f"{op}: A and B must both be float32, both float16 or both bfloat16, "
+                             f"got {a.dtype} and {b.dtype}")
+        check_cuda_tensors(op, "A and B", a, b)
+        torch._check(a.shape[1] == b.shape[0],
+                     lambda: f"{op}: inner dimensions must agree, got A {tuple(a.shape)} and B {tuple(b.shape)}")
+        M, K, N = a.shape[0], a.shape[1], b.shape[1]
+        torch._check(M <= MAX_DIM and K <= MAX_DIM and N <= MAX_DIM,
+                     lambda: f"{op}: every dimension must be below 2^31, got M = {M}, K = {K}, N = {N}")
+        torch._check(M <= max_r or N <= max_r,
+                     lambda: f"{op}: needs M <= {max_r} or N <= {max_r}, got M = {M} and N = {N}")
+        return a.new_empty((M, N))
+
+    return fake
+
+
 def register() -> None:
     global _registered
     if _registered:
@@ -86,6 +111,8 @@ def register() -> None:
         torch.library.register_fake(f"{NAMESPACE}::{op}")(_matmul_fake(op))
     for op in TENSOR_CORE_OPS:
         torch.library.register_fake(f"{NAMESPACE}::{op}")(_tensor_core_fake(op))
+    for op in SKINNY_OPS:
+        torch.library.register_fake(f"{NAMESPACE}::{op}")(_skinny_fake(op))
     from . import _fake_memory  # the memory-bound ops of bindings/memory_ops.cpp
 
     _fake_memory.register()

@@ -73,6 +73,11 @@ def _tf32_ops() -> tuple[str, ...]:
 
 
 @lru_cache(maxsize=None)
+def _skinny_ops() -> tuple[str, ...]:
+    return tuple(f"matmul_{v}" for v in _x_list(CONFIG, "CVT_SKINNY_OPS"))
+
+
+@lru_cache(maxsize=None)
 def _memory_ops() -> tuple[str, ...]:
     return _x_list(MEMORY_CONFIG, "CVT_MEMORY_OPS")
 
@@ -82,7 +87,9 @@ def __getattr__(name: str):
     cuda/matmul_config.h: X(v1_naive) is the op matmul_v1_naive), float32.
     TENSOR_CORE_OPS: the tensor-core rungs (CVT_TENSOR_CORE_OPS, the same header), float16
     or bfloat16. TF32_OPS: the tensor-core rungs at tf32 (CVT_TF32_OPS), float32 like the
-    ladder. MEMORY_OPS: the memory-bound ops (CVT_MEMORY_OPS of cuda/memory_config.h).
+    ladder. SKINNY_OPS: the paths beside the ladder (CVT_SKINNY_OPS: matmul_skinny, M <= 16 or
+    N <= 16, float32, float16 or bfloat16), which a dispatcher calls (no registry record).
+    MEMORY_OPS: the memory-bound ops (CVT_MEMORY_OPS of cuda/memory_config.h).
     Each is read from its header on first use, not at import (modules do nothing at import)."""
     if name == "MATMUL_OPS":
         return _matmul_ops()
@@ -90,6 +97,8 @@ def __getattr__(name: str):
         return _tensor_core_ops()
     if name == "TF32_OPS":
         return _tf32_ops()
+    if name == "SKINNY_OPS":
+        return _skinny_ops()
     if name == "MEMORY_OPS":
         return _memory_ops()
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

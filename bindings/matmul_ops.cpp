@@ -187,6 +187,54 @@ at::Tensor run_tensor_core_matmul(const char* op, cvt::TensorCoreMatmulLauncher 
   return C;
 }
 
+// The paths beside the ladder (CVT_SKINNY_OPS): float32, float16 or bfloat16 (A and B the
+// same), M <= 16 or N <= 16, and a float32 workspace for split K from the caching allocator.
+at::Tensor run_skinny_matmul(const char* op, cvt::SkinnyMatmulLauncher launch,
+                             int64_t (*workspace_floats)(int64_t, int64_t, int64_t, int),
+                             const at::Tensor& a, const at::Tensor& b) {
+  TORCH_CHECK(a.dim() == 2 && b.dim() == 2, op, ": A and B must be 2-D matrices, got ",
+              a.dim(), "-D and ", b.dim(), "-D tensors");
+  const auto accepted = [](const at::Tensor& t) {
+    return t.scalar_type() == at::kFloat || t.scalar_type() == at::kHalf ||
+           t.scalar_type() == at::kBFloat16;
+  };
+  TORCH_CHECK(accepted(a) && a.scalar_type() == b.scalar_type(), op,
+              ": A and B must both be float32, both float16 or both bfloat16, got ",
+              a.scalar_type(), " and ", b.scalar_type());
+  TORCH_CHECK(a.is_cuda() && b.is_cuda(), op, ": A and B must be CUDA tensors, got ",
+              a.device(), " and ", b.device());
+  TORCH_CHECK(a.device() == b.device(), op, ": A and B must be on the same device, got ",
+              a.device(), " and ", b.device());
+  TORCH_CHECK(a.size(1) == b.size(0), op, ": inner dimensions must agree, got A ",
+              a.sizes(), " and B ", b.sizes(), " (A.size(1) = ", a.size(1),
+              " != B.size(0) = ", b.size(0), ")");
+  TORCH_CHECK(a.size(0) <= kMaxDim && a.size(1) <= kMaxDim && b.size(1) <= kMaxDim, op,
+              ": every dimension must be below 2^31, got M = ", a.size(0), ", K = ",
+              a.size(1), ", N = ", b.size(1));
+  TORCH_CHECK(a.size(0) <= CVT_SKINNY_MAX_R || b.size(1) <= CVT_SKINNY_MAX_R, op,
+              ": needs M <= ", CVT_SKINNY_MAX_R, " or N <= ", CVT_SKINNY_MAX_R, ", got M = ",
+              a.size(0), " and N = ", b.size(1));
+  const c10::cuda::CUDAGuard guard(a.device());
+  const at::Tensor A = a.contiguous(), B = b.contiguous();
+  const int64_t M = A.size(0), K = A.size(1), N = B.size(1);
+  at::Tensor C = at::empty({M, N}, A.options());
+  if (M == 0 || N == 0) return C;
+
+  const int64_t floats = workspace_floats(M, N, K, A.get_device());
+  TORCH_INTERNAL_ASSERT(floats >= 0, op, ": no workspace size for M = ", M, ", N = ", N,
+                        ", K = ", K);
+  const at::Tensor W = at::empty({floats}, A.options().dtype(at::kFloat));
+  const auto type = A.scalar_type() == at::kFloat  ? cvt::MatmulType::kFloat32
+                    : A.scalar_type() == at::kHalf ? cvt::MatmulType::kFloat16
+                                                   : cvt::MatmulType::kBFloat16;
+  const cudaError_t err = launch(A.data_ptr(), B.data_ptr(), C.data_ptr(), M, N, K, type,
+                                 W.data_ptr<float>(), floats,
+                                 c10::cuda::getCurrentCUDAStream(A.get_device()));
+  C10_CUDA_CHECK(err);
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+  return C;
+}
+
 // The ops, one per version of CVT_MATMUL_OPS (cuda/matmul_config.h, the one list): the op
 // matmul_<version> runs the launcher cvt::launch_matmul_<version>.
 #define CVT_MATMUL_OP(VERSION)                                                    \
@@ -214,6 +262,15 @@ CVT_TENSOR_CORE_OPS(CVT_TENSOR_CORE_OP)
 CVT_TF32_OPS(CVT_TF32_OP)
 #undef CVT_TF32_OP
 
+// ... and one per path of CVT_SKINNY_OPS.
+#define CVT_SKINNY_OP(VERSION)                                                              \
+  at::Tensor matmul_##VERSION(const at::Tensor& a, const at::Tensor& b) {                  \
+    return run_skinny_matmul("matmul_" #VERSION, cvt::launch_matmul_##VERSION,             \
+                             cvt::matmul_##VERSION##_workspace_floats, a, b);              \
+  }
+CVT_SKINNY_OPS(CVT_SKINNY_OP)
+#undef CVT_SKINNY_OP
+
 }  // namespace
 
 // Every version has the same schema: matmul_v1_naive(Tensor a, Tensor b) -> Tensor, ...
@@ -222,6 +279,7 @@ TORCH_LIBRARY(cvt, m) {
   CVT_MATMUL_OPS(CVT_MATMUL_SCHEMA)
   CVT_TENSOR_CORE_OPS(CVT_MATMUL_SCHEMA)
   CVT_TF32_OPS(CVT_MATMUL_SCHEMA)
+  CVT_SKINNY_OPS(CVT_MATMUL_SCHEMA)
 #undef CVT_MATMUL_SCHEMA
 }
 
@@ -233,6 +291,7 @@ static void register_impls(torch::Library& m) {
   CVT_MATMUL_OPS(CVT_MATMUL_IMPL)
   CVT_TENSOR_CORE_OPS(CVT_MATMUL_IMPL)
   CVT_TF32_OPS(CVT_MATMUL_IMPL)
+  CVT_SKINNY_OPS(CVT_MATMUL_IMPL)
 #undef CVT_MATMUL_IMPL
 }
 

@@ -54,6 +54,14 @@
 #define CVT_STAGE_MIN_FLOPS_PER_BYTE 64
 #endif
 
+// Paths beside the ladder: not rungs of it (no traffic model), ops a dispatcher
+// calls for the shapes each is for. X(skinny) is the op cvt::matmul_skinny (M <= 16 or
+// N <= 16; float32, float16 or bfloat16), its launcher cvt::launch_matmul_skinny
+// (cvt::SkinnyMatmulLauncher, cuda/launchers.h) and its kernel file cuda/matmul_skinny.cu;
+// bindings/config.py parses the list (SKINNY_OPS).
+#define CVT_SKINNY_OPS(X) \
+  X(skinny)
+
 // v1 naive and v1 coalesced: a square block of CVT_V1_BLOCK x CVT_V1_BLOCK threads.
 #ifndef CVT_V1_BLOCK
 #define CVT_V1_BLOCK 32
@@ -332,4 +340,26 @@
 #endif
 #ifndef CVT_T4_GROUP
 #define CVT_T4_GROUP 8
+#endif
+
+// skinny (a path beside the ladder, cuda/matmul_skinny.cu): blocks of THREADS threads, each
+// thread 4 columns (M small) or one row of A (N small); the small dimension padded to the
+// next of 1, 2, 4, 8, 16 (MAX_R); S staged KC values of k at a time; split K so that the grid
+// has about BLOCKS_PER_SM blocks per SM, each split at least MIN_SPLIT_CHUNKS chunks of KC
+// deep, at most MAX_SPLITS splits.
+#ifndef CVT_SKINNY_THREADS
+#define CVT_SKINNY_THREADS 128
+#endif
+#ifndef CVT_SKINNY_KC
+#define CVT_SKINNY_KC 64
+#endif
+#define CVT_SKINNY_MAX_R 16
+#ifndef CVT_SKINNY_BLOCKS_PER_SM
+#define CVT_SKINNY_BLOCKS_PER_SM 8
+#endif
+#ifndef CVT_SKINNY_MIN_SPLIT_CHUNKS
+#define CVT_SKINNY_MIN_SPLIT_CHUNKS 4
+#endif
+#ifndef CVT_SKINNY_MAX_SPLITS
+#define CVT_SKINNY_MAX_SPLITS 256
 #endif

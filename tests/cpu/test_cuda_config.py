@@ -44,19 +44,21 @@ def test_op_lists_are_what_the_preprocessor_expands(tmp_path):
     out = _gxx(tmp_path, '#include "matmul_config.h"\n#include "memory_config.h"\n'
                          "#define NAME(x) <x>\n"
                          "matmul: CVT_MATMUL_OPS(NAME)\ntensor: CVT_TENSOR_CORE_OPS(NAME)\n"
-                         "tf32: CVT_TF32_OPS(NAME)\nmemory: CVT_MEMORY_OPS(NAME)\n", "-E", "-P")
+                         "tf32: CVT_TF32_OPS(NAME)\nskinny: CVT_SKINNY_OPS(NAME)\n"
+                         "memory: CVT_MEMORY_OPS(NAME)\n", "-E", "-P")
     lines = {line.split(":")[0]: re.findall(r"<(\w+)>", line) for line in out.splitlines()
-             if line.startswith(("matmul:", "tensor:", "tf32:", "memory:"))}
+             if line.startswith(("matmul:", "tensor:", "tf32:", "skinny:", "memory:"))}
     assert config.MATMUL_OPS == tuple(f"matmul_{v}" for v in lines["matmul"])
     assert config.TENSOR_CORE_OPS == tuple(f"matmul_{v}" for v in lines["tensor"])
     assert config.TF32_OPS == tuple(f"matmul_{v}" for v in lines["tf32"]) and config.TF32_OPS
+    assert config.SKINNY_OPS == tuple(f"matmul_{v}" for v in lines["skinny"]) and config.SKINNY_OPS
     assert config.MEMORY_OPS == tuple(lines["memory"])
     assert set(MEMORY_KERNELS) == set(config.MEMORY_OPS)
 
 
 def test_every_op_has_its_kernel_file():
     for op in (*config.MATMUL_OPS, *config.TENSOR_CORE_OPS, *config.TF32_OPS,
-               *config.MEMORY_OPS):
+               *config.SKINNY_OPS, *config.MEMORY_OPS):
         assert (CUDA / f"{op}.cu").exists(), f"{op}: no cuda/{op}.cu"
 
 
@@ -65,7 +67,8 @@ def test_the_lists_are_written_once():
     written out in them by hand."""
     for path in ("bindings/matmul_ops.cpp", "cuda/launchers.h", "cuda/driver/matmul_driver.cu"):
         code = _cxx_code((ROOT / path).read_text())
-        for op in (*config.MATMUL_OPS, *config.TENSOR_CORE_OPS, *config.TF32_OPS):
+        for op in (*config.MATMUL_OPS, *config.TENSOR_CORE_OPS, *config.TF32_OPS,
+                   *config.SKINNY_OPS):
             version = op.removeprefix("matmul_")
             assert not re.search(rf"\b(launch_)?(matmul_)?{version}\b", code), (path, op)
     # the memory ops' wrappers carry their op's name; their schemas and registrations do not

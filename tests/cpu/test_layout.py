@@ -24,8 +24,10 @@ def test_op_list_matches_schemas_and_kernel_files():
     assert not re.findall(r'm\.def\("(\w+)\(', text), "a schema written out by hand"
     assert "CVT_TENSOR_CORE_OPS(CVT_MATMUL_SCHEMA)" in text
     assert "CVT_TF32_OPS(CVT_MATMUL_SCHEMA)" in text
+    assert "CVT_SKINNY_OPS(CVT_MATMUL_SCHEMA)" in text
     files = sorted(p.stem for p in (ROOT / "cuda").glob("matmul_*.cu"))
-    assert sorted([*bindings.MATMUL_OPS, *bindings.TENSOR_CORE_OPS, *bindings.TF32_OPS]) == files
+    assert sorted([*bindings.MATMUL_OPS, *bindings.TENSOR_CORE_OPS, *bindings.TF32_OPS,
+                   *bindings.SKINNY_OPS]) == files
 
 
 def test_registry_covers_every_cuda_op_once():

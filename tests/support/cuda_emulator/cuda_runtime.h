@@ -45,8 +45,8 @@ inline dim3 gridDim, blockDim;
 
 typedef int cudaError_t;
 typedef void* cudaStream_t;
-enum { cudaSuccess = 0, cudaErrorInvalidConfiguration = 9, cudaErrorNotSupported = 801,
-       cudaErrorUnknown = 999 };
+enum { cudaSuccess = 0, cudaErrorInvalidValue = 1, cudaErrorInvalidConfiguration = 9,
+       cudaErrorNotSupported = 801, cudaErrorUnknown = 999 };
 enum cudaFuncAttribute { cudaFuncAttributeMaxDynamicSharedMemorySize = 8 };
 inline cudaError_t cudaGetLastError() { return cudaSuccess; }
 template <class F>
