@@ -129,8 +129,8 @@ def records() -> list[Kernel]:
             needs="sm_80+: mma.sync on fp16 and bf16, ldmatrix, cp.async",
         ),
         _hopper("cuda_t2_wgmma_tma", "t2", "matmul_t2_wgmma_tma",
-                "warpgroup wgmma reading shared memory that TMA filled, mbarrier phases "
-                "(unaligned: staged into padded buffers where compute-bound, else t1's)", ("fp16", "bf16"),
+                "warpgroup wgmma reading shared memory that TMA filled; mbarrier phases "
+                "(unaligned: staged if compute-bound, else t1's)", ("fp16", "bf16"),
                 _params(BM="T2_BM", BN="T2_BN", BK="T2_BK", STAGES="T2_STAGES",
                         GROUP="T2_GROUP", **_T1_FALLBACK),
                 models.matmul_t2, "global N³/BN + N³/BM (TMA)", _TMA_TWIN),

@@ -64,15 +64,15 @@ def records() -> list[Kernel]:
     return [
         Kernel(
             name="cuda_skinny", op="matmul", backend="cuda", version="skinny",
-            summary="M or N <= 16: each thread streams the big operand once, the small one "
-                    "from shared memory; k split over the grid, partial sums added in order",
+            summary="M or N <= 16: threads stream the big operand once, the small one from "
+                    "shared memory; k split over the grid",
             source="cuda/matmul_skinny.cu", precisions=ALL_PRECISIONS, loader=_skinny_loader,
             twin="triton_split_k", refuses=_not_skinny,
             twin_note="triton_split_k's 16-row tiles are the Triton path for the same shapes"),
         Kernel(
             name="triton_split_k", op="matmul", backend="triton", version="split-k",
             summary="the k loop shared out over programs (16-row tiles where M or N <= 16), "
-                    "float32 partial tiles summed in split order",
+                    "partial tiles summed in order",
             source="triton_impl/matmul_split_k.py", precisions=ALL_PRECISIONS,
             loader=_split_k_loader, runs_on_cpu=True, twin="cuda_skinny"),
         Kernel(

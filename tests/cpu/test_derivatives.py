@@ -47,7 +47,8 @@ def schemas() -> dict[str, str]:
                        (ROOT / "bindings" / "matmul_ops.cpp").read_text()).group(1)
     memory = dict(re.findall(r'#define CVT_SCHEMA_(\w+) "(.*)"',
                              (ROOT / "bindings" / "memory_ops.cpp").read_text()))
-    return {**{op: matmul for op in (*config.MATMUL_OPS, *config.TENSOR_CORE_OPS, *config.TF32_OPS)},
+    return {**{op: matmul for op in (*config.MATMUL_OPS, *config.TENSOR_CORE_OPS, *config.TF32_OPS,
+                                     *config.SKINNY_OPS)},
             **{op: memory[op] for op in config.MEMORY_OPS}}
 
 
@@ -83,8 +84,8 @@ def ops():
             lib.impl(op, torch.mm if op.startswith("matmul_") else IMPLEMENTATIONS[op], "CPU")
         lib.define("batched_matmul(Tensor a, Tensor b, str precision) -> Tensor")
         lib.impl("batched_matmul", _batched, "CPU")
-        for op in (*config.MATMUL_OPS, *config.TENSOR_CORE_OPS, *config.TF32_OPS, *config.MEMORY_OPS,
-                   "batched_matmul"):
+        for op in (*config.MATMUL_OPS, *config.TENSOR_CORE_OPS, *config.TF32_OPS,
+                   *config.SKINNY_OPS, *config.MEMORY_OPS, "batched_matmul"):
             torch.library.register_fake(f"{STAND_IN}::{op}", _fake(op), lib=lib)
         _autograd.register(STAND_IN)
         derivatives.register(f"{STAND_IN}::batched_matmul", "batched_matmul")
@@ -107,7 +108,8 @@ def check(fn, *inputs):
 def test_every_cuda_op_has_a_kind_and_the_kinds_exist():
     kinds = _autograd.kinds()
     assert list(kinds) == [*config.MATMUL_OPS, *config.TENSOR_CORE_OPS, *config.TF32_OPS,
-                          *config.MEMORY_OPS]
+                          *config.SKINNY_OPS, *config.MEMORY_OPS]
+    assert all(kinds[op] == "dispatched_matmul" for op in config.SKINNY_OPS)
     assert all(kinds[op] == "matmul" for op in (*config.MATMUL_OPS, *config.TENSOR_CORE_OPS, *config.TF32_OPS))
     assert set(kinds.values()) - {None} <= set(derivatives.KINDS)
     assert kinds["rgb_to_grey"] is None
@@ -124,6 +126,22 @@ def test_an_unknown_kind_is_refused():
                                        *config.TF32_OPS]))
 def test_every_ladder_op(ops, op):
     check(getattr(ops, op), leaf(5, 4, seed=1), leaf(4, 3, seed=2))
+
+
+def test_the_skinny_path_differentiates_through_cuda_autos_picks(ops, monkeypatch):
+    """dB of a skinny product is K x N, which the skinny op refuses: the backward's two
+    products go to bindings.auto.matmul, at the forward's precision label."""
+    from bindings import auto
+
+    picked = []
+
+    def pick(a, b, label):
+        picked.append((tuple(a.shape), tuple(b.shape)))
+        return torch.mm(a, b)
+
+    monkeypatch.setattr(auto, "matmul", pick)
+    check(ops.matmul_skinny, leaf(3, 40, seed=1), leaf(40, 30, seed=2))
+    assert ((3, 30), (30, 40)) in picked and ((40, 3), (3, 30)) in picked
 
 
 def test_matmul_with_transposed_inputs(ops):
