@@ -3,13 +3,17 @@ CUDA kernels runs the product. The ladder stays one idea per rung; the choice li
 
 The rule (`choose`), from the shape suite's measurements (docs/performance/shapes.md):
 
-    M or N <= 16 (skinny)   matmul_skinny: reads the big operand once (FFMA; any precision,
-                            float32 arithmetic at tf32)
+    M or N <= 16 (skinny)   matmul_skinny: reads the big operand once (FFMA; float32
+                            arithmetic at tf32), except in 16 bits where M or N is 9 to 16:
+                            there its 16 FFMAs per 2-byte value bind it, and t5's tensor
+                            cores run faster (H200, 16 x 8192 x 8192 bf16: 0.071 ms
+                            against 0.101)
     fp32                    v8: v7 where the tiles fill the GPU, k split over a cluster
                             where they do not (sm_90; v7 elsewhere)
-    tf32                    t4 (Hopper; staged where unaligned), or v8 where t4's 256 x 128
-                            tiles would fill under an eighth of the SMs (v8's FFMA is then
-                            faster than t4's few busy tensor cores); v8 off Hopper
+    tf32                    t4 (Hopper; staged where unaligned); v7 off Hopper. (v8's FFMA
+                            split is no faster at few tiles: H200, 512 x 512 x 16384, 0.39
+                            ms against t4's 0.30; the few-tile shapes lack a CUDA path
+                            that splits k at tf32: docs/performance/shapes.md)
     fp16, bf16              t5 (Hopper: stream-K fills the GPU when tiles are few; staged
                             where unaligned); t1 off Hopper
 
@@ -18,24 +22,20 @@ a GPU (for the H100's 132 SMs unless told), and every timed row records it.
 """
 from __future__ import annotations
 
-SKINNY = 16              # M or N at most this: the skinny path
+SKINNY = 16              # M or N at most this: the skinny path ...
+SKINNY_16_BIT = 8        # ... in fp16 and bf16 at most this
 H100_SMS = 132           # the SM count assumed where no GPU is asked (bench model, list)
-T4_TILE = (256, 128)     # t4's block tile (cuda/matmul_t4_tf32.cu)
-FEW_TILES_FRACTION = 8   # tf32: v8 where t4's tiles * this < SMs
 
 
 def choose(M: int, N: int, K: int, precision: str, sms: int = H100_SMS,
            hopper: bool = True) -> str:
     """The op (of bindings.ops()) that cuda_auto runs for an M x N x K product."""
-    if min(M, N) <= SKINNY:
+    if min(M, N) <= (SKINNY_16_BIT if precision in ("fp16", "bf16") and hopper else SKINNY):
         return "matmul_skinny"
     if precision == "fp32":
         return "matmul_v8_split_k" if hopper else "matmul_v7_lean_fetch"
     if precision == "tf32":
-        if not hopper:
-            return "matmul_v7_lean_fetch"
-        tiles = -(-M // T4_TILE[0]) * -(-N // T4_TILE[1])
-        return "matmul_v8_split_k" if tiles * FEW_TILES_FRACTION < sms else "matmul_t4_tf32"
+        return "matmul_t4_tf32" if hopper else "matmul_v7_lean_fetch"
     return "matmul_t5_stream_k" if hopper else "matmul_t1_mma_sync"
 
 

@@ -14,9 +14,10 @@ fill the GPU (skinny and few-tile shapes).
             and stores C in its dtype. Skinny shapes take a 16-row tile (tl.dot's smallest);
             a shape whose N is the small one (N <= 16 < M) runs as C^T = B^T A^T through
             strides, with no copy: the big operand is read once either way.
-  splits    S = min(ceil(PROGRAMS_PER_SM * SMs / tiles), k_tiles // MIN_STEPS), at least 1;
-            then steps = ceil(k_tiles / S) and S = ceil(k_tiles / steps), so that no split
-            is empty. H100 (132 SMs), bf16, 16 x 8192 x 8192: 64 tiles of 16 x 128, 64 k
+  splits    S = min(ceil(PROGRAMS_PER_SM * SMs / tiles), k_tiles // MIN_STEPS, the most
+            whose partial tiles' round trip, S*M*N*8 bytes, stays within 1/WORKSPACE_SHARE
+            of the compulsory bytes), at least 1; then steps = ceil(k_tiles / S) and
+            S = ceil(k_tiles / steps), so that no split is empty. H100 (132 SMs), bf16, 16 x 8192 x 8192: 64 tiles of 16 x 128, 64 k
             tiles of 128 -> S = 5, steps = 13 (320 programs); 128 x 128 x 131072: 1 tile,
             2048 k tiles of 64 -> S = 264.
   traffic   global loads  A: M*K*ceil(N/BLOCK_N)   B: N*K*ceil(M/BLOCK_M)   (as triton_grouped:
@@ -44,6 +45,7 @@ PRECISIONS = ("fp32", "tf32", "fp16", "bf16")
 SKINNY = 16          # M or N at most this: the 16-row tile (tl.dot's smallest M)
 PROGRAMS_PER_SM = 2  # the splits aim at this many programs per SM
 MIN_STEPS = 4        # k tiles per split at least: fewer, and the partial sums cost more
+WORKSPACE_SHARE = 4  # the partial tiles' round trip at most 1/4 of the compulsory bytes
 
 
 @triton.jit
@@ -102,14 +104,19 @@ def matmul_split_k_kernel(
 
 @triton.jit
 def split_k_sum_kernel(w_ptr, c_ptr, M, N, splits, stride_cm, stride_cn,
-                       BLOCK: tl.constexpr):
-    """C[m, n] = sum over s of W[s, m, n], in split order, rounded once to C's dtype."""
+                       BLOCK: tl.constexpr, BLOCK_S: tl.constexpr):
+    """C[m, n] = sum over s of W[s, m, n], rounded once to C's dtype. Each program sums
+    BLOCK outputs, BLOCK_S splits at a time ([BLOCK_S, BLOCK] loads in flight, then a sum
+    along the splits: a fixed order, so the same bits on every run)."""
     offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
     size = tl.cast(M, tl.int64) * N
     ok = offs < size
     acc = tl.zeros((BLOCK,), dtype=tl.float32)
-    for s in range(0, splits):
-        acc += tl.load(w_ptr + s * size + offs, mask=ok, other=0.0)
+    for s0 in range(0, splits, BLOCK_S):
+        ss = s0 + tl.arange(0, BLOCK_S)
+        tile = tl.load(w_ptr + ss[:, None].to(tl.int64) * size + offs[None, :],
+                       mask=(ss[:, None] < splits) & ok[None, :], other=0.0)
+        acc += tl.sum(tile, axis=0)
     m = offs // N
     n = offs % N
     tl.store(c_ptr + m * stride_cm + n * stride_cn, acc.to(c_ptr.dtype.element_ty), mask=ok)
@@ -130,11 +137,12 @@ def params(precision: str, M: int, N: int) -> dict[str, int]:
     return dict(tiles.SPLIT_K[case][size])
 
 
-def splits_for(tiles_mn: int, k_tiles: int, sms: int) -> tuple[int, int]:
+def splits_for(tiles_mn: int, k_tiles: int, sms: int, max_splits: int,
+               programs_per_sm: int = PROGRAMS_PER_SM) -> tuple[int, int]:
     """(S, k tiles per split) for `tiles_mn` output tiles of `k_tiles` k steps on `sms`
-    SMs, by the rule of the header; no split is empty."""
-    want = -(-PROGRAMS_PER_SM * sms // tiles_mn)
-    s = max(1, min(want, k_tiles // MIN_STEPS))
+    SMs, at most `max_splits`, by the rule of the header; no split is empty."""
+    want = -(-programs_per_sm * sms // tiles_mn)
+    s = max(1, min(want, k_tiles // MIN_STEPS, max_splits))
     steps = -(-k_tiles // s)
     return -(-k_tiles // steps), steps
 
@@ -163,7 +171,10 @@ def _split_k(a, b, c, precision, tile, splits) -> None:
     tiles_mn = triton.cdiv(M, p["BLOCK_M"]) * triton.cdiv(N, p["BLOCK_N"])
     k_tiles = triton.cdiv(K, p["BLOCK_K"])
     if splits is None:
-        s, steps = splits_for(tiles_mn, k_tiles, _common.sm_count(a.device))
+        compulsory = (M * K + K * N + M * N) * a.element_size()
+        s, steps = splits_for(tiles_mn, k_tiles, _common.sm_count(a.device),
+                              compulsory // (WORKSPACE_SHARE * 8 * M * N),
+                              p.get("programs_per_sm", PROGRAMS_PER_SM))
     else:
         steps = triton.cdiv(k_tiles, max(1, min(splits, k_tiles)))
         s = triton.cdiv(k_tiles, steps)
@@ -177,9 +188,10 @@ def _split_k(a, b, c, precision, tile, splits) -> None:
                    SPLIT=s > 1, K_WIDE=_common.near_int32_limit(K),
                    num_warps=p.get("num_warps", 4), num_stages=p.get("num_stages", 3))
     if s > 1:
-        block = 1024
+        block = 256
         _common.launch(split_k_sum_kernel, (triton.cdiv(M * N, block),),
-                       w, c, M, N, s, c.stride(0), c.stride(1), BLOCK=block, num_warps=4)
+                       w, c, M, N, s, c.stride(0), c.stride(1), BLOCK=block, BLOCK_S=8,
+                       num_warps=4)
 
 
 def _op_impl(a: torch.Tensor, b: torch.Tensor, precision: str) -> torch.Tensor:

@@ -77,8 +77,8 @@ def records() -> list[Kernel]:
             loader=_split_k_loader, runs_on_cpu=True, twin="cuda_skinny"),
         Kernel(
             name="cuda_auto", op="matmul", backend="cuda", version="auto",
-            summary="picks per shape: cuda_skinny (M or N <= 16), else v8 (fp32), t4 or v8 "
-                    "(tf32), t5 (fp16, bf16)",
+            summary="picks per shape: cuda_skinny (M or N <= 16; <= 8 in 16 bits), else v8 "
+                    "(fp32), t4 (tf32), t5 (fp16, bf16)",
             source="bindings/auto.py", precisions=ALL_PRECISIONS, loader=_cuda_auto_loader,
             chooses=_cuda_choice, twin="triton_auto"),
         Kernel(

@@ -2,6 +2,7 @@
 triton_auto's rules (bindings/auto.py, triton_impl/matmul_auto.py) were chosen.
 
     python docs/performance/shapes_probe.py [--precisions bf16,tf32,fp32] [--kinds skinny,...]
+    python docs/performance/shapes_probe.py --sweep [--precisions ...]
 
 For every shape of the shape suite (bench/families/matmul/suite.py) of the chosen categories
 and every precision, each candidate path that takes the shape is checked once against
@@ -9,7 +10,9 @@ float64 (bench's own check) and timed with triton.testing.do_bench (L2 flushed b
 between runs, median), beside cuBLAS in the same loop. Printed: ms per candidate and its
 time against cuBLAS's (x cuBLAS: above 1 is faster), and which candidate each auto entry
 picks. Shapes' categories: skinny, few-tiles, unaligned, transformer, kernelbench, square.
-An experiment beside the product, not part of it: the harness's `bench time --suite shapes`
+--sweep times triton_split_k's tile candidates (SWEEP below: tile, warps, stages and the
+programs per SM its splits aim at) at a few skinny and few-tile shapes instead, best first;
+tiles.SPLIT_K holds the winners. An experiment beside the product, not part of it: the harness's `bench time --suite shapes`
 is what the result sets and the report use.
 """
 from __future__ import annotations
@@ -29,11 +32,77 @@ CANDIDATES = {   # precision -> registry kernels that may run a suite shape
 }
 
 
+def _cfg(bm, bn, bk, warps, stages, pps):
+    return dict(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, num_warps=warps, num_stages=stages,
+                programs_per_sm=pps)
+
+
+SWEEP = {   # (case, operand bytes) -> candidates
+    ("skinny", 2): [_cfg(16, 64, 128, 4, 4, 2), _cfg(16, 128, 64, 4, 4, 2),
+                    _cfg(16, 128, 128, 4, 3, 2), _cfg(16, 64, 256, 4, 3, 2),
+                    _cfg(16, 256, 64, 8, 3, 1), _cfg(16, 32, 256, 4, 4, 4),
+                    _cfg(16, 64, 64, 4, 6, 4), _cfg(16, 128, 128, 8, 4, 1)],
+    ("skinny", 4): [_cfg(16, 64, 64, 4, 4, 2), _cfg(16, 32, 128, 4, 4, 4),
+                    _cfg(16, 128, 32, 4, 4, 2), _cfg(16, 64, 32, 4, 6, 4),
+                    _cfg(16, 128, 64, 8, 3, 1), _cfg(16, 32, 64, 2, 4, 8)],
+    ("few_tiles", 2): [_cfg(128, 128, 64, 8, 3, 1), _cfg(64, 64, 64, 4, 4, 2),
+                       _cfg(128, 64, 64, 4, 4, 2), _cfg(64, 128, 64, 4, 4, 2),
+                       _cfg(64, 64, 128, 4, 3, 2)],
+    ("few_tiles", 4): [_cfg(64, 64, 32, 4, 4, 2), _cfg(32, 64, 32, 4, 4, 4),
+                       _cfg(64, 128, 32, 4, 3, 2), _cfg(64, 64, 64, 4, 3, 2)],
+}
+SWEEP_SHAPES = ("m3", "m16", "n1", "n16", "vocab-1", "attn-16", "few-128", "few-256",
+                "few-512", "few-1000")
+
+
+def sweep(precisions) -> int:
+    import torch
+    import triton
+
+    from bench import problems
+    from bench.families.matmul import suite
+    from bench.families.matmul.models import MatmulShape
+    from triton_impl import matmul_split_k as sk
+
+    problem = problems.get("matmul")
+    named = {n: MatmulShape.parse(t) for n, _c, t in suite.SUITE}
+    for precision in precisions:
+        size = 4 if precision in ("fp32", "tf32") else 2
+        for name in SWEEP_SHAPES:
+            s = named[name]
+            case = "skinny" if sk.is_skinny(s.M, s.N) else "few_tiles"
+            a, b = problem.inputs(s, precision, seed=1, device="cuda")
+            t_ref = triton.testing.do_bench(
+                lambda: torch.matmul(a, b), warmup=10, rep=50)
+            out = []
+            for cfg in SWEEP[(case, size)]:
+                fn = lambda: sk.matmul(a, b, precision, tile=cfg)      # noqa: E731
+                try:
+                    err = problem.error(fn(), (a, b), precision=precision)
+                    t = triton.testing.do_bench(fn, warmup=10, rep=50)
+                except Exception as exc:
+                    out.append((float("inf"), f"ERR {type(exc).__name__} {cfg}"))
+                    continue
+                bad = "" if err <= problem.tolerance(s, precision) else " WRONG"
+                gbps = (s.M * s.K + s.K * s.N + s.M * s.N) * size / t / 1e6
+                out.append((t, f"{t:.4f} ms {gbps:6.0f} GB/s {t_ref / t:5.2f}x {cfg}{bad}"))
+            out.sort(key=lambda x: x[0])
+            print(f"{precision} {name} {s.M}x{s.N}x{s.K} (torch.matmul {t_ref:.4f} ms)")
+            for _t, line in out[:4]:
+                print("   ", line)
+            a = b = None
+            torch.cuda.empty_cache()
+    return 0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--precisions", default="bf16,tf32,fp32")
     ap.add_argument("--kinds", default="skinny,few-tiles,unaligned,transformer,kernelbench")
+    ap.add_argument("--sweep", action="store_true", help="triton_split_k's tile candidates")
     args = ap.parse_args()
+    if args.sweep:
+        return sweep(args.precisions.split(","))
 
     import torch
     import triton
@@ -71,7 +140,7 @@ def main() -> int:
                 cells.append(f"{t:.4f} ({t_ref / t:.2f}){pick}{bad}".rjust(20))
             print(f"{name[:12]} {s.M}x{s.N}x{s.K}"[:25].ljust(26) + f"{t_ref:9.4f}"
                   + "".join(cells), flush=True)
-            del a, b
+            a = b = None
             torch.cuda.empty_cache()
     return 0
 

@@ -18,6 +18,7 @@ from bench.families.matmul import suite
 from bench.families.matmul.models import MatmulShape, tma_shape
 from bindings import precision as prec
 from tests.support.checks import assert_matches_float64, poisoned, poisoned_runner
+from tests.support.gpu_memory import GROUP
 
 TMA_RUNGS = [k for k in registry.kernels()
              if k.backend == "cuda" and k.version in ("t2", "t3", "t4", "t5")]
@@ -127,6 +128,9 @@ def _suite_params():
         s = MatmulShape.parse(text)
         flops = 2 * s.M * s.N * s.K
         marks = [pytest.mark.slow] if flops > 2 ** 34 else []
+        if max(s.M * s.K, s.K * s.N, s.M * s.N) >= 2 ** 27:
+            # its float64 references take gigabytes (tf32: several at once): one at a time
+            marks.append(pytest.mark.xdist_group(GROUP))
         out.append(pytest.param(s, id=f"{name}-{text}", marks=marks))
     return out
 
