@@ -14,12 +14,14 @@ fill the GPU (skinny and few-tile shapes).
             and stores C in its dtype. Skinny shapes take a 16-row tile (tl.dot's smallest);
             a shape whose N is the small one (N <= 16 < M) runs as C^T = B^T A^T through
             strides, with no copy: the big operand is read once either way.
-  splits    S = min(ceil(PROGRAMS_PER_SM * SMs / tiles), k_tiles // MIN_STEPS, the most
-            whose partial tiles' round trip, S*M*N*8 bytes, stays within 1/WORKSPACE_SHARE
-            of the compulsory bytes), at least 1; then steps = ceil(k_tiles / S) and
-            S = ceil(k_tiles / steps), so that no split is empty. H100 (132 SMs), bf16, 16 x 8192 x 8192: 64 tiles of 16 x 128, 64 k
-            tiles of 128 -> S = 5, steps = 13 (320 programs); 128 x 128 x 131072: 1 tile,
-            2048 k tiles of 64 -> S = 264.
+  splits    S = min(ceil(programs per SM x SMs / tiles), k_tiles // MIN_STEPS, the most
+            whose partial tiles' round trip, S*M*N*8 bytes, stays within the compulsory
+            bytes / WORKSPACE_SHARE: L2 holds most of it), at least 1; then steps =
+            ceil(k_tiles / S) and S = ceil(k_tiles / steps), so that no split is empty.
+            The programs per SM are the tile's (tiles.SPLIT_K). H200 (132 SMs), bf16:
+            16 x 8192 x 8192 is 128 tiles of 16 x 64 and 64 k tiles of 128 -> S = 3,
+            steps = 22 (384 programs); 128 x 128 x 131072 is 2 tiles of 64 x 128 and 2048
+            k tiles of 64 -> S = 128, steps = 16 (256 programs).
   traffic   global loads  A: M*K*ceil(N/BLOCK_N)   B: N*K*ceil(M/BLOCK_M)   (as triton_grouped:
                           the splits share out the k loop, each element of a tile's strips once)
             workspace     S*M*N float32 written, and read once by the sum (S > 1 only)
@@ -45,7 +47,7 @@ PRECISIONS = ("fp32", "tf32", "fp16", "bf16")
 SKINNY = 16          # M or N at most this: the 16-row tile (tl.dot's smallest M)
 PROGRAMS_PER_SM = 2  # the splits aim at this many programs per SM
 MIN_STEPS = 4        # k tiles per split at least: fewer, and the partial sums cost more
-WORKSPACE_SHARE = 4  # the partial tiles' round trip at most 1/4 of the compulsory bytes
+WORKSPACE_SHARE = 1  # the partial tiles' round trip at most the compulsory bytes
 
 
 @triton.jit
@@ -129,12 +131,11 @@ def is_skinny(M: int, N: int) -> bool:
 
 def params(precision: str, M: int, N: int) -> dict[str, int]:
     """The tile for a shape: tiles.SPLIT_K's skinny tile (16 rows) where M or N <= 16,
-    its few-tile tile otherwise; 4-byte or 2-byte operands (tiles.py says why)."""
+    its few-tile tile otherwise, per precision (tiles.py says how they were chosen)."""
     case = "skinny" if is_skinny(M, N) else "few_tiles"
-    size = 4 if precision in ("fp32", "tf32") else 2
     if _common.interpreting():
         return dict(tiles.SPLIT_K_INTERPRETER)
-    return dict(tiles.SPLIT_K[case][size])
+    return dict(tiles.SPLIT_K[case][precision])
 
 
 def splits_for(tiles_mn: int, k_tiles: int, sms: int, max_splits: int,

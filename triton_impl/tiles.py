@@ -228,17 +228,29 @@ SOFTMAX_SPLIT_PACKED = {2: (8192, 4, 64)}
 SOFTMAX_SPLIT_SMEM = {4: (65536, 1, 8, 262144), 2: (65536, 1, 8, 65536)}
 
 
-# matmul_split_k: the tile per case and operand size (4: fp32, tf32; 2: fp16, bf16).
-# skinny (M or N <= 16): 16 rows (tl.dot's smallest), wide in n and deep in k so that each
-#   program streams long rows of the big operand; few_tiles: triton_grouped's tiles.
+# matmul_split_k: the tile per case and precision, the winners of
+# `docs/performance/shapes_probe.py --sweep` on the H200 (2026-11-28; GB/s on the compulsory
+# bytes, x torch.matmul at the same shape): skinny (M or N <= 16) takes 16 rows (tl.dot's
+# smallest) and aims at 2 programs per SM (bf16 3 x 8192 x 8192 2.3 TB/s, 1 x 128256 x 4096
+# 4.2 TB/s; fp32 16 x 8192 x 8192 2.9 TB/s); few_tiles: 64-row tiles (fp32, fp16, bf16) or
+# 32-row tiles at 4 programs per SM (tf32: 1.6-1.9x torch's FFMA at 128-512 rows).
+def _split(bm, bn, bk, warps, stages, programs_per_sm):
+    return dict(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, num_warps=warps, num_stages=stages,
+                programs_per_sm=programs_per_sm)
+
+
 SPLIT_K = {
     "skinny": {
-        4: dict(BLOCK_M=16, BLOCK_N=64, BLOCK_K=64, num_warps=4, num_stages=4),
-        2: dict(BLOCK_M=16, BLOCK_N=128, BLOCK_K=128, num_warps=4, num_stages=4),
+        "fp32": _split(16, 64, 64, 4, 4, 2),
+        "tf32": _split(16, 64, 64, 4, 4, 2),
+        "fp16": _split(16, 64, 128, 4, 4, 2),
+        "bf16": _split(16, 64, 128, 4, 4, 2),
     },
     "few_tiles": {
-        4: dict(BLOCK_M=64, BLOCK_N=64, BLOCK_K=32, num_warps=4, num_stages=4),
-        2: dict(BLOCK_M=128, BLOCK_N=128, BLOCK_K=64, num_warps=8, num_stages=3),
+        "fp32": _split(64, 64, 32, 4, 4, 2),
+        "tf32": _split(32, 64, 32, 4, 4, 4),
+        "fp16": _split(64, 128, 64, 4, 4, 2),
+        "bf16": _split(64, 128, 64, 4, 4, 2),
     },
 }
-SPLIT_K_INTERPRETER = dict(BLOCK_M=16, BLOCK_N=16, BLOCK_K=16, num_warps=4, num_stages=1)
+SPLIT_K_INTERPRETER = _split(16, 16, 16, 4, 1, 2)
