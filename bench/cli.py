@@ -251,13 +251,24 @@ def cmd_time(args) -> int:
     policy.alternate = args.alternate
     old = results.read(args.out, "time") if args.append else None
     stored = ((old or {}).get("meta") or {}).get("ceilings") or None
+    def save(rows, env, ceilings, incomplete=""):
+        all_rows = rows
+        if old:  # keep the earlier rows; a re-timed kernel x shape x precision replaces its old row
+            all_rows = results.merge_rows(old["rows"], rows)
+            ceilings = ceilings or stored or {}
+        meta = {"ceilings": ceilings, **({"incomplete": incomplete} if incomplete else {})}
+        return results.write(args.out, "time", all_rows, env=env, meta=meta)
+
+    def checkpoint(rows, env, ceilings, done, planned):
+        save(rows, env, ceilings, f"{done} of {planned} timings: the run stopped before the "
+                                  f"rest (this file is its last checkpoint)")
+
     rows, env, ceilings = perf.run(kernels, shapes, precisions, policy,
-                                   measure_ceilings=not args.no_ceilings, ceilings=stored)
-    all_rows = rows
-    if old:  # keep the earlier rows; a re-timed kernel x shape x precision replaces its old row
-        all_rows = results.merge_rows(old["rows"], rows)
+                                   measure_ceilings=not args.no_ceilings, ceilings=stored,
+                                   checkpoint=checkpoint if args.out else None)
+    if old:
         ceilings = ceilings or stored or {}
-    csv_path, _ = results.write(args.out, "time", all_rows, env=env, meta={"ceilings": ceilings})
+    csv_path, _ = save(rows, env, ceilings)
     print(time_text(rows, ceilings))
     ok = [r for r in rows if r.get("status") == "ok"]
     print(f"wrote {csv_path} and time.json")

@@ -151,9 +151,13 @@ def plan(kernels, shapes_text, precisions, everything) -> tuple[list[tuple], lis
     return work, skipped
 
 
+CHECKPOINT_S = 30.0   # a long sweep hands its rows to `checkpoint` at least this often
+
+
 def run(kernels, shapes_text: str | None = None, precisions: list[str] | None = None,
         policy: Policy | None = None, measure_ceilings: bool = True,
-        all_kernels=None, ceilings: dict | None = None) -> tuple[list[dict], dict, dict]:
+        all_kernels=None, ceilings: dict | None = None,
+        checkpoint=None) -> tuple[list[dict], dict, dict]:
     """Times kernels x shapes x precisions on the GPU. Returns (rows, env, ceilings).
 
     shapes_text: comma-separated shapes for every op, a dict op -> shapes (see
@@ -161,6 +165,9 @@ def run(kernels, shapes_text: str | None = None, precisions: list[str] | None = 
     all_kernels: where to look for the reference kernels (default: the registry).
     ceilings: when measure_ceilings is False, the ceilings to derive the rows with (those
     of an earlier run, for `bench time --append --no-ceilings`).
+    checkpoint(rows, env, ceilings, done, planned): called with the rows so far (derived)
+    every CHECKPOINT_S seconds, so that a sweep cut short (a time limit, a lost machine)
+    keeps what it measured; the caller marks such a set incomplete.
     """
     import torch
 
@@ -185,6 +192,7 @@ def run(kernels, shapes_text: str | None = None, precisions: list[str] | None = 
         ceilings = ceil_mod.measure(flush, env, {problem.name for problem, *_rest in work},
                                     policy=policy)
     rows = []
+    saved = _time.monotonic()
     bar = terminal.Progress(len(work), "time", unit="timings")
     for problem, shape, k, p, is_ref in work:
         why = k.refusal(shape)
@@ -234,6 +242,11 @@ def run(kernels, shapes_text: str | None = None, precisions: list[str] | None = 
         bar.advance()
         bar.log(text)
         inputs = fn = None  # free the inputs before the next shape's
+        if checkpoint is not None and _time.monotonic() - saved >= CHECKPOINT_S:
+            partial = [dict(r) for r in rows]
+            derive([r for r in partial if r.get("status") != "skip"], ceilings)
+            checkpoint(partial, env, ceilings, len(partial), len(work))
+            saved = _time.monotonic()
     bar.close()
     for k in skipped:
         runs, why_not = dev.can_run(k, "cuda")

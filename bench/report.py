@@ -403,6 +403,10 @@ def write_markdown(out_dir, figures: dict | None = None, gpu_notes: list[str] | 
              "Written by `python -m bench report`; every number below is in the result files "
              "next to this report (CSV and JSON), every figure is drawn from them.",
              section_summary(s, figures or {}, out_dir, env)]
+    cut = [f"{kind}: {p['meta']['incomplete']}" for kind, p in s.items()
+           if (p.get("meta") or {}).get("incomplete")]
+    if cut:
+        parts.insert(2, "**Incomplete set.** " + "; ".join(cut))
     if gpu_notes:
         parts.append("## What needs a GPU\n\n" + "\n".join(f"- {n}" for n in gpu_notes))
     if "check" in s:

@@ -12,7 +12,13 @@ def test_report_runs_every_gpu_step(monkeypatch, tmp_path):
     monkeypatch.setattr(device, "setup", lambda: "cuda")
     monkeypatch.setattr(env_mod, "environment", lambda dev: dict(env))
     monkeypatch.setattr(check, "run", lambda *a, **k: [])
-    monkeypatch.setattr(perf, "run", lambda kernels, shapes, policy=None: ([], dict(env), {}))
+    timed = []
+
+    def fake_time(kernels, shapes, policy=None, **kw):
+        timed.append(([k.name for k in kernels], shapes, kw))
+        return [], dict(env), {}
+
+    monkeypatch.setattr(perf, "run", fake_time)
     monkeypatch.setattr(profile, "find_ncu", lambda: "ncu")
     profiled = {}
 
@@ -26,3 +32,40 @@ def test_report_runs_every_gpu_step(monkeypatch, tmp_path):
     assert all(registry.get(k).backend not in registry.REFERENCE_BACKENDS
                for k in profiled["kernels"])
     assert (tmp_path / "set" / "report.md").exists()
+    assert len(timed) == 1          # no entry that picks per shape: no shape suite
+
+    timed.clear()
+    assert report.run(tmp_path / "set2", patterns="cuda_auto,triton_auto,cublas") == 0
+    from bench.families.matmul import suite
+
+    (_, default_shapes, _), (suite_kernels, suite_shapes, kw) = timed
+    assert suite_kernels == ["cuda_auto", "triton_auto"]
+    assert suite_shapes == {"matmul": suite.text()} and kw["measure_ceilings"] is False
+
+
+def test_a_time_run_cut_short_keeps_its_checkpoint(monkeypatch, tmp_path):
+    """`bench time` writes what it measured as it goes: a sweep stopped by a time limit
+    leaves a set marked incomplete, not nothing."""
+    import json
+
+    import pytest
+
+    from bench import cli
+
+    env = dict(env_mod.environment("cpu"), device="cuda", gpu="Stub GPU", note=None)
+    monkeypatch.setattr(device, "setup", lambda: "cuda")
+    monkeypatch.setattr(env_mod, "environment", lambda dev: dict(env))
+    row = dict(kernel="cuda_auto", shape="64x64x64", precision="bf16", status="ok",
+               median_ms=0.01)
+
+    def cut(kernels, shapes, precisions, policy, checkpoint=None, **kw):
+        checkpoint([row], dict(env), {"copy_gbps": 1.0}, 1, 9)
+        raise KeyboardInterrupt        # the limit strikes
+
+    monkeypatch.setattr(perf, "run", cut)
+    with pytest.raises(KeyboardInterrupt):
+        cli.main(["time", "--kernels", "cuda_auto", "--shapes", "64x64x64",
+                  "--out", str(tmp_path / "t")])
+    saved = json.loads((tmp_path / "t" / "time.json").read_text())
+    assert saved["rows"] == [row]
+    assert saved["meta"]["incomplete"].startswith("1 of 9 timings")
