@@ -22,6 +22,8 @@ a GPU (for the H100's 132 SMs unless told), and every timed row records it.
 """
 from __future__ import annotations
 
+import contextlib
+
 SKINNY = 16              # M or N at most this: the skinny path ...
 SKINNY_16_BIT = 8        # ... in fp16 and bf16 at most this
 H100_SMS = 132           # the SM count assumed where no GPU is asked (bench model, list)
@@ -60,12 +62,46 @@ def current_facts() -> tuple[int, bool]:
     return _device_facts(torch.cuda.current_device())
 
 
+# The storage each precision label takes, and the names torch's C++ checks give dtypes.
+_DTYPES = {"fp32": "float32", "tf32": "float32", "fp16": "float16", "bf16": "bfloat16"}
+_CXX_NAMES = {"float32": "Float", "float16": "Half", "bfloat16": "BFloat16",
+              "float64": "Double"}
+
+
+@contextlib.contextmanager
+def named_errors(entry: str, chosen: str):
+    """An error of the kernel an entry picked, raised again with both names in front:
+    "cuda_auto picked matmul_skinny; matmul_skinny: A and B must be CUDA tensors ..."."""
+    try:
+        yield
+    except (RuntimeError, ValueError, TypeError) as exc:
+        try:
+            again = type(exc)(f"{entry} picked {chosen}; {exc}")
+        except Exception:              # an exception type that takes other arguments
+            raise exc from None
+        raise again from exc
+
+
 def matmul(a, b, precision: str):
     """C = A @ B by the op `choose` picks on this GPU (float32 in and out at fp32 and tf32,
-    float16 or bfloat16 at fp16 and bf16; every op checks its input as usual)."""
-    import bindings
+    float16 at fp16, bfloat16 at bf16); the op checks the rest of its input as usual, and
+    its errors name both it and cuda_auto. The ops must be loaded (bindings.ops(): the
+    registry's loader does it); the backward of matmul_skinny calls this too, and this
+    module imports nothing of bindings, so that the derivatives need no import cycle."""
+    import torch
 
+    if precision not in _DTYPES:
+        raise ValueError(f"cuda_auto: precision must be one of {', '.join(_DTYPES)}, "
+                         f"got {precision!r}")
+    want = _DTYPES[precision]
+    if all(isinstance(t, torch.Tensor) for t in (a, b)) and not (
+            str(a.dtype) == str(b.dtype) == f"torch.{want}"):
+        got = [_CXX_NAMES.get(str(t.dtype).removeprefix("torch."), str(t.dtype)) for t in (a, b)]
+        raise RuntimeError(f"cuda_auto: A and B must be {want}, got {got[0]} and {got[1]} "
+                           f"(precision {precision})")
     M, K = a.shape if a.dim() == 2 else (0, 0)
     N = b.shape[-1] if b.dim() == 2 else 0
     sms, hopper = _device_facts(a.device) if a.is_cuda else (H100_SMS, True)
-    return getattr(bindings.ops(), choose(M, N, K, precision, sms, hopper))(a, b)
+    op = choose(M, N, K, precision, sms, hopper)
+    with named_errors("cuda_auto", op):
+        return getattr(torch.ops.cvt, op)(a, b)

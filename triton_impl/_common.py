@@ -20,6 +20,7 @@ tensors without data. The compile smoke tests therefore belong to the GPU tier.
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import threading
@@ -68,6 +69,21 @@ def near_int32_limit(stop: int) -> bool:
 def interpreting() -> bool:
     """True when Triton runs kernels through its CPU interpreter."""
     return os.environ.get("TRITON_INTERPRET") == "1"
+
+
+@contextlib.contextmanager
+def named_errors(entry: str, chosen: str):
+    """An error of the kernel an entry picked (matmul_auto), raised again with both names in
+    front: "triton_auto picked triton_split_k; triton_split_k: A and B must be float32 ..."
+    (bindings/auto.py does the same for cuda_auto)."""
+    try:
+        yield
+    except (RuntimeError, ValueError, TypeError) as exc:
+        try:
+            again = type(exc)(f"{entry} picked {chosen}; {exc}")
+        except Exception:              # an exception type that takes other arguments
+            raise exc from None
+        raise again from exc
 
 
 def check_precision(op: str, precision: str, supported=tuple(DTYPES)) -> torch.dtype:

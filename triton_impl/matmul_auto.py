@@ -60,5 +60,7 @@ def matmul(a, b, precision: str):
     N = b.shape[-1] if b.dim() == 2 else 0
     sms = _common.sm_count(a.device)
     hopper = a.is_cuda and _common.cuda_properties(a.device).major == 9
-    module = importlib.import_module(f"triton_impl.{choose(M, N, K, precision, sms, hopper)}")
-    return module.op()(a, b, precision)      # the registered op: its backward comes along
+    name = choose(M, N, K, precision, sms, hopper)
+    module = importlib.import_module(f"triton_impl.{name}")
+    with _common.named_errors("triton_auto", kernel_name(name)):
+        return module.op()(a, b, precision)   # the registered op: its backward comes along

@@ -1,11 +1,15 @@
 """The matmul paths for shapes that are not one big GEMM, and the two entries that pick a
 path per shape (docs/performance/shapes.md):
 
-    cuda_skinny      cuda/matmul_skinny.cu: M or N <= 16, bound by reading the big operand
     triton_split_k   triton_impl/matmul_split_k.py: the k loop shared out over programs
-                     (skinny and few-tile shapes)
+                     (skinny and few-tile shapes; any shape)
     cuda_auto        bindings/auto.py: per shape and precision, one of the CUDA kernels
     triton_auto      triton_impl/matmul_auto.py: the same for the Triton matmuls
+
+cuda_skinny (cuda/matmul_skinny.cu: M or N <= 16) takes only skinny shapes, so it is not in
+the registry, whose kernels every check and test runs at every shape: cuda_auto runs it, and
+`skinny_record()` gives the harness a record to check and time it by (tests/gpu/
+test_shape_paths.py, docs/performance/shapes_probe.py).
 """
 from __future__ import annotations
 
@@ -35,8 +39,10 @@ def _split_k_loader(precision: str):
 
 
 def _cuda_auto_loader(precision: str):
+    import bindings
     from bindings import auto
 
+    bindings.ops()                           # built and loaded before the first call
     return lambda a, b: auto.matmul(a, b, precision)
 
 
@@ -60,21 +66,27 @@ def _triton_choice(shape, precision: str) -> str:
                                                       *matmul_auto.current_facts()))
 
 
-def records() -> list[Kernel]:
-    return [
-        Kernel(
+def skinny_record() -> Kernel:
+    """cuda_skinny as a record (not registered: it refuses every shape with M and N > 16)."""
+    return Kernel(
             name="cuda_skinny", op="matmul", backend="cuda", version="skinny",
             summary="M or N <= 16: threads stream the big operand once, the small one from "
                     "shared memory; k split over the grid",
             source="cuda/matmul_skinny.cu", precisions=ALL_PRECISIONS, loader=_skinny_loader,
-            twin="triton_split_k", refuses=_not_skinny,
-            twin_note="triton_split_k's 16-row tiles are the Triton path for the same shapes"),
+            refuses=_not_skinny,
+            twin_note="triton_split_k's 16-row tiles are the Triton path for the same shapes")
+
+
+def records() -> list[Kernel]:
+    return [
         Kernel(
             name="triton_split_k", op="matmul", backend="triton", version="split-k",
             summary="the k loop shared out over programs (16-row tiles where M or N <= 16), "
                     "partial tiles summed in order",
             source="triton_impl/matmul_split_k.py", precisions=ALL_PRECISIONS,
-            loader=_split_k_loader, runs_on_cpu=True, twin="cuda_skinny"),
+            loader=_split_k_loader, runs_on_cpu=True,
+            twin_note="no CUDA twin in the registry: cuda_skinny (cuda_auto's path for M or N "
+                      "<= 16) takes only skinny shapes"),
         Kernel(
             name="cuda_auto", op="matmul", backend="cuda", version="auto",
             summary="picks per shape: cuda_skinny (M or N <= 16; <= 8 in 16 bits), else v8 "

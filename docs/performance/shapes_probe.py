@@ -108,10 +108,12 @@ def main() -> int:
     import triton
 
     from bench import problems, registry
+    from bench.catalog.matmul_shape_paths import skinny_record
     from bench.families.matmul import suite
     from bench.families.matmul.models import MatmulShape
 
     problem = problems.get("matmul")
+    records = {**registry.by_name(), "cuda_skinny": skinny_record()}
     kinds = args.kinds.split(",")
     shapes = [(n, MatmulShape.parse(t)) for n, c, t in suite.SUITE if c in kinds]
     for precision in args.precisions.split(","):
@@ -124,7 +126,7 @@ def main() -> int:
             t_ref = triton.testing.do_bench(lambda: ref(a, b), warmup=10, rep=50)
             cells = []
             for kname in names:
-                k = registry.get(kname)
+                k = records[kname]
                 if precision not in k.precisions or k.refusal(s):
                     cells.append("-".rjust(20))
                     continue

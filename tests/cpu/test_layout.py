@@ -33,9 +33,9 @@ def test_op_list_matches_schemas_and_kernel_files():
 def test_registry_covers_every_cuda_op_once():
     cuda = [k for k in registry.kernels() if k.backend == "cuda" and k.op == "matmul"
             and k.chooses is None]        # cuda_auto runs the others (bindings/auto.py)
+    # the paths of CVT_SKINNY_OPS take only some shapes: cuda_auto runs them, not the registry
     assert sorted(Path(k.source).stem for k in cuda) == sorted(
-        [*bindings.MATMUL_OPS, *bindings.TENSOR_CORE_OPS, *bindings.TF32_OPS,
-         *bindings.SKINNY_OPS])
+        [*bindings.MATMUL_OPS, *bindings.TENSOR_CORE_OPS, *bindings.TF32_OPS])
     for k in cuda:
         assert (ROOT / k.source).exists(), k.source
 

@@ -109,5 +109,5 @@ def test_racecheck_over_triton_keeps_every_edge_and_laps_every_ring():
     ring = max(c["num_stages"] * c["BLOCK_K"] for cs in tiles.AUTOTUNE_CONFIGS.values()
                for c in cs)
     assert max(s.K for s in small) >= 4 * ring
-    kept = st.SHAPES["matmul"].split(",")[:-1]
-    assert st.RACECHECK_TRITON_MATMUL.split(",")[:-1] == kept   # only the long one replaced
+    for f, s in zip(full, small):     # only the long ones replaced
+        assert s == f or f.M * f.N * f.K > _common.SMALL_PROBLEM_FMAS, (f, s)

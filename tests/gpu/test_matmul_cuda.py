@@ -189,7 +189,8 @@ def test_offsets_past_2_to_the_31(kernel):
 
 
 # an Inductor compile each: one op per kind of op (FFMA, 16-bit, tf32) in the fast tier
-@pytest.mark.parametrize("kernel", one_fast_per_kind(CUDA_KERNELS, lambda k: k.precisions))
+@pytest.mark.parametrize("kernel", one_fast_per_kind(
+    [k for k in CUDA_KERNELS if k.chooses is None], lambda k: k.precisions))   # ops, not cuda_auto
 def test_torch_compile_fullgraph(kernel, ops):
     import torch
 

@@ -13,6 +13,7 @@ import pytest
 import torch
 
 from bench import problems, registry
+from bench.catalog.matmul_shape_paths import skinny_record
 from bench.check import check_one
 from bench.families.matmul import suite
 from bench.families.matmul.models import MatmulShape, tma_shape
@@ -83,7 +84,7 @@ SKINNY_SHAPES = [MatmulShape(m, n, k) for m, n, k in (
 @pytest.mark.parametrize("precision", ("fp32", "tf32", "fp16", "bf16"))
 @pytest.mark.parametrize("name", ("cuda_skinny", "triton_split_k"))
 def test_skinny_paths(name, precision):
-    kernel = registry.get(name)
+    kernel = skinny_record() if name == "cuda_skinny" else registry.get(name)
     for shape in SKINNY_SHAPES:
         assert _check(kernel, precision, shape).status == "ok", (name, shape)
         assert _check(kernel, precision, shape, mode="exact").status == "ok", (name, shape)
@@ -94,7 +95,7 @@ def test_skinny_misaligned_and_strided(precision):
     """Pointers off 16 bytes (the scalar loads) and a transposed B (made contiguous by the op)."""
     g = torch.Generator().manual_seed(13)
     dtype = prec.torch_dtype(precision)
-    run = poisoned_runner(registry.get("cuda_skinny"), precision)
+    run = poisoned_runner(skinny_record(), precision)
     for a, b in ((_matrix(3, 1000, dtype, g, True), _matrix(1000, 4096, dtype, g, True)),
                  (_matrix(4096, 1000, dtype, g, True), _matrix(1000, 5, dtype, g, True)),
                  (_matrix(7, 512, dtype, g), _matrix(2048, 512, dtype, g).t())):

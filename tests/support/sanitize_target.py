@@ -32,14 +32,15 @@ SHAPES = {
 }
 
 # The matmul shapes of racecheck over the Triton kernels (tests/gpu/test_sanitizer.py): the
-# same tile edges, 264x264x4104 replaced by 136x136x1032 (16 or more k-steps: every ring of
-# stages, at most 4 x 64 deep, laps four times or more). racecheck instruments every memory
+# same tile edges, 264x264x4104 replaced by 136x136x1032 and 264x264x4100 by 136x136x1028
+# (16 or more k-steps: every ring of stages, at most 4 x 64 deep, laps four times or more). racecheck instruments every memory
 # access of a launch: over the Triton half at the shapes above it ran 57 of its 133 launches
 # in 300 s on the H100 (triton_v1_naive 72 s, triton_grouped 66 s, triton_v1.5 48 s), and
-# 264x264x4104 holds 93% of the five shapes' multiply-adds. Below 2^27 multiply-adds the
+# 264x264x4104 held 93% of the first five shapes' multiply-adds. Below 2^27 multiply-adds the
 # autotuners keep their small-problem tiles, so racecheck sees those; memcheck and initcheck
 # still run every candidate at 264x264x4104.
-RACECHECK_TRITON_MATMUL = "127x129x31,1x65x17,136x264x40,264x520x136,136x136x1032"
+RACECHECK_TRITON_MATMUL = ("127x129x31,1x65x17,136x264x40,264x520x136,136x136x1032,"
+                           "136x136x1028,3x1000x1024,1000x5x999")
 
 
 def misaligned(inputs) -> tuple:
