@@ -28,13 +28,18 @@ def check_cuda_tensors(op: str, what: str, *tensors: torch.Tensor) -> None:
                          f"{' and '.join(str(d) for d in devices)}")
 
 
-def _matmul_checks(op: str, a: torch.Tensor, b: torch.Tensor, sixteen_bit: bool):
+def _matmul_checks(op: str, a: torch.Tensor, b: torch.Tensor, sixteen_bit: bool,
+                   any_float: bool = False):
     """bindings/matmul_ops.cpp's check_matmul_inputs at trace time: rank, dtype (float32, or
-    with `sixteen_bit` float16 or bfloat16, both the same), device, inner dimensions, sizes
-    below 2^31. Returns (M, K, N)."""
+    with `sixteen_bit` float16 or bfloat16, both the same; with `any_float` any of the three,
+    both the same), device, inner dimensions, sizes below 2^31. Returns (M, K, N)."""
     torch._check(a.dim() == 2 and b.dim() == 2,
                  lambda: f"{op}: A and B must be 2-D matrices, got {a.dim()}-D and {b.dim()}-D tensors")
-    if sixteen_bit:
+    if any_float:
+        torch._check(a.dtype in (torch.float32, torch.float16, torch.bfloat16) and a.dtype == b.dtype,
+                     lambda: f"{op}: A and B must both be float32, both float16 or both bfloat16, "
+                             f"got {a.dtype} and {b.dtype}")
+    elif sixteen_bit:
         torch._check(a.dtype in (torch.float16, torch.bfloat16) and a.dtype == b.dtype,
                      lambda: f"{op}: A and B must both be float16 or both bfloat16, got "
                              f"{a.dtype} and {b.dtype}")
@@ -85,17 +90,7 @@ def _skinny_fake(op: str):
     max_r = config.params()["SKINNY_MAX_R"]
 
     def fake(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-        torch._check(a.dim() == 2 and b.dim() == 2,
-                     lambda: f"{op}: A and B must be 2-D matrices, got {a.dim()}-D and {b.dim()}-D tensors")
-        torch._check(a.dtype in (torch.float32, torch.float16, torch.bfloat16) and a.dtype == b.dtype,
-                     lambda: f"{op}: A and B must both be float32, both float16 or both bfloat16, "
-                             f"got {a.dtype} and {b.dtype}")
-        check_cuda_tensors(op, "A and B", a, b)
-        torch._check(a.shape[1] == b.shape[0],
-                     lambda: f"{op}: inner dimensions must agree, got A {tuple(a.shape)} and B {tuple(b.shape)}")
-        M, K, N = a.shape[0], a.shape[1], b.shape[1]
-        torch._check(M <= MAX_DIM and K <= MAX_DIM and N <= MAX_DIM,
-                     lambda: f"{op}: every dimension must be below 2^31, got M = {M}, K = {K}, N = {N}")
+        M, K, N = _matmul_checks(op, a, b, sixteen_bit=False, any_float=True)
         torch._check(M <= max_r or N <= max_r,
                      lambda: f"{op}: needs M <= {max_r} or N <= {max_r}, got M = {M} and N = {N}")
         return a.new_empty((M, N))

@@ -23,8 +23,8 @@ namespace {
 constexpr int64_t kMaxDim = std::numeric_limits<int>::max();  // kernels take int sizes
 
 // The dtypes an op accepts: float32 for the FFMA ladder, float16 or bfloat16 (both the
-// same) for the tensor-core rungs.
-enum class Accepts { kFloat32, kHalfOrBFloat16 };
+// same) for the tensor-core rungs, any of the three (both the same) for the skinny path.
+enum class Accepts { kFloat32, kHalfOrBFloat16, kAny };
 
 void check_matmul_inputs(const char* op, const at::Tensor& a, const at::Tensor& b,
                          Accepts accepts = Accepts::kFloat32) {
@@ -33,6 +33,14 @@ void check_matmul_inputs(const char* op, const at::Tensor& a, const at::Tensor& 
   if (accepts == Accepts::kFloat32) {
     TORCH_CHECK(a.scalar_type() == at::kFloat && b.scalar_type() == at::kFloat, op,
                 ": A and B must be float32, got ", a.scalar_type(), " and ", b.scalar_type());
+  } else if (accepts == Accepts::kAny) {
+    const auto accepted = [](const at::Tensor& t) {
+      return t.scalar_type() == at::kFloat || t.scalar_type() == at::kHalf ||
+             t.scalar_type() == at::kBFloat16;
+    };
+    TORCH_CHECK(accepted(a) && a.scalar_type() == b.scalar_type(), op,
+                ": A and B must both be float32, both float16 or both bfloat16, got ",
+                a.scalar_type(), " and ", b.scalar_type());
   } else {
     const auto sixteen = [](const at::Tensor& t) {
       return t.scalar_type() == at::kHalf || t.scalar_type() == at::kBFloat16;
@@ -192,25 +200,7 @@ at::Tensor run_tensor_core_matmul(const char* op, cvt::TensorCoreMatmulLauncher 
 at::Tensor run_skinny_matmul(const char* op, cvt::SkinnyMatmulLauncher launch,
                              int64_t (*workspace_floats)(int64_t, int64_t, int64_t, int),
                              const at::Tensor& a, const at::Tensor& b) {
-  TORCH_CHECK(a.dim() == 2 && b.dim() == 2, op, ": A and B must be 2-D matrices, got ",
-              a.dim(), "-D and ", b.dim(), "-D tensors");
-  const auto accepted = [](const at::Tensor& t) {
-    return t.scalar_type() == at::kFloat || t.scalar_type() == at::kHalf ||
-           t.scalar_type() == at::kBFloat16;
-  };
-  TORCH_CHECK(accepted(a) && a.scalar_type() == b.scalar_type(), op,
-              ": A and B must both be float32, both float16 or both bfloat16, got ",
-              a.scalar_type(), " and ", b.scalar_type());
-  TORCH_CHECK(a.is_cuda() && b.is_cuda(), op, ": A and B must be CUDA tensors, got ",
-              a.device(), " and ", b.device());
-  TORCH_CHECK(a.device() == b.device(), op, ": A and B must be on the same device, got ",
-              a.device(), " and ", b.device());
-  TORCH_CHECK(a.size(1) == b.size(0), op, ": inner dimensions must agree, got A ",
-              a.sizes(), " and B ", b.sizes(), " (A.size(1) = ", a.size(1),
-              " != B.size(0) = ", b.size(0), ")");
-  TORCH_CHECK(a.size(0) <= kMaxDim && a.size(1) <= kMaxDim && b.size(1) <= kMaxDim, op,
-              ": every dimension must be below 2^31, got M = ", a.size(0), ", K = ",
-              a.size(1), ", N = ", b.size(1));
+  check_matmul_inputs(op, a, b, Accepts::kAny);
   TORCH_CHECK(a.size(0) <= CVT_SKINNY_MAX_R || b.size(1) <= CVT_SKINNY_MAX_R, op,
               ": needs M <= ", CVT_SKINNY_MAX_R, " or N <= ", CVT_SKINNY_MAX_R, ", got M = ",
               a.size(0), " and N = ", b.size(1));

@@ -64,6 +64,7 @@
 #include <cuda_fp16.h>
 
 #include "common.cuh"
+#include "convert.cuh"
 #include "launchers.h"
 #include "matmul_config.h"
 
@@ -74,19 +75,6 @@ constexpr int kSkinnyKC = CVT_SKINNY_KC;
 constexpr int kSkinnyReduceThreads = 256;
 static_assert(CVT_SKINNY_MAX_R == 16, "the launcher instantiates R = 1, 2, 4, 8, 16");
 static_assert(kSkinnyKC % 16 == 0, "a chunk holds whole 16-byte pieces of k of every type");
-
-// The element types, to and from float32 (the accumulators' type; rounded to nearest).
-__device__ __forceinline__ float to_float(float x) { return x; }
-__device__ __forceinline__ float to_float(__half x) { return __half2float(x); }
-__device__ __forceinline__ float to_float(__nv_bfloat16 x) { return __bfloat162float(x); }
-template <class T> __device__ __forceinline__ T from_float(float x);
-template <> __device__ __forceinline__ float from_float<float>(float x) { return x; }
-template <> __device__ __forceinline__ __half from_float<__half>(float x) {
-  return __float2half_rn(x);
-}
-template <> __device__ __forceinline__ __nv_bfloat16 from_float<__nv_bfloat16>(float x) {
-  return __float2bfloat16_rn(x);
-}
 
 // N values of T moved by one load: aligned to its size, so 8 bytes compile to LDG.64 and
 // 16 bytes to LDG.128.

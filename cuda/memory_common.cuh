@@ -35,6 +35,7 @@
 #include <cuda_runtime.h>
 
 #include "common.cuh"
+#include "convert.cuh"
 #include "memory_config.h"
 #include "memory_launchers.h"
 
@@ -44,18 +45,7 @@ namespace cvt {
 // 1. Types
 // ---------------------------------------------------------------------------------------
 
-__device__ __forceinline__ float to_float(float x) { return x; }
-__device__ __forceinline__ float to_float(__half x) { return __half2float(x); }
-__device__ __forceinline__ float to_float(__nv_bfloat16 x) { return __bfloat162float(x); }
-
-template <typename T> __device__ __forceinline__ T from_float(float x);
-template <> __device__ __forceinline__ float from_float<float>(float x) { return x; }
-template <> __device__ __forceinline__ __half from_float<__half>(float x) {
-  return __float2half_rn(x);
-}
-template <> __device__ __forceinline__ __nv_bfloat16 from_float<__nv_bfloat16>(float x) {
-  return __float2bfloat16_rn(x);
-}
+// to_float and from_float<T>: convert.cuh.
 
 // Elements of type T in one 16-byte access: 4 floats, 8 halves or 8 bfloat16s.
 template <typename T> constexpr int kVec16 = static_cast<int>(16 / sizeof(T));

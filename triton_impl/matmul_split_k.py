@@ -44,7 +44,7 @@ from triton_impl._common import tile_count    # by name: torch.compile copies it
 NAME = "triton_split_k"
 PRECISIONS = ("fp32", "tf32", "fp16", "bf16")
 
-SKINNY = 16          # M or N at most this: the 16-row tile (tl.dot's smallest M)
+SKINNY = tiles.SPLIT_K_SKINNY   # M or N at most this: the 16-row tile (tl.dot's smallest M)
 PROGRAMS_PER_SM = 2  # the splits aim at this many programs per SM
 MIN_STEPS = 4        # k tiles per split at least: fewer, and the partial sums cost more
 WORKSPACE_SHARE = 1  # the partial tiles' round trip at most the compulsory bytes
@@ -132,10 +132,7 @@ def is_skinny(M: int, N: int) -> bool:
 def params(precision: str, M: int, N: int) -> dict[str, int]:
     """The tile for a shape: tiles.SPLIT_K's skinny tile (16 rows) where M or N <= 16,
     its few-tile tile otherwise, per precision (tiles.py says how they were chosen)."""
-    case = "skinny" if is_skinny(M, N) else "few_tiles"
-    if _common.interpreting():
-        return dict(tiles.SPLIT_K_INTERPRETER)
-    return dict(tiles.SPLIT_K[case][precision])
+    return tiles.split_k(precision, M, N, _common.interpreting())
 
 
 def splits_for(tiles_mn: int, k_tiles: int, sms: int, max_splits: int,

@@ -254,3 +254,13 @@ SPLIT_K = {
     },
 }
 SPLIT_K_INTERPRETER = _split(16, 16, 16, 4, 1, 2)
+SPLIT_K_SKINNY = 16    # M or N at most this: the skinny case (16 rows: tl.dot's smallest M)
+
+
+def split_k(precision: str, M: int, N: int, interpreting: bool = False) -> dict[str, int]:
+    """matmul_split_k's tile for an M x N output: the skinny tile where M or N <= 16 (the
+    kernel runs C^T = B^T A^T where N is the small one), the few-tile tile otherwise."""
+    if interpreting:
+        return dict(SPLIT_K_INTERPRETER)
+    case = "skinny" if min(M, N) <= SPLIT_K_SKINNY else "few_tiles"
+    return dict(SPLIT_K[case][precision])

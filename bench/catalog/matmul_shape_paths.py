@@ -13,6 +13,7 @@ test_shape_paths.py, docs/performance/shapes_probe.py).
 """
 from __future__ import annotations
 
+from bench.families.matmul import models_triton
 from bench.registry import Kernel
 
 ALL_PRECISIONS = ("fp32", "tf32", "fp16", "bf16")
@@ -84,7 +85,8 @@ def records() -> list[Kernel]:
             summary="the k loop shared out over programs (16-row tiles where M or N <= 16), "
                     "partial tiles summed in order",
             source="triton_impl/matmul_split_k.py", precisions=ALL_PRECISIONS,
-            loader=_split_k_loader, runs_on_cpu=True,
+            loader=_split_k_loader, runs_on_cpu=True, model=models_triton.matmul_split_k,
+            formula="N³/BLOCK_N + N³/BLOCK_M (the tile of the shape's case)",
             twin_note="no CUDA twin in the registry: cuda_skinny (cuda_auto's path for M or N "
                       "<= 16) takes only skinny shapes"),
         Kernel(

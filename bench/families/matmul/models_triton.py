@@ -75,6 +75,21 @@ def matmul_wrapped(s: MatmulShape, p) -> Traffic:
     return replace(matmul_blocked(s, p), global_loads=tiles * (bm + bn) * s.K)
 
 
+def matmul_split_k(s: MatmulShape, p) -> Traffic:
+    """triton_split_k: the blocked count with the tile it takes at this shape (its 16-row
+    skinny tile where M or N <= 16, run as C^T = B^T A^T where N is the small one; its
+    few-tile tile otherwise: tiles.SPLIT_K); the splits share out each tile's k loop, so
+    the loads are the same for any number of them. Not counted: the float32 partial tiles
+    (S*M*N written and read once by the sum, S > 1 only)."""
+    from triton_impl import tiles
+
+    precision = p["precision"]
+    if s.N <= tiles.SPLIT_K_SKINNY < s.M:        # C^T = B^T A^T: the same loads, mirrored
+        s = MatmulShape(s.N, s.M, s.K)
+    tile = tiles.split_k(precision, s.M, s.N)
+    return matmul_blocked(s, {**tile, "precision": precision})
+
+
 def matmul_persistent(s: MatmulShape, p) -> Traffic:
     """The persistent TMA kernel: the blocked count (TMA fetches nothing outside the
     tensor, as masked loads request nothing); every tile of the grid is computed once,
