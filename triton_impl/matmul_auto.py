@@ -5,8 +5,10 @@ here.
 The rule (`choose`), from the shape suite's measurements (docs/performance/shapes.md):
 
     M or N <= 16 (skinny), or      matmul_split_k: the k loop shared out over programs
-    fewer 128 x 128 tiles than     (skinny: 16-row tiles that read the big operand once)
-    SMs with K >= 4096
+    128 x 128 tiles for under a    (skinny: 16-row tiles that read the big operand once)
+    quarter of the SMs, K >= 4096  (H200, bf16, 1000 x 1000 x 4099: 64 tiles, where the
+                                   persistent kernel took 0.151 ms and split-K 0.195;
+                                   512 x 512 x 16384: 16 tiles, 0.131 against 0.100)
     fp32                           matmul_autotuned (tl.dot in FFMA, "ieee")
     tf32, fp16, bf16               matmul_persistent on Hopper (TMA, wgmma, one program
                                    per SM); matmul_autotuned elsewhere
@@ -21,13 +23,14 @@ import importlib
 
 SKINNY = 16
 FEW_TILE = 128           # the tile by which "few tiles" is counted
+FEW_TILES_SHARE = 4      # split-K where the tiles * this < SMs
 FEW_TILES_MIN_K = 4096   # split-K pays only for a long k loop
 
 
 def choose(M: int, N: int, K: int, precision: str, sms: int, hopper: bool) -> str:
     """The module of triton_impl whose matmul triton_auto runs for an M x N x K product."""
     tiles = -(-M // FEW_TILE) * -(-N // FEW_TILE)
-    if min(M, N) <= SKINNY or (tiles < sms and K >= FEW_TILES_MIN_K):
+    if min(M, N) <= SKINNY or (tiles * FEW_TILES_SHARE < sms and K >= FEW_TILES_MIN_K):
         return "matmul_split_k"
     if precision == "fp32" or not hopper:
         return "matmul_autotuned"

@@ -87,7 +87,7 @@ def matmul_split_k_kernel(
     if K_WIDE:                               # then an int64 loop counter
         first = start
         last = stop
-    for k0 in range(first, last, BLOCK_K):
+    for k0 in range(first, last, BLOCK_K):   # i32 ok: last <= K < 2^31 - STEP_BOUND, else K_WIDE
         k_ok = (k0 + ks) < last
         a = tl.load(a_ptrs, mask=row_ok[:, None] & k_ok[None, :], other=0.0)
         b = tl.load(b_ptrs, mask=k_ok[:, None] & col_ok[None, :], other=0.0)
@@ -114,7 +114,7 @@ def split_k_sum_kernel(w_ptr, c_ptr, M, N, splits, stride_cm, stride_cn,
     size = tl.cast(M, tl.int64) * N
     ok = offs < size
     acc = tl.zeros((BLOCK,), dtype=tl.float32)
-    for s0 in range(0, splits, BLOCK_S):
+    for s0 in range(0, splits, BLOCK_S):     # i32 ok: splits <= k tiles < 2^31 / BLOCK_K
         ss = s0 + tl.arange(0, BLOCK_S)
         tile = tl.load(w_ptr + ss[:, None].to(tl.int64) * size + offs[None, :],
                        mask=(ss[:, None] < splits) & ok[None, :], other=0.0)

@@ -149,6 +149,8 @@ def record_launches() -> list[dict]:
                                   torch.ones(2, 19, 17, dtype=dtype), precision)
         matmul_batched.matmul(torch.ones(2, 33, 24, dtype=torch.float16),      # TMA, a stack
                               torch.ones(2, 24, 16, dtype=torch.float16), "fp16")
+        from triton_impl import matmul_split_k        # the sum over splits (S > 1)
+        matmul_split_k.matmul(torch.ones(33, 200), torch.ones(200, 17), "fp32", splits=3)
         softmax_split.softmax_split(torch.ones(3, 100))               # one segment: the exchange
         softmax_split.softmax_split(torch.ones(3, 1000), block=256)   # four: two launches
         softmax_split.softmax_split(torch.ones(3, 1000, dtype=torch.float16))  # int32 pairs
