@@ -1,0 +1,105 @@
+"""CPU tier: the two entries that pick a kernel per shape (bindings/auto.py for cuda_auto,
+triton_impl/matmul_auto.py for triton_auto): their rules at the suite's kinds of shape, the
+choice each registry row records, and cuda_auto's own checks and error messages, with the
+CUDA ops replaced by stand-ins (the GPU tier runs the real ones: tests/gpu/
+test_shape_paths.py)."""
+from __future__ import annotations
+
+import pytest
+import torch
+
+from bench import registry
+from bench.families.matmul.models import MatmulShape
+from bindings import auto
+from triton_impl import matmul_auto
+
+H100 = dict(sms=132, hopper=True)
+
+
+@pytest.mark.parametrize("shape,precision,op", [
+    ((3, 8192, 8192), "bf16", "matmul_skinny"),        # skinny: reads B once
+    ((16, 8192, 8192), "fp32", "matmul_skinny"),       # 16 rows: FFMA keeps up in fp32 ...
+    ((16, 8192, 8192), "bf16", "matmul_t5_stream_k"),  # ... not in 16 bits: t5
+    ((8192, 1, 8192), "tf32", "matmul_skinny"),
+    ((4096, 4096, 4097), "bf16", "matmul_t5_stream_k"),  # unaligned: t5 stages
+    ((4096, 4096, 4097), "tf32", "matmul_t4_tf32"),
+    ((1000, 1000, 4099), "fp32", "matmul_v8_split_k"),
+    ((0, 5, 7), "fp16", "matmul_skinny"),
+])
+def test_cuda_auto_rules(shape, precision, op):
+    assert auto.choose(*shape, precision, **H100) == op
+
+
+def test_cuda_auto_off_hopper_runs_the_portable_rungs():
+    off = dict(sms=108, hopper=False)
+    assert auto.choose(4096, 4096, 4096, "bf16", **off) == "matmul_t1_mma_sync"
+    assert auto.choose(4096, 4096, 4096, "tf32", **off) == "matmul_v7_lean_fetch"
+    assert auto.choose(16, 4096, 4096, "bf16", **off) == "matmul_skinny"
+
+
+@pytest.mark.parametrize("shape,precision,module", [
+    ((3, 8192, 8192), "bf16", "matmul_split_k"),
+    ((8192, 16, 8192), "fp32", "matmul_split_k"),
+    ((128, 128, 131072), "tf32", "matmul_split_k"),    # 1 tile: split the k loop
+    ((1000, 1000, 4099), "bf16", "matmul_persistent"),  # 64 tiles: enough for persistent
+    ((1000, 1000, 1000), "bf16", "matmul_persistent"),
+    ((4096, 4096, 4096), "fp32", "matmul_autotuned"),
+])
+def test_triton_auto_rules(shape, precision, module):
+    assert matmul_auto.choose(*shape, precision, **H100) == module
+
+
+def test_rows_record_the_choice():
+    cuda, triton = registry.get("cuda_auto"), registry.get("triton_auto")
+    assert cuda.choice(MatmulShape(3, 8192, 8192), "bf16") == "cuda_skinny"
+    assert cuda.choice(MatmulShape(4096, 4096, 4096), "bf16") == "cuda_t5_stream_k"
+    assert triton.choice(MatmulShape(3, 8192, 8192), "bf16") == "triton_split_k"
+    assert registry.get("cuda_v7_lean_fetch").choice(MatmulShape(1, 1, 1)) == ""
+    # the traffic of an entry is the chosen kernel's
+    s = MatmulShape(4096, 4096, 4096)
+    assert cuda.traffic(s, "bf16") == registry.get("cuda_t5_stream_k").traffic(s, "bf16")
+
+
+class _StandIn:
+    """torch.ops.cvt with every op a stand-in that records its call, or raises like a
+    TORCH_CHECK of the real op."""
+
+    def __init__(self, fail: str = ""):
+        self.calls, self.fail = [], fail
+
+    def __getattr__(self, op):
+        def run(a, b):
+            self.calls.append(op)
+            if self.fail:
+                raise RuntimeError(f"{op}: {self.fail}")
+            return a.double() @ b.double()
+        return run
+
+
+def test_cuda_auto_checks_the_precisions_dtype_first(monkeypatch):
+    ops = _StandIn()
+    monkeypatch.setattr(torch.ops, "cvt", ops, raising=False)
+    with pytest.raises(RuntimeError, match=r"cuda_auto: A and B must be float32, got Half and "
+                                           r"Float \(precision fp32\)"):
+        auto.matmul(torch.ones(4, 4).half(), torch.ones(4, 4), "fp32")
+    with pytest.raises(RuntimeError, match="must be bfloat16, got Float and Float"):
+        auto.matmul(torch.ones(4, 4), torch.ones(4, 4), "bf16")
+    with pytest.raises(ValueError, match="precision must be one of fp32, tf32, fp16, bf16"):
+        auto.matmul(torch.ones(4, 4), torch.ones(4, 4), "fp64")
+    assert ops.calls == []                      # nothing ran
+
+
+def test_cuda_auto_names_itself_and_its_pick_in_the_ops_errors(monkeypatch):
+    monkeypatch.setattr(torch.ops, "cvt", _StandIn("A and B must be CUDA tensors, got cpu"),
+                        raising=False)
+    with pytest.raises(RuntimeError, match=r"^cuda_auto picked matmul_skinny; matmul_skinny: "
+                                           r"A and B must be CUDA tensors, got cpu"):
+        auto.matmul(torch.ones(4, 4), torch.ones(4, 4), "fp32")
+
+
+def test_cuda_auto_runs_the_pick(monkeypatch):
+    ops = _StandIn()
+    monkeypatch.setattr(torch.ops, "cvt", ops, raising=False)
+    a, b = torch.randn(3, 40), torch.randn(40, 20)
+    assert torch.equal(auto.matmul(a, b, "tf32"), a.double() @ b.double())
+    assert ops.calls == ["matmul_skinny"]
