@@ -22,14 +22,14 @@ from tests.support.checks import assert_matches_float64, poisoned, poisoned_runn
 from tests.support.gpu_memory import GROUP, inputs_or_skip
 from tests.support.grid_rows import shape_with_rows
 from tests.support.shapes import EMPTY_SHAPES, EXACT_SHAPES, GPU_SWEEP
-from tests.support.tiers import one_fast_per_kind
+from tests.support.tiers import kernel_precision_params, one_fast_per_kind
 
 ROOT = Path(__file__).resolve().parents[2]
 
 CUDA_KERNELS = [k for k in registry.select("*", op="matmul") if k.backend == "cuda"]
 KERNEL_IDS = [k.name for k in CUDA_KERNELS]
 CASES = [(k, p) for k in CUDA_KERNELS for p in k.precisions]
-CASE_IDS = [f"{k.name}-{p}" for k, p in CASES]
+PARAMS = kernel_precision_params(CASES)   # cuda_auto, triton_auto: slow
 # the FFMA ladder: float32 ops, every one in the standalone driver
 FFMA_KERNELS = [k for k in CUDA_KERNELS if k.precisions == ("fp32",)]
 
@@ -50,7 +50,7 @@ def dtype_of(kernel):
     return prec.torch_dtype(kernel.precisions[0])
 
 
-@pytest.mark.parametrize("kernel,precision", CASES, ids=CASE_IDS)
+@pytest.mark.parametrize("kernel,precision", PARAMS)
 @pytest.mark.parametrize("shape", GPU_SWEEP, ids=str)
 def test_matches_fp64_reference(kernel, precision, shape):
     result = check_one(kernel, problems.get("matmul"), shape, precision,
@@ -60,8 +60,8 @@ def test_matches_fp64_reference(kernel, precision, shape):
 
 # every partial sum of small integers is exact in float32 up to K = 2^24 / 9, at every
 # precision (bench/families/matmul/problem.py): the output is the product rounded once
-EXACT_CASES = [pytest.param(k, p, s, id=f"{s}-{k.name}-{p}") for s in EXACT_SHAPES
-               for k, p in CASES]
+EXACT_CASES = [param for s in EXACT_SHAPES
+               for param in kernel_precision_params([(k, p, s) for k, p in CASES], f"{s}-")]
 
 
 @pytest.mark.parametrize("kernel,precision,shape", EXACT_CASES)
@@ -81,7 +81,7 @@ def test_poisoning_reaches_the_next_output(ops):
     assert torch.isnan(fresh).all()
 
 
-@pytest.mark.parametrize("kernel,precision", CASES, ids=CASE_IDS)
+@pytest.mark.parametrize("kernel,precision", PARAMS)
 def test_non_contiguous_inputs(kernel, precision):
     import torch
 
@@ -99,7 +99,7 @@ def test_non_contiguous_inputs(kernel, precision):
         assert matmul_error(out, a, b, precision) <= 1
 
 
-@pytest.mark.parametrize("kernel,precision", CASES, ids=CASE_IDS)
+@pytest.mark.parametrize("kernel,precision", PARAMS)
 @pytest.mark.parametrize("shape", EMPTY_SHAPES, ids=str)
 def test_empty_dimensions(kernel, precision, shape):
     import torch
@@ -212,7 +212,10 @@ def test_torch_compile_fullgraph(kernel, ops):
     torch.testing.assert_close(out, op(a, b).relu() + 1)
 
 
-@pytest.mark.parametrize("kernel", CUDA_KERNELS, ids=KERNEL_IDS)
+OPS = [k for k in CUDA_KERNELS if k.chooses is None]   # cuda_auto runs the others' ops
+
+
+@pytest.mark.parametrize("kernel", OPS, ids=[k.name for k in OPS])
 def test_opcheck(kernel, ops):
     import torch
 

@@ -17,12 +17,12 @@ from tests.support.checks import (assert_matches_float64, float32_precision, poi
 from tests.support.gpu_memory import GROUP, inputs_or_skip
 from tests.support.shapes import EMPTY_SHAPES, EXACT_SHAPES, GPU_SWEEP
 from tests.support.stacks import stack_error
-from tests.support.tiers import one_fast_per_kind
+from tests.support.tiers import kernel_precision_params, one_fast_per_kind
 
 
 TRITON = [k for k in registry.select("*", op="matmul") if k.backend == "triton"]   # no _bug_
 CASES = [(k, p) for k in TRITON for p in k.precisions]
-CASE_IDS = [f"{k.name}-{p}" for k, p in CASES]
+PARAMS = kernel_precision_params(CASES)   # cuda_auto, triton_auto: slow
 
 
 def _run(kernel, shape, precision, mode="random"):
@@ -30,7 +30,7 @@ def _run(kernel, shape, precision, mode="random"):
                            seed=shape.M + shape.N, device="cuda")
 
 
-@pytest.mark.parametrize("kernel,precision", CASES, ids=CASE_IDS)
+@pytest.mark.parametrize("kernel,precision", PARAMS)
 @pytest.mark.parametrize("shape", GPU_SWEEP, ids=str)
 def test_matches_fp64_reference(kernel, precision, shape):
     result = _run(kernel, shape, precision)
@@ -39,8 +39,8 @@ def test_matches_fp64_reference(kernel, precision, shape):
 
 # every partial sum of small integers is exact in float32 up to K = 2^24 / 9, at every
 # precision (bench/families/matmul/problem.py): the output is the product rounded once
-EXACT_CASES = [pytest.param(k, p, s, id=f"{s}-{k.name}-{p}") for s in EXACT_SHAPES
-               for k, p in CASES]
+EXACT_CASES = [param for s in EXACT_SHAPES
+               for param in kernel_precision_params([(k, p, s) for k, p in CASES], f"{s}-")]
 
 
 @pytest.mark.parametrize("kernel,precision,shape", EXACT_CASES)
@@ -49,7 +49,7 @@ def test_exact_with_small_integers(kernel, precision, shape):
     assert result.status == "ok" and result.error == 0.0, result
 
 
-@pytest.mark.parametrize("kernel,precision", CASES, ids=CASE_IDS)
+@pytest.mark.parametrize("kernel,precision", PARAMS)
 @pytest.mark.parametrize("shape", [MatmulShape(67, 45, 31), MatmulShape(257, 129, 130)], ids=str)
 def test_nan_and_inf_propagate(kernel, precision, shape):
     result = _run(kernel, shape, precision, mode="nonfinite")
@@ -79,7 +79,7 @@ def test_every_autotune_candidate(precision, shape):
         assert err <= 1, (config, shape, err)
 
 
-@pytest.mark.parametrize("kernel,precision", CASES, ids=CASE_IDS)
+@pytest.mark.parametrize("kernel,precision", PARAMS)
 def test_non_contiguous_inputs(kernel, precision):
     import torch
 
@@ -93,7 +93,7 @@ def test_non_contiguous_inputs(kernel, precision):
         assert matmul_error(out, a, b, precision) <= 1
 
 
-@pytest.mark.parametrize("kernel,precision", CASES, ids=CASE_IDS)
+@pytest.mark.parametrize("kernel,precision", PARAMS)
 @pytest.mark.parametrize("shape", EMPTY_SHAPES, ids=str)
 def test_empty_dimensions(kernel, precision, shape):
     import torch

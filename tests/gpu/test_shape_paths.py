@@ -102,6 +102,18 @@ def test_skinny_misaligned_and_strided(precision):
         assert_matches_float64("matmul", run(a, b), (a, b), precision)
 
 
+def test_skinny_opcheck():
+    """The skinny op's schema, fake kernel and autograd registration (its backward runs what
+    cuda_auto picks), in both of its cases."""
+    import bindings
+
+    op = bindings.ops().matmul_skinny
+    for m, n in ((3, 29), (33, 5)):
+        a, b = torch.randn(m, 17, device="cuda"), torch.randn(17, n, device="cuda")
+        torch.library.opcheck(op.default, (a, b), test_utils=(
+            "test_schema", "test_faketensor", "test_aot_dispatch_static"))
+
+
 def test_skinny_refuses_shapes_that_are_not():
     import bindings
 

@@ -17,3 +17,13 @@ def one_fast_per_kind(kernels, kind) -> list:
         seen.add(kind(k))
         params.append(pytest.param(k, id=k.name, marks=() if first else pytest.mark.slow))
     return params
+
+
+def kernel_precision_params(cases, prefix: str = "") -> list:
+    """pytest params of (kernel, precision[, more]) cases, with ids "<prefix>name-precision";
+    the entries that pick a kernel per shape (cuda_auto, triton_auto: Kernel.chooses) marked
+    slow, since every kernel they pick is tested in the fast tier under its own name, and
+    their picks at the shape suite's shapes by tests/gpu/test_shape_paths.py."""
+    return [pytest.param(*case, id=f"{prefix}{case[0].name}-{case[1]}",
+                         marks=pytest.mark.slow if case[0].chooses is not None else ())
+            for case in cases]
