@@ -28,6 +28,9 @@
 #               call cannot hold both, run `report`, put its set into the tree (untracked
 #               files travel), then `SET=that/folder ... report-4096`.
 #     results   check and time only, into $OUT/set (a second GPU's set for `bench compare`)
+#     paths     the paths for shapes that are not one big GEMM (docs/performance/shapes.md):
+#               tests/gpu/test_shape_paths.py, slow tests included, then compute-sanitizer's
+#               memcheck, initcheck and racecheck over the entries that run them (PATHS_KERNELS)
 #     suite     the shape suite: SUITE_KERNELS (default cuda_auto,triton_auto) checked
 #               against float64 at every suite shape and precision, then timed beside cuBLAS
 #               into $OUT/suite (SUITE_PRECISIONS: default all four)
@@ -124,6 +127,21 @@ for stage in "$@"; do
     timeout 60 python3 -m bench report --out "$set_dir" --replot > /dev/null 2>&1
     echo "replot rc=$?"
     [ "$set_dir" = "$OUT/set" ] || cp -r "$set_dir" "$OUT/set"
+    ;;
+  paths)
+    build
+    pytest_gpu paths "${PATHS_LIMIT:-300}" tests/gpu/test_shape_paths.py -n "${PYTEST_JOBS:-8}" \
+      --dist loadgroup
+    sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+    kernels=${PATHS_KERNELS:-cuda_auto,triton_auto,triton_split_k,cuda_t2*,cuda_t3*,cuda_t4*,cuda_t5*}
+    for tool in memcheck initcheck racecheck; do
+      extra=""; [ "$tool" = initcheck ] && extra="--poison-outputs"
+      # shellcheck disable=SC2086  # extra: one flag or none
+      timeout "${SANITIZE_LIMIT:-240}" "$sanitizer" --tool "$tool" --error-exitcode 3 \
+        --target-processes all --print-limit 50 python3 -m tests.support.sanitize_target \
+        --kernels "$kernels" $extra > "$OUT/sanitize_paths_$tool.log" 2>&1
+      echo "compute-sanitizer $tool rc=$?"; grep -E "ERROR SUMMARY" "$OUT/sanitize_paths_$tool.log" | sort | uniq -c
+    done
     ;;
   suite)
     build
