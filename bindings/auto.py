@@ -93,9 +93,11 @@ def matmul(a, b, precision: str):
     if precision not in _DTYPES:
         raise ValueError(f"cuda_auto: precision must be one of {', '.join(_DTYPES)}, "
                          f"got {precision!r}")
+    if not all(isinstance(t, torch.Tensor) for t in (a, b)):
+        raise TypeError(f"cuda_auto: A and B must be torch.Tensors, got {type(a).__name__} "
+                        f"and {type(b).__name__}")
     want = _DTYPES[precision]
-    if all(isinstance(t, torch.Tensor) for t in (a, b)) and not (
-            str(a.dtype) == str(b.dtype) == f"torch.{want}"):
+    if not str(a.dtype) == str(b.dtype) == f"torch.{want}":
         got = [_CXX_NAMES.get(str(t.dtype).removeprefix("torch."), str(t.dtype)) for t in (a, b)]
         raise RuntimeError(f"cuda_auto: A and B must be {want}, got {got[0]} and {got[1]} "
                            f"(precision {precision})")

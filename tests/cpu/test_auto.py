@@ -86,6 +86,8 @@ def test_cuda_auto_checks_the_precisions_dtype_first(monkeypatch):
         auto.matmul(torch.ones(4, 4), torch.ones(4, 4), "bf16")
     with pytest.raises(ValueError, match="precision must be one of fp32, tf32, fp16, bf16"):
         auto.matmul(torch.ones(4, 4), torch.ones(4, 4), "fp64")
+    with pytest.raises(TypeError, match="cuda_auto: A and B must be torch.Tensors, got list"):
+        auto.matmul([[1.0]], torch.ones(1, 1), "fp32")
     assert ops.calls == []                      # nothing ran
 
 
