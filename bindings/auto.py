@@ -24,15 +24,18 @@ from __future__ import annotations
 
 import contextlib
 
-SKINNY = 16              # M or N at most this: the skinny path ...
-SKINNY_16_BIT = 8        # ... in fp16 and bf16 at most this
+SKINNY_16_BIT = 8        # fp16 and bf16: the skinny path to this many rows (else to
+                         # CVT_SKINNY_MAX_R, 16: cuda/matmul_config.h)
 H100_SMS = 132           # the SM count assumed where no GPU is asked (bench model, list)
 
 
 def choose(M: int, N: int, K: int, precision: str, sms: int = H100_SMS,
            hopper: bool = True) -> str:
     """The op (of bindings.ops()) that cuda_auto runs for an M x N x K product."""
-    if min(M, N) <= (SKINNY_16_BIT if precision in ("fp16", "bf16") and hopper else SKINNY):
+    from bindings import config
+
+    skinny = config.params()["SKINNY_MAX_R"]
+    if min(M, N) <= (SKINNY_16_BIT if precision in ("fp16", "bf16") and hopper else skinny):
         return "matmul_skinny"
     if precision == "fp32":
         return "matmul_v8_split_k" if hopper else "matmul_v7_lean_fetch"
@@ -62,8 +65,7 @@ def current_facts() -> tuple[int, bool]:
     return _device_facts(torch.cuda.current_device())
 
 
-# The storage each precision label takes, and the names torch's C++ checks give dtypes.
-_DTYPES = {"fp32": "float32", "tf32": "float32", "fp16": "float16", "bf16": "bfloat16"}
+# The names torch's C++ checks give dtypes (the ops' own messages say "got Half and Float").
 _CXX_NAMES = {"float32": "Float", "float16": "Half", "bfloat16": "BFloat16",
               "float64": "Double"}
 
@@ -90,15 +92,18 @@ def matmul(a, b, precision: str):
     module imports nothing of bindings, so that the derivatives need no import cycle."""
     import torch
 
-    if precision not in _DTYPES:
-        raise ValueError(f"cuda_auto: precision must be one of {', '.join(_DTYPES)}, "
+    from bindings import precision as prec
+
+    if precision not in prec.MATMUL:
+        raise ValueError(f"cuda_auto: precision must be one of {', '.join(prec.MATMUL)}, "
                          f"got {precision!r}")
     if not all(isinstance(t, torch.Tensor) for t in (a, b)):
         raise TypeError(f"cuda_auto: A and B must be torch.Tensors, got {type(a).__name__} "
                         f"and {type(b).__name__}")
-    want = _DTYPES[precision]
-    if not str(a.dtype) == str(b.dtype) == f"torch.{want}":
-        got = [_CXX_NAMES.get(str(t.dtype).removeprefix("torch."), str(t.dtype)) for t in (a, b)]
+    dtype = prec.torch_dtype(precision)
+    if not a.dtype == b.dtype == dtype:
+        want = prec.dtype_name(dtype)
+        got = [_CXX_NAMES.get(prec.dtype_name(t.dtype), str(t.dtype)) for t in (a, b)]
         raise RuntimeError(f"cuda_auto: A and B must be {want}, got {got[0]} and {got[1]} "
                            f"(precision {precision})")
     M, K = a.shape if a.dim() == 2 else (0, 0)

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import importlib
 
-SKINNY = 16
 FEW_TILE = 128           # the tile by which "few tiles" is counted
 FEW_TILES_SHARE = 4      # split-K where the tiles * this < SMs
 FEW_TILES_MIN_K = 4096   # split-K pays only for a long k loop
@@ -29,8 +28,10 @@ FEW_TILES_MIN_K = 4096   # split-K pays only for a long k loop
 
 def choose(M: int, N: int, K: int, precision: str, sms: int, hopper: bool) -> str:
     """The module of triton_impl whose matmul triton_auto runs for an M x N x K product."""
+    from triton_impl.tiles import SPLIT_K_SKINNY
+
     tiles = -(-M // FEW_TILE) * -(-N // FEW_TILE)
-    if min(M, N) <= SKINNY or (tiles * FEW_TILES_SHARE < sms and K >= FEW_TILES_MIN_K):
+    if min(M, N) <= SPLIT_K_SKINNY or (tiles * FEW_TILES_SHARE < sms and K >= FEW_TILES_MIN_K):
         return "matmul_split_k"
     if precision == "fp32" or not hopper:
         return "matmul_autotuned"

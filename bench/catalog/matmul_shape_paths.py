@@ -26,9 +26,12 @@ def _skinny_loader(precision: str):
 
 
 def _not_skinny(shape) -> str:
-    if min(shape.M, shape.N) <= 16:
+    from bindings import config
+
+    rows = config.params()["SKINNY_MAX_R"]
+    if min(shape.M, shape.N) <= rows:
         return ""
-    return (f"the skinny path takes M or N <= 16, got M = {shape.M}, N = {shape.N} "
+    return (f"the skinny path takes M or N <= {rows}, got M = {shape.M}, N = {shape.N} "
             f"(cuda_auto runs the ladder there)")
 
 

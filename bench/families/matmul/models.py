@@ -253,10 +253,16 @@ def matmul_t1(s: MatmulShape, p) -> Traffic:
                           tensor_pipe=True)
 
 
+def _rows_of_16_bytes(s: MatmulShape, per_16: int) -> bool:
+    """K >= 1 and K and N multiples of `per_16` values: rows TMA takes as they are (torch's
+    allocations are 16-byte aligned)."""
+    return s.K >= 1 and s.K % per_16 == 0 and s.N % per_16 == 0
+
+
 def tma_path(s: MatmulShape) -> bool:
-    """Whether t2 and t3 run their own TMA kernel at this shape (K and N multiples of 8,
-    K >= 1; torch's allocations are 16-byte aligned) rather than t1's (cuda/matmul_t2*.cu)."""
-    return s.K >= 1 and s.K % 8 == 0 and s.N % 8 == 0
+    """Whether t2 and t3 run their own TMA kernel at this shape on unstaged operands (K and
+    N multiples of 8, K >= 1) rather than t1's (cuda/matmul_t2*.cu)."""
+    return _rows_of_16_bytes(s, 8)
 
 
 def stage_min_flops_per_byte() -> int:
@@ -274,7 +280,7 @@ def tma_shape(s: MatmulShape, per_16: int, elem_bytes: int) -> MatmulShape | Non
     operands (2MNK >= the threshold x compulsory bytes); None where it runs the fall-back.
     The staging copies themselves (each operand read and written once more, through
     PyTorch's copy kernel) are not in the thread counts."""
-    if s.K >= 1 and s.K % per_16 == 0 and s.N % per_16 == 0:
+    if _rows_of_16_bytes(s, per_16):
         return s
     if min(s.M, s.N, s.K) == 0:
         return None
@@ -376,9 +382,9 @@ def t5_partial_floats(s: MatmulShape, p, clusters: int) -> int:
 
 
 def tf32_tma_path(s: MatmulShape) -> bool:
-    """Whether t4 runs its own TMA kernel at this shape (K and N multiples of 4, K >= 1;
-    torch's allocations are 16-byte aligned) rather than v7's (cuda/matmul_t4_tf32.cu)."""
-    return s.K >= 1 and s.K % 4 == 0 and s.N % 4 == 0
+    """Whether t4 runs its own TMA kernel at this shape on unstaged operands (K and N
+    multiples of 4, K >= 1) rather than v7's (cuda/matmul_t4_tf32.cu)."""
+    return _rows_of_16_bytes(s, 4)
 
 
 def matmul_t4(s: MatmulShape, p) -> Traffic:
