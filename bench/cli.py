@@ -265,7 +265,8 @@ def cmd_time(args) -> int:
 
     rows, env, ceilings = perf.run(kernels, shapes, precisions, policy,
                                    measure_ceilings=not args.no_ceilings, ceilings=stored,
-                                   checkpoint=checkpoint if args.out else None)
+                                   checkpoint=checkpoint if args.out else None,
+                                   suite=args.suite or "")
     if old:
         ceilings = ceilings or stored or {}
     csv_path, _ = save(rows, env, ceilings)

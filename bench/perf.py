@@ -157,7 +157,7 @@ CHECKPOINT_S = 30.0   # a long sweep hands its rows to `checkpoint` at least thi
 def run(kernels, shapes_text: str | None = None, precisions: list[str] | None = None,
         policy: Policy | None = None, measure_ceilings: bool = True,
         all_kernels=None, ceilings: dict | None = None,
-        checkpoint=None) -> tuple[list[dict], dict, dict]:
+        checkpoint=None, suite: str = "") -> tuple[list[dict], dict, dict]:
     """Times kernels x shapes x precisions on the GPU. Returns (rows, env, ceilings).
 
     shapes_text: comma-separated shapes for every op, a dict op -> shapes (see
@@ -168,6 +168,8 @@ def run(kernels, shapes_text: str | None = None, precisions: list[str] | None = 
     checkpoint(rows, env, ceilings, done, planned): called with the rows so far (derived)
     every CHECKPOINT_S seconds, so that a sweep cut short (a time limit, a lost machine)
     keeps what it measured; the caller marks such a set incomplete.
+    suite: the name of the shape suite the shapes are (--suite), recorded in every row, so
+    that the ladder's sections and figures leave the suite's rows to its own section.
     """
     import torch
 
@@ -192,13 +194,14 @@ def run(kernels, shapes_text: str | None = None, precisions: list[str] | None = 
         ceilings = ceil_mod.measure(flush, env, {problem.name for problem, *_rest in work},
                                     policy=policy)
     rows = []
+    tag = {"suite": suite} if suite else {}
     saved = _time.monotonic()
     bar = terminal.Progress(len(work), "time", unit="timings")
     for problem, shape, k, p, is_ref in work:
         why = k.refusal(shape)
         if why:                       # a shape the kernel does not take: said, not timed
             rows.append(dict(_row(k, problem, shape, p, status="skip", note=why),
-                             is_reference=is_ref))
+                             is_reference=is_ref, **tag))
             bar.advance()
             continue
         bar.start(f"{k.name} {shape} {p}")
@@ -238,6 +241,7 @@ def run(kernels, shapes_text: str | None = None, precisions: list[str] | None = 
             row = _row(k, problem, shape, p, status="ERROR", note=f"{type(exc).__name__}: {first}")
             text = f"{k.name} {shape} {p}: ERROR {first}"
         row["is_reference"] = is_ref
+        row.update(tag)
         rows.append(row)
         bar.advance()
         bar.log(text)

@@ -533,6 +533,8 @@ def run(kernels, shapes_text: str | None, precisions: list[str] | None, out_dir,
         row = dict(kernel=k.name, backend=k.backend, version=k.version, op=k.op,
                    twin=k.twin or "", shape=str(shape), size=problem.size(shape),
                    precision=p, elem_bytes=elem, mnk=problem.useful_flops(shape) // 2)
+        if k.chooses is not None:
+            row["choice"] = k.choice(shape, p)    # what a dispatching entry ran, as in time rows
         if counters is None:
             tail = " | ".join(l for l in log.strip().splitlines()[-3:])
             row.update(status="ERROR", note=tail[:300])

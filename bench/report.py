@@ -521,7 +521,7 @@ def suite_rows(kernels, done: list[dict], policy, ceilings: dict) -> list[dict]:
          f"{', '.join(k.name for k in chosen)} and cuBLAS ...")
     seen = {(r["kernel"], r["shape"], r["precision"]) for r in done}
     rows, _env, _c = perf.run(chosen, {"matmul": suite.text()}, policy=policy,
-                              measure_ceilings=False, ceilings=ceilings)
+                              measure_ceilings=False, ceilings=ceilings, suite=suite.NAME)
     return [r for r in rows if (r["kernel"], r["shape"], r["precision"]) not in seen]
 
 

@@ -41,6 +41,17 @@ def test_report_runs_every_gpu_step(monkeypatch, tmp_path):
     (_, default_shapes, _), (suite_kernels, suite_shapes, kw) = timed
     assert suite_kernels == ["cuda_auto", "triton_auto"]
     assert suite_shapes == {"matmul": suite.text()} and kw["measure_ceilings"] is False
+    assert kw["suite"] == suite.NAME          # its rows say so: the ladder's figures skip them
+
+
+def test_the_ladders_sections_leave_out_picking_entries_and_suite_rows():
+    from bench.families.matmul.report import is_ladder_row
+
+    assert is_ladder_row(dict(op="matmul", kernel="cuda_v7_lean_fetch"))
+    assert is_ladder_row(dict(kernel="cublas"))                        # op defaults to matmul
+    assert not is_ladder_row(dict(op="matmul", kernel="cuda_auto", choice="cuda_t5_stream_k"))
+    assert not is_ladder_row(dict(op="matmul", kernel="cublas", suite="shapes"))
+    assert not is_ladder_row(dict(op="softmax", kernel="cuda_softmax_online"))
 
 
 def test_a_time_run_cut_short_keeps_its_checkpoint(monkeypatch, tmp_path):

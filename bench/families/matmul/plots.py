@@ -27,6 +27,7 @@ import textwrap
 from pathlib import Path
 
 from bench.families.matmul.models import LADDER_VERSIONS
+from bench.families.matmul.report import is_ladder_row
 from bench.plot_style import bytes_fmt, env_line, legend_entries, log_y, pyplot, save
 from bench.results import num
 
@@ -47,6 +48,7 @@ TENSOR_CORE_PRECISIONS = ("tf32", "fp16", "bf16")
 # markers that tell kernels of one colour family apart in print (tensor-core panels)
 MARKERS = ("s", "D", "v", "P", "X", "h", "<", ">")
 REFERENCE_COLOUR = "black"   # cuBLAS
+
 
 
 def _ok(rows):
@@ -79,7 +81,7 @@ def ladder(rows) -> tuple[list[str], dict[str, str], dict[str, str]]:
     version_of: dict[str, str] = {}
     order: list[str] = []
     # matmul rows only: the memory-bound ops' versions must not shift the ladder's colours
-    rows = [r for r in rows if r.get("op", "matmul") == "matmul"]
+    rows = [r for r in rows if is_ladder_row(r)]
     for r in rows:
         if r.get("backend") == "cuda":
             version_of[r["kernel"]] = r["version"]
@@ -130,7 +132,7 @@ def _kernel_style(name: str, backend: str, version_of: dict, colours: dict) -> d
 
 
 def _throughput_panel(ax, rows, ceilings, legend=True):
-    rows = [r for r in rows if r.get("op", "matmul") == "matmul"]  # colours from matmul rows only
+    rows = [r for r in rows if is_ladder_row(r)]  # colours from matmul rows only
     order, version_of, colours = ladder(rows)
     fp32 = [r for r in _ok(rows) if r["precision"] == "fp32" and r.get("tflops")]
     sizes = sorted({num(r["size"]) for r in fp32})
@@ -202,7 +204,7 @@ def _tensor_panel(ax, rows, precision, ceilings, styles):
 
 def throughput(time_payload, out_dir) -> list[Path]:
     plt = pyplot()
-    rows = [r for r in time_payload["rows"] if r.get("op", "matmul") == "matmul"]
+    rows = [r for r in time_payload["rows"] if is_ladder_row(r)]
     ceilings = time_payload.get("meta", {}).get("ceilings", {})
     tc = [r for r in _ok(rows) if r["precision"] in TENSOR_CORE_PRECISIONS and r.get("tflops")]
     precisions = [p for p in TENSOR_CORE_PRECISIONS if any(r["precision"] == p for r in tc)]
@@ -277,7 +279,7 @@ def contrast_shape(prows, prefer: str | None = None) -> str | None:
 
 
 def _largest_profiled_matmul(profile_payload) -> str | None:
-    rows = [r for r in _ok(profile_payload.get("rows", [])) if r.get("op", "matmul") == "matmul"]
+    rows = [r for r in _ok(profile_payload.get("rows", [])) if is_ladder_row(r)]
     shapes = {r["shape"]: num(r.get("size")) for r in rows}
     if len(shapes) < 2:
         return None
@@ -356,7 +358,7 @@ def traffic(profile_payload, out_dir, shape: str | None = None) -> list[Path]:
     tells the versions apart; right: the other Triton matmuls at the size they were
     profiled at most. One line per kernel, from what the threads ask for down to DRAM."""
     plt = pyplot()
-    rows = [r for r in _ok(profile_payload["rows"]) if r.get("op", "matmul") == "matmul"
+    rows = [r for r in _ok(profile_payload["rows"]) if is_ladder_row(r)
             and r.get("backend") in LANG_STYLE]
     order, version_of, colours = ladder(rows)
     lad = [r for r in rows if version_of.get(r["kernel"]) in LADDER_ORDER]
@@ -403,7 +405,7 @@ def model(model_payload, out_dir) -> list[Path]:
     """Per version, the model's global loads, shared loads and the compulsory bytes, at
     each modelled size, with the lecture formula's count marked."""
     plt = pyplot()
-    rows = [r for r in model_payload["rows"] if r.get("op", "matmul") == "matmul"
+    rows = [r for r in model_payload["rows"] if is_ladder_row(r)
             and r.get("backend") == "cuda"]
     if not rows:
         return []
@@ -550,7 +552,7 @@ def roofline(time_payload, out_dir, profile_payload=None, shape: str | None = No
     and their twins (filled markers only). The tensor-core precisions get a panel of their
     own: their roofs are ten times higher than FFMA's."""
     plt = pyplot()
-    trows = [r for r in _ok(time_payload["rows"]) if r.get("op", "matmul") == "matmul"
+    trows = [r for r in _ok(time_payload["rows"]) if is_ladder_row(r)
              and r.get("tflops")]
     c = time_payload.get("meta", {}).get("ceilings", {}) or {}
     bw = c.get("copy_gbps")
@@ -559,7 +561,7 @@ def roofline(time_payload, out_dir, profile_payload=None, shape: str | None = No
         return []
     order, version_of, colours = ladder(trows + (profile_payload or {}).get("rows", []))
     prows = [r for r in _ok((profile_payload or {}).get("rows", []))
-             if r.get("op", "matmul") == "matmul"
+             if is_ladder_row(r)
              and (not ladder_only or version_of.get(r["kernel"]) in LADDER_ORDER)]
     at = contrast_shape(prows, shape) if prows else None
     if at is None:
@@ -608,7 +610,7 @@ def lecture(time_payload, profile_payload, out_dir, shape: str | None = None,
     its Triton twins. Without timings (time_payload None, or no fp32 matmul timed: a
     laptop), the left panel alone."""
     plt = pyplot()
-    prows = [r for r in _ok(profile_payload["rows"]) if r.get("op", "matmul") == "matmul"]
+    prows = [r for r in _ok(profile_payload["rows"]) if is_ladder_row(r)]
     order, version_of, _colours = ladder(prows)
     cuda = [r for r in prows if r.get("backend") == "cuda"
             and version_of.get(r["kernel"]) in LADDER_ORDER]
@@ -618,7 +620,7 @@ def lecture(time_payload, profile_payload, out_dir, shape: str | None = None,
     if not cuda_versions:
         return []
     timed = time_payload is not None and any(
-        r.get("op", "matmul") == "matmul" and r["precision"] == "fp32" and r.get("tflops")
+        is_ladder_row(r) and r["precision"] == "fp32" and r.get("tflops")
         for r in _ok(time_payload["rows"]))
     # the ladder's panel about 0.75 inch per rung (15 rungs: "vectorized" and "warptiling"
     # under neighbouring bars ran into each other at a fixed width)
@@ -686,7 +688,7 @@ def lecture_model(model_payload, time_payload, out_dir) -> list[Path]:
     Compute): the global loads the models predict for the CUDA ladder, at the larger model
     size, beside the timings where the set has them."""
     half = [dict(r, model_global_load_bytes=r["global_load_bytes"])
-            for r in model_payload["rows"] if r.get("op", "matmul") == "matmul"]
+            for r in model_payload["rows"] if is_ladder_row(r)]
     if not half:
         return []
     biggest = max(half, key=lambda r: num(r.get("size")))["shape"]
@@ -723,7 +725,7 @@ CAPTIONS = {
 def all_figures(s: dict, out_dir) -> dict[str, list[Path]]:
     """Every matmul figure the result set s (kind -> payload) has data for: name -> files."""
     made: dict[str, list[Path]] = {}
-    if "time" in s and any(r.get("op", "matmul") == "matmul" for r in s["time"]["rows"]):
+    if "time" in s and any(is_ladder_row(r) for r in s["time"]["rows"]):
         made["throughput"] = throughput(s["time"], out_dir)
         made["roofline"] = roofline(s["time"], out_dir, s.get("profile"))
         big = _largest_profiled_matmul(s["profile"]) if "profile" in s else None
