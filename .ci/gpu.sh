@@ -65,11 +65,11 @@ failures() {   # log, how many: each failed or erroring test once (pytest -v lin
   grep -E "(^| )(FAILED|ERROR) " "$1" | sort -u | head -"$2"
 }
 
-pytest_gpu() {   # name, timeout, pytest arguments...
-  local name=$1 limit=$2; shift 2
+pytest_gpu() {   # name, timeout, test path, pytest arguments...
+  local name=$1 limit=$2 tests=$3; shift 3
   # -v: every test's outcome is in the log as it ends, so a run cut by a time limit still
   # names each failure (the summary of -rfE comes only at the end)
-  timeout "$limit" python3 -m pytest tests/gpu -p no:cacheprovider -v --tb=short -rfE \
+  timeout "$limit" python3 -m pytest "$tests" -p no:cacheprovider -v --tb=short -rfE \
     --junitxml="$OUT/junit_$name.xml" "$@" > "$OUT/pytest_$name.log" 2>&1
   echo "pytest $name rc=$?"
   failures "$OUT/pytest_$name.log" 30
@@ -90,7 +90,7 @@ for stage in "$@"; do
     ;;
   fast)
     build
-    pytest_gpu fast "${FAST_LIMIT:-300}" -m "not slow" -n "${PYTEST_JOBS:-$JOBS}" --dist loadgroup
+    pytest_gpu fast "${FAST_LIMIT:-300}" tests/gpu -m "not slow" -n "${PYTEST_JOBS:-$JOBS}" --dist loadgroup
     ;;
   slow-1|slow-2|slow-3)
     build
@@ -99,7 +99,7 @@ for stage in "$@"; do
       slow-2) part="compute_sanitizer and (memcheck or initcheck)" ;;
       slow-3) part="compute_sanitizer and (racecheck or synccheck)" ;;
     esac
-    pytest_gpu "$stage" "${SLOW_LIMIT:-580}" -m slow -k "$part" -n "${PYTEST_JOBS:-8}" --dist loadgroup \
+    pytest_gpu "$stage" "${SLOW_LIMIT:-580}" tests/gpu -m slow -k "$part" -n "${PYTEST_JOBS:-8}" --dist loadgroup \
       --durations=25
     ;;
   sweep)
