@@ -66,9 +66,11 @@ def _matmul_fake(op: str):
 
 
 def tensor_core_tile(op: str) -> tuple[int, int]:
-    """The BM x BN block tile of a tensor-core rung (one block per tile, on a 1-D grid)."""
+    """The BM x BN block tile of a tensor-core rung or of the split_k path (one block per
+    tile, on grid x)."""
     t = config.params()
-    rung = op.removeprefix("matmul_").split("_")[0].upper()     # matmul_t1_mma_sync -> T1
+    version = op.removeprefix("matmul_")
+    rung = version.split("_")[0].upper() if version[0] == "t" else version.upper()  # T1, SPLIT_K
     return t[f"{rung}_BM"], t[f"{rung}_BN"]
 
 

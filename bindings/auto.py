@@ -14,8 +14,13 @@ The rule (`choose`), from the shape suite's measurements (docs/performance/shape
                             split is no faster at few tiles: H200, 512 x 512 x 16384, 0.39
                             ms against t4's 0.30; the few-tile shapes lack a CUDA path
                             that splits k at tf32: docs/performance/shapes.md)
-    fp16, bf16              t5 (Hopper: stream-K fills the GPU when tiles are few; staged
-                            where unaligned); t1 off Hopper
+    fp16, bf16              few tiles: split_k, where t5's clusters of 256 x 256 would keep
+                            no more than half the SMs busy (2 ceil(M/256) ceil(N/256) <=
+                            SMs / 2): its 128 x 128 tiles are four times as many, and it
+                            shares each tile's k loop out over as many blocks as fill the GPU
+                            (splits(): H200, 128 x 128 x 131072 bf16, 0.0XX ms against t5's
+                            0.XXX); else t5 (Hopper: stream-K evens out the last round;
+                            staged where unaligned); t1 off Hopper
 
 `choose` is plain Python on sizes, so `bench list` and `bench model` show the choice without
 a GPU (for the H100's 132 SMs unless told), and every timed row records it.
@@ -41,7 +46,27 @@ def choose(M: int, N: int, K: int, precision: str, sms: int = H100_SMS,
         return "matmul_v8_split_k" if hopper else "matmul_v7_lean_fetch"
     if precision == "tf32":
         return "matmul_t4_tf32" if hopper else "matmul_v7_lean_fetch"
-    return "matmul_t5_stream_k" if hopper else "matmul_t1_mma_sync"
+    if not hopper:
+        return "matmul_t1_mma_sync"
+    t5_blocks = 2 * -(-M // 256) * -(-N // 256)       # t5's clusters: 2 blocks of 128 x 256
+    return "matmul_split_k" if t5_blocks <= sms // 2 else "matmul_t5_stream_k"
+
+
+def splits(M: int, N: int, K: int, sms: int = H100_SMS) -> int:
+    """How many ways split_k shares out the k loop of an M x N x K product at 16 bits on a
+    GPU of `sms` SMs (one block each): cuda/matmul_split_k.cu's split_count, repeated (on
+    the sizes its kernel sees: K and N rounded up to 8 where the op stages them)."""
+    from bindings import config
+
+    p = config.params()
+    K, N = -(-K // 8) * 8, -(-N // 8) * 8
+    tiles = -(-M // p["SPLIT_K_BM"]) * -(-N // p["SPLIT_K_BN"])
+    k_tiles = -(-K // p["SPLIT_K_BK"])
+    by_bytes = (M * K + K * N + M * N) * 2 // (M * N * 4) if M * N else 0
+    count = min(sms // max(tiles, 1), k_tiles // p["SPLIT_K_MIN_RUN"], by_bytes)
+    if count < 1:
+        return 1
+    return -(-k_tiles // -(-k_tiles // count))
 
 
 def kernel_name(op_name: str) -> str:

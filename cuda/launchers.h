@@ -78,7 +78,8 @@ using SkinnyMatmulLauncher = cudaError_t (*)(const void* A, const void* B, void*
 CVT_SKINNY_OPS(CVT_DECLARE_SKINNY_LAUNCHER)
 #undef CVT_DECLARE_SKINNY_LAUNCHER
 
-// What each rung needs, one per version of CVT_TENSOR_CORE_OPS and CVT_TF32_OPS.
+// What each rung (and the split_k path) needs, one per version of CVT_TENSOR_CORE_OPS and
+// CVT_TF32_OPS.
 constexpr const char* needs_t1_mma_sync =
     "a GPU of compute capability 8.0 or later (mma.sync on fp16 and bf16)";
 constexpr const char* needs_t2_wgmma_tma =
@@ -87,6 +88,7 @@ constexpr const char* needs_t2_wgmma_tma =
 constexpr const char* needs_t3_warp_specialized = needs_t2_wgmma_tma;
 constexpr const char* needs_t4_tf32 = needs_t2_wgmma_tma;
 constexpr const char* needs_t5_stream_k = needs_t2_wgmma_tma;
+constexpr const char* needs_split_k = needs_t2_wgmma_tma;
 
 // Which rungs the op stages into padded, 16-byte-aligned buffers when TMA cannot take A and
 // B as they are (bindings/matmul_ops.cpp, "Staging for the TMA rungs"): the values per 16
@@ -96,5 +98,6 @@ constexpr int stage_t2_wgmma_tma = 8;
 constexpr int stage_t3_warp_specialized = 8;
 constexpr int stage_t4_tf32 = 4;
 constexpr int stage_t5_stream_k = 8;
+constexpr int stage_split_k = 8;
 
 }  // namespace cvt

@@ -35,12 +35,14 @@
 // CVT_MATMUL_OPS for ops whose launcher takes untyped pointers and the element type
 // (cvt::TensorCoreMatmulLauncher, cuda/launchers.h). X(t1_mma_sync) is the op
 // cvt::matmul_t1_mma_sync and cuda/matmul_t1_mma_sync.cu; bindings/config.py parses the list
-// (TENSOR_CORE_OPS).
+// (TENSOR_CORE_OPS). X(split_k) is a path beside the rungs with the same contract: the k loop
+// shared out over the grid for products of few tiles (cuda/matmul_split_k.cu).
 #define CVT_TENSOR_CORE_OPS(X) \
   X(t1_mma_sync)               \
   X(t2_wgmma_tma)              \
   X(t3_warp_specialized)       \
-  X(t5_stream_k)
+  X(t5_stream_k)               \
+  X(split_k)
 
 // The tensor-core rungs at tf32: float32 in and out, each a MatmulLauncher (the FFMA
 // ladder's contract) that multiplies on tensor cores. X(t4_tf32) is the op cvt::matmul_t4_tf32
@@ -322,6 +324,22 @@
 #endif
 #ifndef CVT_T5_MIN_GAIN
 #define CVT_T5_MIN_GAIN 16
+#endif
+
+// split_k, the path for few tiles: t2's 128 x CVT_SPLIT_K_BN block tile and ring of
+// CVT_SPLIT_K_STAGES TMA stages, the k tiles of every tile shared out over grid y in runs
+// of at least CVT_SPLIT_K_MIN_RUN k tiles (cuda/matmul_split_k.cu, "splits"), the float32
+// partial tiles summed in split order by a second kernel. BM and BK are t2's (fixed).
+#define CVT_SPLIT_K_BM 128
+#define CVT_SPLIT_K_BK 64
+#ifndef CVT_SPLIT_K_BN
+#define CVT_SPLIT_K_BN 128
+#endif
+#ifndef CVT_SPLIT_K_STAGES
+#define CVT_SPLIT_K_STAGES 4
+#endif
+#ifndef CVT_SPLIT_K_MIN_RUN
+#define CVT_SPLIT_K_MIN_RUN 4
 #endif
 
 // t4 tf32: t3's machinery on float32 inputs, computing C^T = B^T A^T (wgmma reads 32-bit

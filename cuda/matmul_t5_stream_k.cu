@@ -51,8 +51,6 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
-#include <mutex>
-
 #include "common.cuh"
 #include "hopper.cuh"
 #include "launchers.h"
@@ -251,35 +249,6 @@ static StreamKSchedule stream_k_schedule(int64_t tiles, int64_t clusters, int64_
     if (s.run > k_tiles - CVT_T5_MIN_GAIN) s.run = k_tiles;
   }
   return s;
-}
-
-// Workspace for the partials: from a memory pool of this launcher's own, stream-ordered
-// (freed after the kernel on the same stream, so concurrent streams never share it), kept
-// by the pool between launches (no release threshold).
-static cudaError_t workspace_alloc(void** ptr, size_t bytes, cudaStream_t stream) {
-  static std::mutex lock;
-  static cudaMemPool_t pools[64] = {};
-  int device = 0;
-  cudaError_t err = cudaGetDevice(&device);
-  if (err != cudaSuccess) return err;
-  if (device < 0 || device >= 64) return cudaErrorInvalidDevice;
-  {
-    std::lock_guard<std::mutex> guard(lock);
-    if (pools[device] == nullptr) {
-      cudaMemPoolProps props = {};
-      props.allocType = cudaMemAllocationTypePinned;
-      props.location.type = cudaMemLocationTypeDevice;
-      props.location.id = device;
-      cudaMemPool_t pool = nullptr;
-      if ((err = cudaMemPoolCreate(&pool, &props)) != cudaSuccess) return err;
-      uint64_t keep = UINT64_MAX;
-      if ((err = cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep)) !=
-          cudaSuccess)
-        return err;
-      pools[device] = pool;
-    }
-  }
-  return cudaMallocFromPoolAsync(ptr, bytes, pools[device], stream);
 }
 
 template <class T>

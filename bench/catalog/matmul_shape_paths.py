@@ -3,6 +3,8 @@ path per shape (docs/performance/shapes.md):
 
     triton_split_k   triton_impl/matmul_split_k.py: the k loop shared out over programs
                      (skinny and few-tile shapes; any shape)
+    cuda_split_k     cuda/matmul_split_k.cu: its CUDA twin at fp16 and bf16 (Hopper: t2's
+                     TMA and wgmma, the k loop shared out over grid y; any shape)
     cuda_auto        bindings/auto.py: per shape and precision, one of the CUDA kernels
     triton_auto      triton_impl/matmul_auto.py: the same for the Triton matmuls
 
@@ -13,7 +15,8 @@ test_shape_paths.py, docs/performance/shapes_probe.py).
 """
 from __future__ import annotations
 
-from bench.families.matmul import models_triton
+from bench.catalog.matmul_cuda import _SM90A, _T1_FALLBACK, _op, _params
+from bench.families.matmul import models, models_triton
 from bench.registry import Kernel
 
 ALL_PRECISIONS = ("fp32", "tf32", "fp16", "bf16")
@@ -90,12 +93,22 @@ def records() -> list[Kernel]:
             source="triton_impl/matmul_split_k.py", precisions=ALL_PRECISIONS,
             loader=_split_k_loader, runs_on_cpu=True, model=models_triton.matmul_split_k,
             formula="N³/BLOCK_N + N³/BLOCK_M (the tile of the shape's case)",
-            twin_note="no CUDA twin in the registry: cuda_skinny (cuda_auto's path for M or N "
-                      "<= 16) takes only skinny shapes"),
+            twin="cuda_split_k"),
+        Kernel(
+            name="cuda_split_k", op="matmul", backend="cuda", version="split-k",
+            summary="t2's TMA and wgmma on 128 x 128 tiles, the k loop shared out over grid y, "
+                    "partials summed in order",
+            source="cuda/matmul_split_k.cu", precisions=("fp16", "bf16"),
+            loader=_op("matmul_split_k"),
+            params=_params(BM="SPLIT_K_BM", BN="SPLIT_K_BN", BK="SPLIT_K_BK",
+                           STAGES="SPLIT_K_STAGES", MIN_RUN="SPLIT_K_MIN_RUN", **_T1_FALLBACK),
+            model=models.matmul_split_k, formula="global N³/BN + N³/BM (TMA), any split",
+            twin="triton_split_k", min_capability=(9, 0), max_capability=(9, 0),
+            needs=_SM90A),
         Kernel(
             name="cuda_auto", op="matmul", backend="cuda", version="auto",
             summary="picks per shape: cuda_skinny (M or N <= 16; <= 8 in 16 bits), else v8 "
-                    "(fp32), t4 (tf32), t5 (fp16, bf16)",
+                    "(fp32), t4 (tf32), split_k or t5 (fp16, bf16)",
             source="bindings/auto.py", precisions=ALL_PRECISIONS, loader=_cuda_auto_loader,
             chooses=_cuda_choice, twin="triton_auto"),
         Kernel(

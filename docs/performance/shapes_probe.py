@@ -27,8 +27,10 @@ CANDIDATES = {   # precision -> registry kernels that may run a suite shape
     "fp32": ["cuda_skinny", "cuda_v8_split_k", "triton_split_k", "triton_autotuned"],
     "tf32": ["cuda_skinny", "cuda_v8_split_k", "cuda_t4_tf32", "triton_split_k",
              "triton_persistent", "triton_autotuned"],
-    "fp16": ["cuda_skinny", "cuda_t5_stream_k", "triton_split_k", "triton_persistent"],
-    "bf16": ["cuda_skinny", "cuda_t5_stream_k", "triton_split_k", "triton_persistent"],
+    "fp16": ["cuda_skinny", "cuda_t5_stream_k", "cuda_split_k", "triton_split_k",
+             "triton_persistent"],
+    "bf16": ["cuda_skinny", "cuda_t5_stream_k", "cuda_split_k", "triton_split_k",
+             "triton_persistent"],
 }
 
 

@@ -19,7 +19,10 @@ H100 = dict(sms=132, hopper=True)
 @pytest.mark.parametrize("shape,precision,op", [
     ((3, 8192, 8192), "bf16", "matmul_skinny"),        # skinny: reads B once
     ((16, 8192, 8192), "fp32", "matmul_skinny"),       # 16 rows: FFMA keeps up in fp32 ...
-    ((16, 8192, 8192), "bf16", "matmul_t5_stream_k"),  # ... not in 16 bits: t5
+    ((16, 8192, 8192), "bf16", "matmul_split_k"),      # ... not in 16 bits: tensor cores
+    ((128, 128, 131072), "bf16", "matmul_split_k"),    # one tile: its k loop shared out
+    ((1000, 1000, 4099), "fp16", "matmul_split_k"),    # t5: 16 clusters of 66
+    ((1000, 4096, 4096), "bf16", "matmul_t5_stream_k"),  # t5: 64 clusters
     ((8192, 1, 8192), "tf32", "matmul_skinny"),
     ((4096, 4096, 4097), "bf16", "matmul_t5_stream_k"),  # unaligned: t5 stages
     ((4096, 4096, 4097), "tf32", "matmul_t4_tf32"),
@@ -28,6 +31,17 @@ H100 = dict(sms=132, hopper=True)
 ])
 def test_cuda_auto_rules(shape, precision, op):
     assert auto.choose(*shape, precision, **H100) == op
+
+
+@pytest.mark.parametrize("shape,splits", [
+    ((128, 128, 131072), 128),    # 1 tile, 2048 k tiles: every SM (128 = 2048 / 16)
+    ((1000, 1000, 4099), 2),      # 64 tiles (K staged to 4104: 65 k tiles, runs of 33)
+    ((1024, 1024, 1024), 1),      # the partials would outweigh the operands
+    ((512, 512, 16384), 8),
+    ((128, 128, 200), 1),         # 4 k tiles: too few to share
+])
+def test_split_k_splits_repeat_the_launchers_rule(shape, splits):
+    assert auto.splits(*shape, sms=132) == splits
 
 
 def test_cuda_auto_off_hopper_runs_the_portable_rungs():

@@ -1,9 +1,9 @@
 """GPU tier: the paths for shapes that are not one big GEMM (docs/performance/shapes.md).
 
-The TMA rungs staged into padded buffers where unaligned and compute-bound (t2 to t5: their
-own kernel runs, bit for bit what it gives on inputs padded by hand); cuda_skinny (M or N
-<= 16) at both of its cases, vector and scalar loads, one split and many; triton_split_k
-with forced splits; and cuda_auto and triton_auto at every shape of the shape suite and
+The TMA rungs staged into padded buffers where unaligned and compute-bound (t2 to t5 and
+cuda_split_k: their own kernel runs, bit for bit what it gives on inputs padded by hand);
+cuda_skinny (M or N <= 16) at both of its cases, vector and scalar loads, one split and
+many; cuda_split_k where it splits, repeatable bit for bit; triton_split_k with forced splits; and cuda_auto and triton_auto at every shape of the shape suite and
 every precision, against float64: five small shapes in the fast tier (one skinny at each of
 1 and 16 rows, 128 tokens, few tiles, a square), all 47 in the slow one.
 """
@@ -21,8 +21,8 @@ from bindings import precision as prec
 from tests.support.checks import assert_matches_float64, poisoned, poisoned_runner
 from tests.support.gpu_memory import GROUP
 
-TMA_RUNGS = [k for k in registry.kernels()
-             if k.backend == "cuda" and k.version in ("t2", "t3", "t4", "t5")]
+TMA_RUNGS = [k for k in registry.kernels()        # cuda_split_k: t2's loads, staged alike
+             if k.backend == "cuda" and k.version in ("t2", "t3", "t4", "t5", "split-k")]
 TMA_CASES = [(k, p) for k in TMA_RUNGS for p in k.precisions]
 TMA_IDS = [f"{k.name}-{p}" for k, p in TMA_CASES]
 
@@ -133,6 +133,32 @@ def test_split_k_forced_splits(precision, splits):
     for m, n, k in ((128, 128, 8192), (300, 257, 5000), (16, 4096, 3000), (4096, 9, 2000)):
         a, b = _matrix(m, k, dtype, g), _matrix(k, n, dtype, g)
         assert_matches_float64("matmul", run(a, b), (a, b), precision)
+
+
+# cuda_split_k where it splits (bindings/auto.splits): one tile in 128 runs of 16 k tiles,
+# edge tiles with a partial last k tile (K staged to 4104), 8 rows of one tile, 2 splits.
+SPLIT_SHAPES = [MatmulShape(128, 128, 131072), MatmulShape(264, 264, 4100),
+                MatmulShape(8, 200, 65536), MatmulShape(1000, 1000, 4099),
+                MatmulShape(136, 520, 20000)]
+
+
+@pytest.mark.parametrize("precision", ("fp16", "bf16"))
+def test_cuda_split_k_shares_the_k_loop(precision):
+    """cuda_split_k where it splits: the float64 check (random and exact), and the same
+    bits on a second call (the partials are summed in split order)."""
+    from bindings import auto
+
+    kernel = registry.get("cuda_split_k")
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    g = torch.Generator().manual_seed(14)
+    dtype = prec.torch_dtype(precision)
+    run = poisoned_runner(kernel, precision)
+    for shape in SPLIT_SHAPES:
+        assert auto.splits(shape.M, shape.N, shape.K, sms) > 1, shape
+        assert _check(kernel, precision, shape).status == "ok", shape
+        assert _check(kernel, precision, shape, mode="exact").status == "ok", shape
+        a, b = _matrix(shape.M, shape.K, dtype, g), _matrix(shape.K, shape.N, dtype, g)
+        assert torch.equal(run(a, b), run(a, b)), shape
 
 
 FAST_SUITE_SHAPES = ("attn-1", "attn-16", "attn-128", "few-1000", "square-1024")

@@ -315,6 +315,14 @@ def matmul_t2(s: MatmulShape, p) -> Traffic:
                           mma_macs=wgmma_macs_per_warp(BN), tensor_pipe=True)
 
 
+def matmul_split_k(s: MatmulShape, p) -> Traffic:
+    """split_k, the CUDA path for few tiles: t2's count at its own 128 x BN tile (TMA boxes,
+    wgmma); its splits share out each tile's k tiles, so the loads are the same for any number
+    of them. Staged or off the TMA path as t2 (tma_shape). Not counted, as in triton_split_k's
+    model: the float32 partial tiles (S*M*N written, and read once by the sum, where S > 1)."""
+    return matmul_t2(s, p)
+
+
 def matmul_t3(s: MatmulShape, p) -> Traffic:
     """t3 warp-specialized: what reaches the blocks is t2's count (every block gets its A
     and the whole B of its column, the profile's bytes L2 sent to the SMs; a block wholly
@@ -426,6 +434,7 @@ def lecture_formula(version: str, n: int, p) -> int:
         return 2 * n**3 // p["V"]
     if version in ("v3", "v4"):
         return 2 * n**3 // p["L"]
-    if version in ("v5", "v6", "v7", "v8", "t1", "t2", "t3", "t4", "t5"):  # 2N^3/L, rectangular tile
+    if version in ("v5", "v6", "v7", "v8", "t1", "t2", "t3", "t4", "t5", "split-k"):  # 2N^3/L,
+        # rectangular tile (split-k: cuda_split_k's; triton_split_k's params name no BN)
         return n**3 // p["BN"] + n**3 // p["BM"]
     raise KeyError(version)
