@@ -5,22 +5,25 @@ The rule (`choose`), from the shape suite's measurements (docs/performance/shape
 
     M or N <= 16 (skinny)   matmul_skinny: reads the big operand once (FFMA; float32
                             arithmetic at tf32), except in 16 bits where M or N is 9 to 16:
-                            there its 16 FFMAs per 2-byte value bind it, and t5's tensor
-                            cores run faster (H200, 16 x 8192 x 8192 bf16: 0.071 ms
-                            against 0.101)
+                            there its 16 FFMAs per 2-byte value bind it, and split_k's
+                            tensor cores run faster (H200, 16 x 8192 x 8192 bf16: 0.069 ms
+                            against 0.100)
     fp32                    v8: v7 where the tiles fill the GPU, k split over a cluster
                             where they do not (sm_90; v7 elsewhere)
     tf32                    t4 (Hopper; staged where unaligned); v7 off Hopper. (v8's FFMA
                             split is no faster at few tiles: H200, 512 x 512 x 16384, 0.39
                             ms against t4's 0.30; the few-tile shapes lack a CUDA path
                             that splits k at tf32: docs/performance/shapes.md)
-    fp16, bf16              few tiles: split_k, where t5's clusters of 256 x 256 would keep
-                            no more than half the SMs busy (2 ceil(M/256) ceil(N/256) <=
-                            SMs / 2): its 128 x 128 tiles are four times as many, and it
+    fp16, bf16              split_k where t5's tiles fit the product badly: M or N <= 128
+                            (t5's clusters are 256 x 256: half of each idle), or too few of
+                            them to keep half the SMs busy (2 ceil(M/256) ceil(N/256) <=
+                            SMs / 2). Its 128 x 128 tiles are four times as many, and it
                             shares each tile's k loop out over as many blocks as fill the GPU
-                            (splits(): H200, 128 x 128 x 131072 bf16, 0.0XX ms against t5's
-                            0.XXX); else t5 (Hopper: stream-K evens out the last round;
-                            staged where unaligned); t1 off Hopper
+                            (splits()). H200 bf16, ms against t5's: 128 x 128 x 131072 0.043
+                            against 0.310, 128 x 14336 x 4096 0.044 against 0.051, 16 x 8192
+                            x 8192 0.069 against 0.072 (docs/performance/shapes_probe.py).
+                            Else t5 (Hopper: stream-K evens out the last round; staged where
+                            unaligned); t1 off Hopper
 
 `choose` is plain Python on sizes, so `bench list` and `bench model` show the choice without
 a GPU (for the H100's 132 SMs unless told), and every timed row records it.
@@ -49,7 +52,9 @@ def choose(M: int, N: int, K: int, precision: str, sms: int = H100_SMS,
     if not hopper:
         return "matmul_t1_mma_sync"
     t5_blocks = 2 * -(-M // 256) * -(-N // 256)       # t5's clusters: 2 blocks of 128 x 256
-    return "matmul_split_k" if t5_blocks <= sms // 2 else "matmul_t5_stream_k"
+    if min(M, N) <= 128 or t5_blocks <= sms // 2:
+        return "matmul_split_k"
+    return "matmul_t5_stream_k"
 
 
 def splits(M: int, N: int, K: int, sms: int = H100_SMS) -> int:

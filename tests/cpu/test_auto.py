@@ -23,6 +23,8 @@ H100 = dict(sms=132, hopper=True)
     ((128, 128, 131072), "bf16", "matmul_split_k"),    # one tile: its k loop shared out
     ((1000, 1000, 4099), "fp16", "matmul_split_k"),    # t5: 16 clusters of 66
     ((1000, 4096, 4096), "bf16", "matmul_t5_stream_k"),  # t5: 64 clusters
+    ((128, 14336, 4096), "bf16", "matmul_split_k"),    # t5's 256-row clusters half idle
+    ((8192, 100, 8192), "fp16", "matmul_split_k"),     # ... or its 256 columns
     ((8192, 1, 8192), "tf32", "matmul_skinny"),
     ((4096, 4096, 4097), "bf16", "matmul_t5_stream_k"),  # unaligned: t5 stages
     ((4096, 4096, 4097), "tf32", "matmul_t4_tf32"),

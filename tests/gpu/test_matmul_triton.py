@@ -177,9 +177,9 @@ def _op_and_args(kernel, precision):
     import importlib
     from pathlib import Path
 
-    mod = importlib.import_module(f"triton_impl.{Path(kernel.source).stem}")
-    extra = () if kernel.twin else (precision,)
-    return mod.op(), extra
+    op = importlib.import_module(f"triton_impl.{Path(kernel.source).stem}").op()
+    takes = any(arg.name == "precision" for arg in op.default._schema.arguments)
+    return op, ((precision,) if takes else ())
 
 
 # an Inductor compile each: one op per kind (the twins' ops, the ops that take a precision,
@@ -189,7 +189,8 @@ def _op_and_args(kernel, precision):
 def test_torch_compile_fullgraph(kernel):
     import torch
 
-    precision = "fp32" if kernel.twin else "fp16"
+    # fp32 for the ops without a precision argument (float32 only), fp16 for the others
+    precision = "fp16" if _op_and_args(kernel, "fp16")[1] else "fp32"
     op, extra = _op_and_args(kernel, precision)
     dtype = prec.torch_dtype(precision)
 
