@@ -251,12 +251,17 @@ def cmd_time(args) -> int:
     policy.alternate = args.alternate
     old = results.read(args.out, "time") if args.append else None
     stored = ((old or {}).get("meta") or {}).get("ceilings") or None
+    # an earlier run cut short stays said: its missing rows are missing still (--force
+    # starts a set afresh)
+    earlier_cut = ((old or {}).get("meta") or {}).get("incomplete", "")
+
     def save(rows, env, ceilings, incomplete=""):
         all_rows = rows
         if old:  # keep the earlier rows; a re-timed kernel x shape x precision replaces its old row
             all_rows = results.merge_rows(old["rows"], rows)
             ceilings = ceilings or stored or {}
-        meta = {"ceilings": ceilings, **({"incomplete": incomplete} if incomplete else {})}
+        cuts = [c for c in (earlier_cut and f"an earlier run: {earlier_cut}", incomplete) if c]
+        meta = {"ceilings": ceilings, **({"incomplete": "; ".join(cuts)} if cuts else {})}
         return results.write(args.out, "time", all_rows, env=env, meta=meta)
 
     def checkpoint(rows, env, ceilings, done, planned):

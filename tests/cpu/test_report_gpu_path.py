@@ -80,3 +80,13 @@ def test_a_time_run_cut_short_keeps_its_checkpoint(monkeypatch, tmp_path):
     saved = json.loads((tmp_path / "t" / "time.json").read_text())
     assert saved["rows"] == [row]
     assert saved["meta"]["incomplete"].startswith("1 of 9 timings")
+
+    # a second run appended to it, finished or cut, still says the first was cut
+    other = dict(row, precision="fp16")
+    monkeypatch.setattr(perf, "run", lambda *a, **kw: ([other], dict(env), {"copy_gbps": 1.0}))
+    monkeypatch.setattr(cli, "time_text", lambda rows, ceilings=None: "")
+    cli.main(["time", "--kernels", "cuda_auto", "--shapes", "64x64x64", "--precision", "fp16",
+              "--append", "--no-ceilings", "--out", str(tmp_path / "t")])
+    saved = json.loads((tmp_path / "t" / "time.json").read_text())
+    assert {r["precision"] for r in saved["rows"]} == {"bf16", "fp16"}
+    assert saved["meta"]["incomplete"].startswith("an earlier run: 1 of 9 timings")
