@@ -33,7 +33,10 @@
 #               memcheck, initcheck and racecheck over the entries that run them (PATHS_KERNELS)
 #     suite     the shape suite: SUITE_KERNELS (default cuda_auto,triton_auto) checked
 #               against float64 at every suite shape and precision, then timed beside cuBLAS
-#               into $OUT/suite (SUITE_PRECISIONS: default all four)
+#               into $OUT/suite (SUITE_PRECISIONS: default all four). SUITE_NAMES: the
+#               suites or categories to run, one after another into the same set (default
+#               "shapes"; e.g. "shapes:few-tiles shapes:skinny"); SUITE_SET: a set of the
+#               same commit and GPU to add them to (copied into $OUT/suite; --append)
 #     debts     docs/performance/debts/debts_h100.py --quick (softmax and batched; DEBTS_SECTIONS,
 #               DEBTS_ARGS change them): the open debts' variants beside the defaults (~4 min)
 #     split     cuda/driver/softmax_split_sweep.sh: the CUDA split softmax's macro variants (~1 min)
@@ -147,12 +150,21 @@ for stage in "$@"; do
     build
     kernels=${SUITE_KERNELS:-cuda_auto,triton_auto}
     precisions=${SUITE_PRECISIONS:-fp32,tf32,fp16,bf16}
-    timeout "${SUITE_CHECK_LIMIT:-240}" python3 -m bench check --suite shapes --kernels "$kernels" \
-      --precision "$precisions" > "$OUT/suite_check.log" 2>&1
-    echo "suite check rc=$?"; grep -E "FAIL|passed|failed" "$OUT/suite_check.log" | tail -8
-    timeout "${SUITE_LIMIT:-420}" python3 -m bench time --suite shapes --kernels "$kernels" \
-      --precision "$precisions" --out "$OUT/suite" > "$OUT/suite_time.log" 2>&1
-    echo "suite time rc=$?"; tail -4 "$OUT/suite_time.log"
+    append=""
+    if [ -n "${SUITE_SET:-}" ]; then cp -r "$SUITE_SET" "$OUT/suite"; append="--append --no-ceilings"; fi
+    for name in ${SUITE_NAMES:-shapes}; do
+      log=$OUT/suite_${name//:/_}
+      timeout "${SUITE_CHECK_LIMIT:-240}" python3 -m bench check --suite "$name" --kernels "$kernels" \
+        --precision "$precisions" > "${log}_check.log" 2>&1
+      echo "suite $name check rc=$?"; grep -E "FAIL|passed|failed" "${log}_check.log" | tail -8
+      # shellcheck disable=SC2086  # append: two flags or none
+      timeout "${SUITE_LIMIT:-420}" python3 -m bench time --suite "$name" --kernels "$kernels" \
+        --precision "$precisions" --out "$OUT/suite" $append > "${log}_time.log" 2>&1
+      echo "suite $name time rc=$?"; tail -4 "${log}_time.log"
+      append="--append --no-ceilings"
+    done
+    timeout 60 python3 -m bench report --out "$OUT/suite" --replot > /dev/null 2>&1
+    echo "suite replot rc=$?"
     ;;
   tensor)  # the drivers and their builds stay out of $OUT: the tables and logs come back
     timeout 400 bash cuda/driver/tensor_core_sweep.sh /tmp/tensor_core_sweep \

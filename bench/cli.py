@@ -557,7 +557,8 @@ def build_parser() -> argparse.ArgumentParser:
     suite = argparse.ArgumentParser(add_help=False)         # check, time, model, profile
     suite.add_argument("--suite", default=None, metavar="NAME",
                        help="a named set of shapes of each op instead of --shapes: 'shapes' "
-                            "is the matmul shape suite (bench/families/matmul/suite.py)")
+                            "is the matmul shape suite (bench/families/matmul/suite.py), "
+                            "'shapes:CATEGORY' one category of it (e.g. shapes:few-tiles)")
 
     s = sub.add_parser("list", parents=[common], help="every registered kernel")
     s.add_argument("--kernels", default=None, help="comma-separated globs (default: all)")

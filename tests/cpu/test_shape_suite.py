@@ -35,6 +35,12 @@ def test_suite_flag_selects_the_suite_and_refuses_with_shapes(capsys):
         cli._shapes("64x64x64", cli._select("cuda_v3*"), "check_shapes", "shapes")
     with pytest.raises(cli.UsageError, match="there are: shapes"):
         cli._shapes(None, cli._select("cuda_v3*"), "check_shapes", "nope")
+    # one category at a time (a run that fits a time limit, the next with --append); the
+    # categories together are the suite
+    few = cli._suite_spec("shapes:few-tiles", cli._select("cuda_v3*"))["matmul"].split(",")
+    assert few and all(suite.by_shape()[s][1] == "few-tiles" for s in few)
+    parts = [suite.text(c) for c in suite.CATEGORIES]
+    assert sorted(",".join(parts).split(",")) == sorted(suite.text().split(","))
 
 
 def _row(kernel, backend, shape, precision, tflops, reference=False):

@@ -214,7 +214,9 @@ class MatmulProblem(Problem):
         "cuda": "256x256x256,512x512x512,1024x1024x1024,2048x2048x2048,4096x4096x4096",
     }
     model_shapes = "1024x1024x1024,4096x4096x4096"
-    suites = {suite.NAME: suite.text()}       # the shape suite (suite.py): --suite shapes
+    # the shape suite (suite.py): --suite shapes, or one category: --suite shapes:skinny
+    suites = {suite.NAME: suite.text(),
+              **{f"{suite.NAME}:{c}": suite.text(c) for c in suite.CATEGORIES}}
     profile_shapes = "1024x1024x1024"
     quick_time_shapes = "256x256x256,1024x1024x1024"
     # The CUDA ladder's counter target: thread-issued global loads (instructions x the

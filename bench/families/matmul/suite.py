@@ -1,6 +1,7 @@
 """The matmul shape suite: the shapes users multiply, not just the squares.
 
-`bench time --suite shapes` (and check, model) runs these; the report's "Shape suite" section
+`bench time --suite shapes` (and check, model) runs these (`--suite shapes:CATEGORY` one
+category of them); the report's "Shape suite" section
 judges each kernel at each of them against the shape's own limit (bench/ceilings.py,
 roof_tflops): the larger of its FLOPs at the measured ceiling of its precision (cuBLAS at
 4096^3) and its compulsory bytes (A and B read once, C written once) at the measured copy
@@ -92,9 +93,10 @@ def shapes() -> list[MatmulShape]:
     return [MatmulShape.parse(text) for _name, _category, text in SUITE]
 
 
-def text() -> str:
-    """The suite as a --shapes text."""
-    return ",".join(s for _n, _c, s in SUITE)
+def text(category: str | None = None) -> str:
+    """The suite as a --shapes text; with a category, that category's shapes only (`--suite
+    shapes:few-tiles`: a part of the suite to time in a run of its own, with --append)."""
+    return ",".join(s for _n, c, s in SUITE if category in (None, c))
 
 
 def by_shape() -> dict[str, tuple[str, str]]:
