@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import argparse
 import difflib
-import math
 import os
 import sys
 
@@ -340,11 +339,21 @@ def cmd_model(args) -> int:
     if args.out:
         env = env_mod.environment(device.setup())
         _guard(args.out, ["model"], env, args, "bench model")
+    if args.counted:
+        from bench import counted
+
+        if device.setup() == "cuda" or not counted.interpreting():
+            raise UsageError("--counted counts under the Triton interpreter, which runs where "
+                             "there is no GPU (TRITON_INTERPRET=1); on a GPU, `bench profile` "
+                             "reads the hardware's counters")
     try:
         rows = model_table.rows(kernels, shapes, precisions)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
+    notes = counted.add_to_rows(rows) if args.counted else []
     print(model_text(rows, args.verbose))
+    if notes:
+        print("\n" + "\n".join(notes))
     if args.out:
         results.write(args.out, "model", rows, env=env)
         print(f"\nwrote {args.out}/model.csv and model.json")
@@ -357,20 +366,28 @@ def model_text(rows, verbose: bool = False) -> str:
     verbose, every quantity of every row in full instead."""
     if verbose:
         return "\n\n".join(_model_block(r) for r in rows)
+    counted = any("counted_loads" in r for r in rows)
+    extra = ["counted", "counted st"] if counted else []
     table = terminal.table(
         ["kernel", "shape", "prec", "loads", "load bytes", "stores", "shared", "FMAs",
-         "lecture"],
+         "lecture", *extra],
         [[kernel_label(r), r["shape"], r["precision"], terminal.count(r["global_loads"]),
           binary_bytes(r["global_load_bytes"]), terminal.count(r["global_stores"]),
           terminal.count(r["shared_loads"]), terminal.count(r["fma"]),
-          terminal.count(r.get("lecture_global_loads"))] for r in rows],
-        right=set(range(3, 9)))
+          terminal.count(r.get("lecture_global_loads")),
+          *([terminal.count(r.get("counted_loads")), terminal.count(r.get("counted_stores"))]
+            if counted else [])] for r in rows],
+        right=set(range(3, 9 + len(extra))))
     legend = terminal.wrap(
         "Elements unless bytes, in decimal prefixes (k, M, G, T: 10^3, 10^6, ...); bytes in "
         "binary units. loads: global loads the threads issue; stores: global stores; "
         "shared: shared-memory loads; FMAs: executed, tile padding included; lecture: the "
         "global loads of the lecture notes' formula for a square N x N x N product. "
-        "-v prints every quantity in full.", indent="")
+        + ("counted, counted st: the loads and stores the kernel asked for in one call under "
+           "the Triton interpreter, every launch of the call (bench/counted.py; equal to the "
+           "model where the model describes the tile the interpreter runs). " if counted
+           else "")
+        + "-v prints every quantity in full.", indent="")
     params = ["tile parameters and traffic formulas:"]
     for r in {(r["kernel"], r["precision"]): r for r in rows}.values():
         params.append(terminal.wrap(
@@ -396,6 +413,11 @@ def _model_block(r: dict) -> str:
     table.append(["useful FLOPs (2*M*N*K)", f"{r['useful_flops']:,}", "-"])
     if r.get("lecture_global_loads") is not None:
         table.append(["lecture formula, global loads", f"{r['lecture_global_loads']:,}", "-"])
+    if r.get("counted_loads") is not None:
+        table.append(["counted under the interpreter: loads", f"{r['counted_loads']:,}",
+                      f"{r['counted_load_bytes']:,}"])
+        table.append(["counted under the interpreter: stores", f"{r['counted_stores']:,}",
+                      f"{r['counted_store_bytes']:,}"])
     head = terminal.wrap(f"{r['kernel']}  {r['shape']}  {r['precision']}  tile parameters: "
                          f"{r['params']}" + (f"  lecture: {r['formula']}" if r.get("formula")
                                              else ""), indent="", hanging="    ")
@@ -613,6 +635,10 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("-v", "--verbose", action="store_true",
                    help="every quantity of every row in full, one block per row, instead of "
                         "the compact table")
+    s.add_argument("--counted", action="store_true",
+                   help="also run each Triton kernel once under the interpreter (no GPU) and "
+                        "count the loads and stores it asks for, beside the model "
+                        "(bench/counted.py; small --shapes)")
     s.set_defaults(func=cmd_model)
 
     s = sub.add_parser("profile", parents=[common, suite], help="(GPU + ncu) counters per level next to the model")

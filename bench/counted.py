@@ -146,6 +146,44 @@ def counting():
         builder.create_atomic_rmw, builder.create_atomic_cas = rmw, cas
 
 
+# `bench model --counted` counts a row only up to this many model loads or FMAs (the
+# interpreter runs a few tens of millions of element loads a second: a 256^3 matmul in
+# seconds, 4096^3 not in an hour)
+MAX_LOADS = 1 << 24
+MAX_FMA = 1 << 28
+
+
+def add_to_rows(rows) -> list[str]:
+    """`bench model --counted`: each model row of a Triton kernel gets the loads and stores
+    counted in one call at its shape and precision (counted_loads, counted_stores and their
+    bytes), in place. Returns a note per row left uncounted: not a Triton kernel, too large
+    for the interpreter, or the call raised."""
+    from bench import problems, registry
+
+    notes = []
+    for r in rows:
+        kernel = registry.by_name().get(r["kernel"])
+        where = f"{r['kernel']} {r['shape']} {r['precision']}"
+        if kernel is None or kernel.backend != "triton" or not kernel.runs_on_cpu:
+            notes.append(f"{where}: not counted (only Triton kernels run under the interpreter)")
+            continue
+        if r["global_loads"] > MAX_LOADS or r.get("fma", 0) > MAX_FMA:
+            notes.append(f"{where}: not counted (too large for the interpreter: give smaller "
+                         f"--shapes)")
+            continue
+        problem = problems.get(kernel.op)
+        try:
+            c = count_kernel(kernel, problem, problem.parse_shape(r["shape"]), r["precision"])
+        except Exception as exc:       # one kernel's failure is said, the others counted
+            notes.append(f"{where}: not counted ({type(exc).__name__}: "
+                         f"{(str(exc).splitlines() or [''])[0][:120]})")
+            continue
+        r.update(counted_loads=c.loads, counted_stores=c.stores,
+                 counted_load_bytes=c.load_bytes, counted_store_bytes=c.store_bytes,
+                 counted_launches=len(c.launches))
+    return notes
+
+
 def count_kernel(kernel, problem, shape, precision: str, seed: int = 0) -> Counted:
     """One call of a registry kernel at a shape, counted: its inputs drawn as `bench check`
     draws them, one call first outside the count (autotuning and first-call work)."""

@@ -109,3 +109,24 @@ def test_counting_needs_the_interpreter_and_leaves_it_as_it_was(monkeypatch):
     with pytest.raises(RuntimeError, match="needs the Triton interpreter"):
         with counted.counting():
             pass
+
+
+def test_bench_model_counted_sets_the_count_beside_the_model(capsys, tmp_path):
+    """`bench model --counted`: the count in the table and in model.json, beside the model's
+    loads; a CUDA kernel and a shape too large for the interpreter are said, not counted."""
+    import json
+
+    from bench import cli
+
+    assert cli.main(["model", "--counted", "--kernels", "triton_v3*,cuda_v3*",
+                     "--shapes", "67x45x31,4096x4096x4096", "--out", str(tmp_path / "m")]) == 0
+    out = capsys.readouterr().out
+    assert "counted" in out and "only Triton kernels run under the interpreter" in out
+    assert "too large for the interpreter" in out
+    rows = {(r["kernel"], r["shape"]): r
+            for r in json.loads((tmp_path / "m" / "model.json").read_text())["rows"]}
+    small = rows[("triton_v3_smem_tiling", "67x45x31")]
+    assert small["counted_loads"] == small["global_loads"] == 3472
+    assert small["counted_stores"] == 67 * 45 and small["counted_load_bytes"] == 4 * 3472
+    assert "counted_loads" not in rows[("triton_v3_smem_tiling", "4096x4096x4096")]
+    assert "counted_loads" not in rows[("cuda_v3_smem_tiling", "67x45x31")]
