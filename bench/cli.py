@@ -341,8 +341,9 @@ def cmd_model(args) -> int:
         _guard(args.out, ["model"], env, args, "bench model")
     if args.counted:
         from bench import counted
+        from triton_impl import _common
 
-        if device.setup() == "cuda" or not counted.interpreting():
+        if device.setup() == "cuda" or not _common.interpreting():
             raise UsageError("--counted counts under the Triton interpreter, which runs where "
                              "there is no GPU (TRITON_INTERPRET=1); on a GPU, `bench profile` "
                              "reads the hardware's counters")

@@ -73,18 +73,13 @@ class Counted:
         return self._total("atomics")
 
 
-def interpreting() -> bool:
-    """True where Triton runs its kernels through the interpreter (TRITON_INTERPRET=1)."""
-    import os
-
-    return os.environ.get("TRITON_INTERPRET", "") not in ("", "0")
-
-
 @contextlib.contextmanager
 def counting():
     """Counts the loads and stores of every Triton launch in the block (module doc). Needs
     the interpreter: on a GPU, where kernels are compiled, nothing would pass through it."""
-    if not interpreting():
+    from triton_impl import _common
+
+    if not _common.interpreting():
         raise RuntimeError("counting traffic needs the Triton interpreter (TRITON_INTERPRET=1, "
                            "as on a machine without a GPU); on a GPU, `python -m bench profile` "
                            "reads the hardware's counters")

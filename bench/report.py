@@ -517,10 +517,14 @@ def suite_rows(kernels, done: list[dict], policy, ceilings: dict) -> list[dict]:
     chosen = [k for k in kernels if k.chooses is not None and k.op == "matmul"]
     if not chosen:
         return []
-    _say(f"time: the shape suite ({len(suite.SUITE)} shapes) for "
-         f"{', '.join(k.name for k in chosen)} and cuBLAS ...")
     seen = {(r["kernel"], r["shape"], r["precision"]) for r in done}
-    rows, _env, _c = perf.run(chosen, {"matmul": suite.text()}, policy=policy,
+    shapes = [s for s in suite.text().split(",")
+              if any((k.name, s, p) not in seen for k in chosen for p in k.precisions)]
+    if not shapes:
+        return []
+    _say(f"time: the shape suite ({len(shapes)} of its {len(suite.SUITE)} shapes not timed "
+         f"yet) for {', '.join(k.name for k in chosen)} and cuBLAS ...")
+    rows, _env, _c = perf.run(chosen, {"matmul": ",".join(shapes)}, policy=policy,
                               measure_ceilings=False, ceilings=ceilings, suite=suite.NAME)
     return [r for r in rows if (r["kernel"], r["shape"], r["precision"]) not in seen]
 

@@ -69,9 +69,11 @@ def tensor_core_tile(op: str) -> tuple[int, int]:
     """The BM x BN block tile of a tensor-core rung or of the split_k path (one block per
     tile, on grid x)."""
     t = config.params()
-    version = op.removeprefix("matmul_")
-    rung = version.split("_")[0].upper() if version[0] == "t" else version.upper()  # T1, SPLIT_K
-    return t[f"{rung}_BM"], t[f"{rung}_BN"]
+    parts = op.removeprefix("matmul_").upper().split("_")
+    # the shortest leading part of the name that has a tile: T1 (matmul_t1_mma_sync), SPLIT_K
+    prefix = next(p for p in ("_".join(parts[:i]) for i in range(1, len(parts) + 1))
+                  if f"{p}_BM" in t)
+    return t[f"{prefix}_BM"], t[f"{prefix}_BN"]
 
 
 def _tensor_core_fake(op: str):

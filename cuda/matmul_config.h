@@ -51,10 +51,10 @@
   X(t4_tf32)
 
 // The TMA rungs (t2 to t5) stage unaligned operands into padded buffers where the product
-// has at least this many FLOPs per compulsory byte (bindings/matmul_ops.cpp says why).
-#ifndef CVT_STAGE_MIN_FLOPS_PER_BYTE
+// has at least this many FLOPs per compulsory byte (bindings/matmul_ops.cpp says why). Fixed
+// here, as the split_k and skinny values below: no sweep overrides them, and the models and
+// cuda_auto read them from this file (bindings/config.py).
 #define CVT_STAGE_MIN_FLOPS_PER_BYTE 64
-#endif
 
 // Paths beside the ladder: not rungs of it (no traffic model), ops a dispatcher
 // calls for the shapes each is for. X(skinny) is the op cvt::matmul_skinny (M <= 16 or
@@ -332,15 +332,9 @@
 // partial tiles summed in split order by a second kernel. BM and BK are t2's (fixed).
 #define CVT_SPLIT_K_BM 128
 #define CVT_SPLIT_K_BK 64
-#ifndef CVT_SPLIT_K_BN
 #define CVT_SPLIT_K_BN 128
-#endif
-#ifndef CVT_SPLIT_K_STAGES
 #define CVT_SPLIT_K_STAGES 4
-#endif
-#ifndef CVT_SPLIT_K_MIN_RUN
 #define CVT_SPLIT_K_MIN_RUN 4
-#endif
 
 // t4 tf32: t3's machinery on float32 inputs, computing C^T = B^T A^T (wgmma reads 32-bit
 // operands from shared memory only K-major, so B^T comes from registers): a block tile of
@@ -365,19 +359,9 @@
 // next of 1, 2, 4, 8, 16 (MAX_R); S staged KC values of k at a time; split K so that the grid
 // has about BLOCKS_PER_SM blocks per SM, each split at least MIN_SPLIT_CHUNKS chunks of KC
 // deep, at most MAX_SPLITS splits.
-#ifndef CVT_SKINNY_THREADS
 #define CVT_SKINNY_THREADS 128
-#endif
-#ifndef CVT_SKINNY_KC
 #define CVT_SKINNY_KC 64
-#endif
 #define CVT_SKINNY_MAX_R 16
-#ifndef CVT_SKINNY_BLOCKS_PER_SM
 #define CVT_SKINNY_BLOCKS_PER_SM 8
-#endif
-#ifndef CVT_SKINNY_MIN_SPLIT_CHUNKS
 #define CVT_SKINNY_MIN_SPLIT_CHUNKS 4
-#endif
-#ifndef CVT_SKINNY_MAX_SPLITS
 #define CVT_SKINNY_MAX_SPLITS 256
-#endif

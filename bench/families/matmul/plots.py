@@ -50,7 +50,6 @@ MARKERS = ("s", "D", "v", "P", "X", "h", "<", ">")
 REFERENCE_COLOUR = "black"   # cuBLAS
 
 
-
 def _ok(rows):
     return [r for r in rows if r.get("status", "ok") == "ok"]
 
