@@ -51,6 +51,7 @@ def test_the_ladders_sections_leave_out_picking_entries_and_suite_rows():
     assert is_ladder_row(dict(kernel="cublas"))                        # op defaults to matmul
     assert not is_ladder_row(dict(op="matmul", kernel="cuda_auto", choice="cuda_t5_stream_k"))
     assert not is_ladder_row(dict(op="matmul", kernel="cublas", suite="shapes"))
+    assert not is_ladder_row(dict(op="matmul", kernel="cuda_split_k"))   # a path beside them
     assert not is_ladder_row(dict(op="softmax", kernel="cuda_softmax_online"))
 
 

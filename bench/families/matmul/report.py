@@ -12,9 +12,13 @@ from bench.text import binary_bytes, count, f, md_table
 def is_ladder_row(r: dict) -> bool:
     """A matmul row of a kernel at the run's own shapes, which the ladder's sections and
     figures show: not of an entry that picks a kernel per shape (cuda_auto, triton_auto:
-    their rows carry a "choice" and repeat their pick's), not of the shape suite (rows that
-    carry "suite": its own section and figure, suite_report.py)."""
-    return r.get("op", "matmul") == "matmul" and not r.get("choice") and not r.get("suite")
+    their rows carry a "choice" and repeat their pick's), not of a path beside the ladders
+    (suite.PATHS: split-K), not of the shape suite (rows that carry "suite": its own section
+    and figure, suite_report.py)."""
+    from bench.families.matmul.suite import PATHS
+
+    return (r.get("op", "matmul") == "matmul" and not r.get("choice") and not r.get("suite")
+            and r.get("kernel") not in PATHS)
 
 
 def _matmul(rows):
