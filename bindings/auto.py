@@ -10,10 +10,11 @@ The rule (`choose`), from the shape suite's measurements (docs/performance/shape
                             against 0.100)
     fp32                    v8: v7 where the tiles fill the GPU, k split over a cluster
                             where they do not (sm_90; v7 elsewhere)
-    tf32                    t4 (Hopper; staged where unaligned); v7 off Hopper. (v8's FFMA
-                            split is no faster at few tiles: H200, 512 x 512 x 16384, 0.39
-                            ms against t4's 0.30; the few-tile shapes lack a CUDA path
-                            that splits k at tf32: docs/performance/shapes.md)
+    tf32                    split_k_tf32 where it splits (splits(..., "tf32") > 1: t4's 256 x
+                            128 tiles leave at least half the SMs idle), else t4 (Hopper;
+                            staged where unaligned); v7 off Hopper. (v8's FFMA split is no
+                            faster at few tiles: H200, 512 x 512 x 16384, 0.39 ms against
+                            t4's 0.30.)
     fp16, bf16              split_k where t5's tiles fit the product badly: M or N <= 128
                             (t5's clusters are 256 x 256: half of each idle), or too few of
                             them to keep half the SMs busy (2 ceil(M/256) ceil(N/256) <=
@@ -48,7 +49,9 @@ def choose(M: int, N: int, K: int, precision: str, sms: int = H100_SMS,
     if precision == "fp32":
         return "matmul_v8_split_k" if hopper else "matmul_v7_lean_fetch"
     if precision == "tf32":
-        return "matmul_t4_tf32" if hopper else "matmul_v7_lean_fetch"
+        if not hopper:
+            return "matmul_v7_lean_fetch"
+        return "matmul_split_k_tf32" if splits(M, N, K, sms, "tf32") > 1 else "matmul_t4_tf32"
     if not hopper:
         return "matmul_t1_mma_sync"
     t5_blocks = 2 * -(-M // 256) * -(-N // 256)       # t5's clusters: 2 blocks of 128 x 256
@@ -57,18 +60,21 @@ def choose(M: int, N: int, K: int, precision: str, sms: int = H100_SMS,
     return "matmul_t5_stream_k"
 
 
-def splits(M: int, N: int, K: int, sms: int = H100_SMS) -> int:
-    """How many ways split_k shares out the k loop of an M x N x K product at 16 bits on a
-    GPU of `sms` SMs (one block each): cuda/matmul_split_k.cu's split_count, repeated (on
-    the sizes its kernel sees: K and N rounded up to 8 where the op stages them)."""
+def splits(M: int, N: int, K: int, sms: int = H100_SMS, precision: str = "bf16") -> int:
+    """How many ways split_k (fp16, bf16) or split_k_tf32 (tf32) shares out the k loop of an
+    M x N x K product on a GPU of `sms` SMs (one block each): cuda/split_k.cuh's
+    split_count, repeated (on the sizes the kernel sees: K and N rounded up to 16 bytes
+    where the op stages them)."""
     from bindings import config
 
     p = config.params()
-    K, N = -(-K // 8) * 8, -(-N // 8) * 8
-    tiles = -(-M // p["SPLIT_K_BM"]) * -(-N // p["SPLIT_K_BN"])
-    k_tiles = -(-K // p["SPLIT_K_BK"])
-    by_bytes = (M * K + K * N + M * N) * 2 // (M * N * 4) if M * N else 0
-    count = min(sms // max(tiles, 1), k_tiles // p["SPLIT_K_MIN_RUN"], by_bytes)
+    name, nbytes = ("SPLIT_K_TF32", 4) if precision == "tf32" else ("SPLIT_K", 2)
+    per_16 = 16 // nbytes
+    K, N = -(-K // per_16) * per_16, -(-N // per_16) * per_16
+    tiles = -(-M // p[f"{name}_BM"]) * -(-N // p[f"{name}_BN"])
+    k_tiles = -(-K // p[f"{name}_BK"])
+    by_bytes = (M * K + K * N + M * N) * nbytes // (M * N * 4) if M * N else 0
+    count = min(sms // max(tiles, 1), k_tiles // p[f"{name}_MIN_RUN"], by_bytes)
     if count < 1:
         return 1
     return -(-k_tiles // -(-k_tiles // count))

@@ -89,6 +89,7 @@ constexpr const char* needs_t3_warp_specialized = needs_t2_wgmma_tma;
 constexpr const char* needs_t4_tf32 = needs_t2_wgmma_tma;
 constexpr const char* needs_t5_stream_k = needs_t2_wgmma_tma;
 constexpr const char* needs_split_k = needs_t2_wgmma_tma;
+constexpr const char* needs_split_k_tf32 = needs_t2_wgmma_tma;
 
 // Which rungs the op stages into padded, 16-byte-aligned buffers when TMA cannot take A and
 // B as they are (bindings/matmul_ops.cpp, "Staging for the TMA rungs"): the values per 16
@@ -99,5 +100,6 @@ constexpr int stage_t3_warp_specialized = 8;
 constexpr int stage_t4_tf32 = 4;
 constexpr int stage_t5_stream_k = 8;
 constexpr int stage_split_k = 8;
+constexpr int stage_split_k_tf32 = 4;
 
 }  // namespace cvt

@@ -46,9 +46,11 @@
 
 // The tensor-core rungs at tf32: float32 in and out, each a MatmulLauncher (the FFMA
 // ladder's contract) that multiplies on tensor cores. X(t4_tf32) is the op cvt::matmul_t4_tf32
-// and cuda/matmul_t4_tf32.cu; bindings/config.py parses the list (TF32_OPS).
+// and cuda/matmul_t4_tf32.cu; bindings/config.py parses the list (TF32_OPS). X(split_k_tf32)
+// is a path beside the rungs with the same contract (cuda/matmul_split_k_tf32.cu).
 #define CVT_TF32_OPS(X) \
-  X(t4_tf32)
+  X(t4_tf32)              \
+  X(split_k_tf32)
 
 // The TMA rungs (t2 to t5) stage unaligned operands into padded buffers where the product
 // has at least this many FLOPs per compulsory byte (bindings/matmul_ops.cpp says why). Fixed
@@ -335,6 +337,20 @@
 #define CVT_SPLIT_K_BN 128
 #define CVT_SPLIT_K_STAGES 4
 #define CVT_SPLIT_K_MIN_RUN 4
+
+// split_k_tf32, the path for few tiles at tf32: t4's 256 x 128 block tile and C^T = B^T A^T
+// on t2's loop (no producer warpgroup, no cluster), a ring of CVT_SPLIT_K_TF32_STAGES TMA
+// stages, the k tiles shared out over grid y in runs of at least CVT_SPLIT_K_TF32_MIN_RUN
+// (cuda/matmul_split_k_tf32.cu). BM, BN, BK are t4's (fixed).
+#define CVT_SPLIT_K_TF32_BM 256
+#define CVT_SPLIT_K_TF32_BN 128
+#define CVT_SPLIT_K_TF32_BK 32
+#ifndef CVT_SPLIT_K_TF32_STAGES
+#define CVT_SPLIT_K_TF32_STAGES 4
+#endif
+#ifndef CVT_SPLIT_K_TF32_MIN_RUN
+#define CVT_SPLIT_K_TF32_MIN_RUN 8
+#endif
 
 // t4 tf32: t3's machinery on float32 inputs, computing C^T = B^T A^T (wgmma reads 32-bit
 // operands from shared memory only K-major, so B^T comes from registers): a block tile of

@@ -14,7 +14,7 @@
 //   change    from t2: the block tile is 128 x 128 (BN = 128: four times the tiles of t5's
 //             256 x 256 clusters, so fewer splits are needed); grid (tiles, S), each block's
 //             k loop over its split's tiles; the epilogue stores float pairs into the
-//             workspace (S > 1) or rounded pairs into C (S = 1); then matmul_split_k_sum.
+//             workspace (S > 1) or rounded pairs into C (S = 1); then split_k_sum (split_k.cuh).
 //             Kept from t2: TMA boxes into a ring of stages on mbarriers, wgmma m64nBNk16
 //             from the 128-byte swizzle, one wgmma group in flight.
 //   splits    chosen by the launcher: tiles = ceil(M/128) ceil(N/128), k_tiles = ceil(K/64),
@@ -49,6 +49,7 @@
 #include "hopper.cuh"
 #include "launchers.h"
 #include "matmul_config.h"
+#include "split_k.cuh"
 
 namespace cvt {
 
@@ -140,63 +141,6 @@ matmul_split_k_kernel(const __grid_constant__ CUtensorMap a_map,
 #endif
 }
 
-// C = the sum of the S partial slices, in split order, rounded once: four values per
-// thread and step (M*N % 8 == 0 on this path, so float4 and 8-byte stores stay aligned).
-template <class T>
-__global__ void __launch_bounds__(256)
-matmul_split_k_sum(const float* __restrict__ partials, T* __restrict__ C, int64_t values,
-                   int splits) {
-  for (int64_t i = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) * 4;
-       i < values; i += static_cast<int64_t>(gridDim.x) * blockDim.x * 4) {
-    float4 sum = *reinterpret_cast<const float4*>(&partials[i]);
-    for (int s = 1; s < splits; ++s) {
-      const float4 p = *reinterpret_cast<const float4*>(&partials[s * values + i]);
-      sum.x += p.x;
-      sum.y += p.y;
-      sum.z += p.z;
-      sum.w += p.w;
-    }
-    uint2 out;
-    out.x = pack_pair<T>(sum.x, sum.y);
-    out.y = pack_pair<T>(sum.z, sum.w);
-    *reinterpret_cast<uint2*>(&C[i]) = out;
-  }
-}
-
-// SMs x blocks per SM of `kernel`, asked once per device (see "splits").
-template <auto kernel>
-static cudaError_t resident_blocks(int smem, int* blocks) {
-  static int fits[64] = {};
-  int device = 0;
-  cudaError_t err = cudaGetDevice(&device);
-  if (err != cudaSuccess) return err;
-  if (device < 0 || device >= 64) return cudaErrorInvalidDevice;
-  if (fits[device] == 0) {
-    int sms = 0, per_sm = 0;
-    if ((err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device)) !=
-            cudaSuccess ||
-        (err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, 256, smem)) !=
-            cudaSuccess)
-      return err;
-    fits[device] = sms * (per_sm > 0 ? per_sm : 1);
-  }
-  *blocks = fits[device];
-  return cudaSuccess;
-}
-
-// The number of splits (see "splits").
-static int64_t split_count(int64_t M, int64_t N, int64_t K, int64_t blocks) {
-  constexpr int BM = CVT_SPLIT_K_BM, BN = CVT_SPLIT_K_BN, BK = CVT_SPLIT_K_BK;
-  const int64_t tiles = ceil_div(M, BM) * ceil_div(N, BN), k_tiles = ceil_div(K, BK);
-  int64_t splits = blocks / tiles;
-  const int64_t by_run = k_tiles / CVT_SPLIT_K_MIN_RUN;
-  const int64_t by_bytes = (M * K + K * N + M * N) * 2 / (M * N * 4);
-  if (by_run < splits) splits = by_run;
-  if (by_bytes < splits) splits = by_bytes;
-  if (splits < 1) return 1;
-  return ceil_div(k_tiles, ceil_div(k_tiles, splits));
-}
-
 template <class T>
 static cudaError_t launch_split_k(const void* A, const void* B, void* C, int64_t M, int64_t N,
                                   int64_t K, cudaStream_t stream) {
@@ -213,10 +157,10 @@ static cudaError_t launch_split_k(const void* A, const void* B, void* C, int64_t
   cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
   if (err != cudaSuccess) return err;
   int blocks = 0;
-  if ((err = resident_blocks<kernel>(smem, &blocks)) != cudaSuccess) return err;
+  if ((err = resident_blocks<kernel>(256, smem, &blocks)) != cudaSuccess) return err;
   const int64_t tiles = ceil_div(M, BM) * ceil_div(N, BN);
   if (tiles > kMaxGridX) return cudaErrorInvalidConfiguration;  // one block per tile, on x
-  const int64_t splits = split_count(M, N, K, blocks);
+  const int64_t splits = split_count(M, N, K, BM, BN, BK, CVT_SPLIT_K_MIN_RUN, 2, blocks);
   const int64_t split_tiles = ceil_div(ceil_div(K, BK), splits);
 
   void* workspace = nullptr;
@@ -231,14 +175,9 @@ static cudaError_t launch_split_k(const void* A, const void* B, void* C, int64_t
                                       static_cast<int>(split_tiles));
   err = cudaGetLastError();
   if (splits > 1) {
-    if (err == cudaSuccess) {
-      const int64_t steps = ceil_div(M * N, 4 * 256);
-      const int64_t sum_blocks = steps < 8LL * blocks ? steps : 8LL * blocks;
-      matmul_split_k_sum<T><<<static_cast<unsigned>(sum_blocks), 256, 0, stream>>>(
-          static_cast<const float*>(workspace), static_cast<T*>(C), M * N,
-          static_cast<int>(splits));
-      err = cudaGetLastError();
-    }
+    if (err == cudaSuccess)
+      err = launch_split_k_sum<T>(static_cast<const float*>(workspace), static_cast<T*>(C),
+                                  M * N, splits, blocks, stream);
     const cudaError_t freed = cudaFreeAsync(workspace, stream);
     if (err == cudaSuccess) err = freed;
   }

@@ -5,6 +5,7 @@ path per shape (docs/performance/shapes.md):
                      (skinny and few-tile shapes; any shape)
     cuda_split_k     cuda/matmul_split_k.cu: its CUDA twin at fp16 and bf16 (Hopper: t2's
                      TMA and wgmma, the k loop shared out over grid y; any shape)
+    cuda_split_k_tf32  cuda/matmul_split_k_tf32.cu: the same at tf32, on t4's C^T = B^T A^T
     cuda_auto        bindings/auto.py: per shape and precision, one of the CUDA kernels
     triton_auto      triton_impl/matmul_auto.py: the same for the Triton matmuls
 
@@ -15,7 +16,7 @@ test_shape_paths.py, docs/performance/shapes_probe.py).
 """
 from __future__ import annotations
 
-from bench.catalog.matmul_cuda import _SM90A, _T1_FALLBACK, _op, _params
+from bench.catalog.matmul_cuda import _SM90A, _T1_FALLBACK, _V7_FALLBACK, _op, _params
 from bench.families.matmul import models, models_triton
 from bench.registry import Kernel
 
@@ -106,9 +107,22 @@ def records() -> list[Kernel]:
             twin="triton_split_k", min_capability=(9, 0), max_capability=(9, 0),
             needs=_SM90A),
         Kernel(
+            name="cuda_split_k_tf32", op="matmul", backend="cuda", version="split-k",
+            summary="cuda_split_k at tf32: t4's 256 x 128 tiles and C^T = B^T A^T, the k loop "
+                    "shared out over grid y",
+            source="cuda/matmul_split_k_tf32.cu", precisions=("tf32",),
+            loader=_op("matmul_split_k_tf32"),
+            params=_params(BM="SPLIT_K_TF32_BM", BN="SPLIT_K_TF32_BN", BK="SPLIT_K_TF32_BK",
+                           STAGES="SPLIT_K_TF32_STAGES", MIN_RUN="SPLIT_K_TF32_MIN_RUN",
+                           **_V7_FALLBACK),
+            model=models.matmul_split_k_tf32, formula="global N³/BN + N³/BM (TMA), any split",
+            twin_note="triton_split_k at tf32 runs the same algorithm (its twin entry is "
+                      "cuda_split_k, at 16 bits)", min_capability=(9, 0), max_capability=(9, 0),
+            needs=_SM90A),
+        Kernel(
             name="cuda_auto", op="matmul", backend="cuda", version="auto",
-            summary="picks per shape: cuda_skinny (M or N <= 16; <= 8 in 16 bits), else v8 "
-                    "(fp32), t4 (tf32), split_k or t5 (fp16, bf16)",
+            summary="picks per shape and precision: cuda_skinny (M or N <= 16), split_k, "
+                    "split_k_tf32, v8, t4 or t5",
             source="bindings/auto.py", precisions=ALL_PRECISIONS, loader=_cuda_auto_loader,
             chooses=_cuda_choice, twin="triton_auto"),
         Kernel(

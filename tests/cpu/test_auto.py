@@ -28,6 +28,8 @@ H100 = dict(sms=132, hopper=True)
     ((8192, 1, 8192), "tf32", "matmul_skinny"),
     ((4096, 4096, 4097), "bf16", "matmul_t5_stream_k"),  # unaligned: t5 stages
     ((4096, 4096, 4097), "tf32", "matmul_t4_tf32"),
+    ((256, 256, 524288), "tf32", "matmul_split_k_tf32"),  # one cluster of t4's: split k
+    ((1000, 4096, 4096), "tf32", "matmul_t4_tf32"),
     ((1000, 1000, 4099), "fp32", "matmul_v8_split_k"),
     ((0, 5, 7), "fp16", "matmul_skinny"),
 ])
@@ -44,6 +46,12 @@ def test_cuda_auto_rules(shape, precision, op):
 ])
 def test_split_k_splits_repeat_the_launchers_rule(shape, splits):
     assert auto.splits(*shape, sms=132) == splits
+
+
+def test_split_k_tf32_splits_on_its_own_tiles():
+    assert auto.splits(256, 256, 524288, 132, "tf32") == 66     # 2 tiles of 256 x 128
+    assert auto.splits(1000, 1000, 4099, 132, "tf32") == 4      # K staged to 4100
+    assert auto.splits(4096, 4096, 4096, 132, "tf32") == 1
 
 
 def test_cuda_auto_off_hopper_runs_the_portable_rungs():

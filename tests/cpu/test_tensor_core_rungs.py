@@ -40,10 +40,12 @@ needs_nvcc = pytest.mark.skipif(NVCC is None, reason="nvcc not on PATH")
 
 
 def test_every_tensor_core_op_is_a_registered_rung():
-    # matmul_split_k shares the rungs' contract but is a path beside them (cuda_split_k)
-    paths = [op for op in config.TENSOR_CORE_OPS if not op.removeprefix("matmul_").startswith("t")]
-    assert paths == ["matmul_split_k"]
-    assert registry.get("cuda_split_k").source == "cuda/matmul_split_k.cu"
+    # the split_k paths share the rungs' contracts but are paths beside them
+    paths = [op for op in (*config.TENSOR_CORE_OPS, *config.TF32_OPS)
+             if not op.removeprefix("matmul_").startswith("t")]
+    assert paths == ["matmul_split_k", "matmul_split_k_tf32"]
+    for op in paths:
+        assert registry.get(op.replace("matmul_", "cuda_")).source == f"cuda/{op}.cu"
     assert sorted(Path(k.source).stem for k in RUNGS) == sorted(
         [op for op in (*config.TENSOR_CORE_OPS, *config.TF32_OPS) if op not in paths])
     for k in RUNGS:

@@ -142,19 +142,20 @@ SPLIT_SHAPES = [MatmulShape(128, 128, 131072), MatmulShape(264, 264, 4100),
                 MatmulShape(136, 520, 20000)]
 
 
-@pytest.mark.parametrize("precision", ("fp16", "bf16"))
-def test_cuda_split_k_shares_the_k_loop(precision):
-    """cuda_split_k where it splits: the float64 check (random and exact), and the same
-    bits on a second call (the partials are summed in split order)."""
+@pytest.mark.parametrize("name,precision", [("cuda_split_k", "fp16"), ("cuda_split_k", "bf16"),
+                                            ("cuda_split_k_tf32", "tf32")])
+def test_cuda_split_k_shares_the_k_loop(name, precision):
+    """cuda_split_k and cuda_split_k_tf32 where they split: the float64 check (random and
+    exact), and the same bits on a second call (the partials are summed in split order)."""
     from bindings import auto
 
-    kernel = registry.get("cuda_split_k")
+    kernel = registry.get(name)
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     g = torch.Generator().manual_seed(14)
     dtype = prec.torch_dtype(precision)
     run = poisoned_runner(kernel, precision)
     for shape in SPLIT_SHAPES:
-        assert auto.splits(shape.M, shape.N, shape.K, sms) > 1, shape
+        assert auto.splits(shape.M, shape.N, shape.K, sms, precision) > 1, shape
         assert _check(kernel, precision, shape).status == "ok", shape
         assert _check(kernel, precision, shape, mode="exact").status == "ok", shape
         a, b = _matrix(shape.M, shape.K, dtype, g), _matrix(shape.K, shape.N, dtype, g)

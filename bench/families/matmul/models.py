@@ -418,6 +418,14 @@ def matmul_t4(s: MatmulShape, p) -> Traffic:
                           tma=True, mma_macs=wgmma_macs_per_warp(BM, k=8), tensor_pipe=True)
 
 
+def matmul_split_k_tf32(s: MatmulShape, p) -> Traffic:
+    """split_k_tf32, the CUDA path for few tiles at tf32: t4's count with one block per
+    cluster (CLUSTER = 1: no multicast), its splits sharing out each tile's k tiles (the same
+    loads for any number of them). Not counted: the float32 partial tiles (S*M*N written,
+    read once by the sum, where S > 1)."""
+    return matmul_t4(s, {**p, "CLUSTER": 1})
+
+
 def t4_l2_reads(s: MatmulShape, p) -> int:
     """Elements t4 reads from L2 on its TMA path: A once per cluster (multicast)."""
     M, N, K, BM, C = s.M, s.N, s.K, p["BM"], p["CLUSTER"]
