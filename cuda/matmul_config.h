@@ -345,12 +345,8 @@
 #define CVT_SPLIT_K_TF32_BM 256
 #define CVT_SPLIT_K_TF32_BN 128
 #define CVT_SPLIT_K_TF32_BK 32
-#ifndef CVT_SPLIT_K_TF32_STAGES
 #define CVT_SPLIT_K_TF32_STAGES 4
-#endif
-#ifndef CVT_SPLIT_K_TF32_MIN_RUN
 #define CVT_SPLIT_K_TF32_MIN_RUN 8
-#endif
 
 // t4 tf32: t3's machinery on float32 inputs, computing C^T = B^T A^T (wgmma reads 32-bit
 // operands from shared memory only K-major, so B^T comes from registers): a block tile of
