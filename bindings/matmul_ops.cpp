@@ -198,7 +198,8 @@ at::Tensor run_tensor_core_matmul(const char* op, cvt::TensorCoreMatmulLauncher 
 // The paths beside the ladder (CVT_SKINNY_OPS): float32, float16 or bfloat16 (A and B the
 // same), M <= 16 or N <= 16, and a float32 workspace for split K from the caching allocator.
 at::Tensor run_skinny_matmul(const char* op, cvt::SkinnyMatmulLauncher launch,
-                             int64_t (*workspace_floats)(int64_t, int64_t, int64_t, int),
+                             int64_t (*workspace_floats)(int64_t, int64_t, int64_t,
+                                                         cvt::MatmulType, int),
                              const at::Tensor& a, const at::Tensor& b) {
   check_matmul_inputs(op, a, b, Accepts::kAny);
   TORCH_CHECK(a.size(0) <= CVT_SKINNY_MAX_R || b.size(1) <= CVT_SKINNY_MAX_R, op,
@@ -210,13 +211,13 @@ at::Tensor run_skinny_matmul(const char* op, cvt::SkinnyMatmulLauncher launch,
   at::Tensor C = at::empty({M, N}, A.options());
   if (M == 0 || N == 0) return C;
 
-  const int64_t floats = workspace_floats(M, N, K, A.get_device());
-  TORCH_INTERNAL_ASSERT(floats >= 0, op, ": no workspace size for M = ", M, ", N = ", N,
-                        ", K = ", K);
-  const at::Tensor W = at::empty({floats}, A.options().dtype(at::kFloat));
   const auto type = A.scalar_type() == at::kFloat  ? cvt::MatmulType::kFloat32
                     : A.scalar_type() == at::kHalf ? cvt::MatmulType::kFloat16
                                                    : cvt::MatmulType::kBFloat16;
+  const int64_t floats = workspace_floats(M, N, K, type, A.get_device());
+  TORCH_INTERNAL_ASSERT(floats >= 0, op, ": no workspace size for M = ", M, ", N = ", N,
+                        ", K = ", K);
+  const at::Tensor W = at::empty({floats}, A.options().dtype(at::kFloat));
   const cudaError_t err = launch(A.data_ptr(), B.data_ptr(), C.data_ptr(), M, N, K, type,
                                  W.data_ptr<float>(), floats,
                                  c10::cuda::getCurrentCUDAStream(A.get_device()));

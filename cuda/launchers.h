@@ -61,8 +61,8 @@ CVT_TF32_OPS(CVT_DECLARE_TF32_LAUNCHER)
 // C[M, N] = A[M, K] @ B[K, N], all three of `type`, row-major, contiguous; products
 // accumulated in float32, C rounded to nearest once. Split K sums its partial tiles in a
 // float32 workspace that the caller allocates: matmul_<version>_workspace_floats(M, N, K,
-// device) floats (0 where one split covers K) for the launch on `device`, passed with its
-// size. cudaErrorInvalidValue when neither M nor N is at most CVT_SKINNY_MAX_R, or the
+// type, device) floats (0 where one split covers K) for the launch on `device`, passed with
+// its size. cudaErrorInvalidValue when neither M nor N is at most CVT_SKINNY_MAX_R, or the
 // workspace is smaller than asked.
 enum class MatmulType { kFloat32, kFloat16, kBFloat16 };
 using SkinnyMatmulLauncher = cudaError_t (*)(const void* A, const void* B, void* C, int64_t M,
@@ -74,7 +74,8 @@ using SkinnyMatmulLauncher = cudaError_t (*)(const void* A, const void* B, void*
                                       int64_t N, int64_t K, MatmulType type,                 \
                                       float* workspace, int64_t workspace_floats,            \
                                       cudaStream_t stream);                                  \
-  int64_t matmul_##VERSION##_workspace_floats(int64_t M, int64_t N, int64_t K, int device);
+  int64_t matmul_##VERSION##_workspace_floats(int64_t M, int64_t N, int64_t K,              \
+                                               MatmulType type, int device);
 CVT_SKINNY_OPS(CVT_DECLARE_SKINNY_LAUNCHER)
 #undef CVT_DECLARE_SKINNY_LAUNCHER
 

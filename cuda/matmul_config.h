@@ -366,14 +366,16 @@
 #define CVT_T4_GROUP 8
 #endif
 
-// skinny (a path beside the ladder, cuda/matmul_skinny.cu): blocks of THREADS threads, each
-// thread 4 columns (M small) or one row of A (N small); the small dimension padded to the
-// next of 1, 2, 4, 8, 16 (MAX_R); S staged KC values of k at a time; split K so that the grid
-// has about BLOCKS_PER_SM blocks per SM, each split at least MIN_SPLIT_CHUNKS chunks of KC
-// deep, at most MAX_SPLITS splits.
+// skinny (a path beside the ladder, cuda/matmul_skinny.cu): blocks of THREADS threads; M
+// small: each thread 16 bytes of consecutive columns of B, A staged KC values of k at a time;
+// N small: each warp ROWS_PER_WARP rows of A, its lanes along k. The small dimension padded to
+// the next of 1, 2, 4, 8, 16 (MAX_R). K split so that the grid has about BLOCKS_PER_SM blocks
+// per SM, at most MAX_SPLITS splits, and the partial sums' round trip at most
+// 1/PARTIAL_SHARE of the big operand's bytes.
 #define CVT_SKINNY_THREADS 128
 #define CVT_SKINNY_KC 64
 #define CVT_SKINNY_MAX_R 16
+#define CVT_SKINNY_ROWS_PER_WARP 4
 #define CVT_SKINNY_BLOCKS_PER_SM 8
-#define CVT_SKINNY_MIN_SPLIT_CHUNKS 4
+#define CVT_SKINNY_PARTIAL_SHARE 4
 #define CVT_SKINNY_MAX_SPLITS 256

@@ -4,59 +4,63 @@
 //             the big operand it reads: 8 FLOPs/byte in fp32 at R = 16, below the H100's
 //             FFMA ridge (~20 FLOPs/byte), so the time is the time to read that operand
 //             once, and the ladder's tiles (128 rows of A per block, mostly padding here)
-//             waste the SMs. Here each thread owns a few columns of the big output dimension
-//             and streams its share of the big operand straight from global memory into
-//             registers, once; the small operand (at most 16 x K) is staged in shared
-//             memory, KC values of k at a time, and read by every thread as a broadcast.
-//             (16-bit values at R = 16 make 16 FLOPs/byte, near the FFMA ridge: there the
-//             FFMAs, the conversions and the broadcast loads may bound instead, on a GPU
-//             with more bandwidth per FLOP, an H200 more than an H100; unmeasured.)
-//   design    both cases are one product out[r, c] = sum_k S[r, k] * G[k, c], r < R <= 16
-//             the small dimension, c < Cn the big output dimension:
-//               M small (M <= 16): S = A, G = B (contiguous along c), out[r, c] = C[r*N + c],
-//                 Cn = N. A thread owns VC = 4 consecutive columns and reads one 4-wide
-//                 piece of a row of B per k (16 bytes fp32, 8 bytes 16-bit): a warp reads
-//                 whole 128-element rows of B, coalesced.
-//               N small (N <= 16, checked first): C^T = B^T A^T, S[r, k] = B[k*N + r],
-//                 G[k, c] = A[c*K + k] (contiguous along k), out[r, c] = C[c*N + r], Cn = M.
-//                 A thread owns one row c of A and reads VK = 16 bytes of it along k per
-//                 step: a warp touches 32 rows, and its next steps use the rest of each
-//                 128-byte line, which L1 keeps.
-//             R, the padded small dimension, is a template parameter (1, 2, 4, 8 or 16, the
-//             smallest at least the real one): float acc[R][VC] live in registers. A block
-//             of THREADS threads covers THREADS*VC columns and one split's k range; per
-//             chunk of KC values of k it stages S (as float, zero past the split's end and
-//             past the real rows) in shared memory sS[k][r], then every thread runs the
-//             chunk: the threads of a warp read the same sS[k][r] (a broadcast). Only a
-//             split's last chunk needs k masks; columns c >= Cn are masked.
-//   splits    K is split over grid y so that a narrow output still fills the GPU: S = the
-//             launcher's choice of about BLOCKS_PER_SM blocks per SM, S = min(BLOCKS_PER_SM
-//             * SMs / ceil(Cn / (THREADS*VC)), MAX_SPLITS, ceil(K/KC) / MIN_SPLIT_CHUNKS), at
-//             least 1; then each split takes per = ceil(chunks / S) chunks and S =
+//             waste the SMs. Here every warp streams its share of the big operand straight
+//             from global memory into registers, once, 512 contiguous bytes per load (16
+//             bytes a lane); the small operand (at most 16 x K) is staged in shared memory as
+//             float, a chunk of k at a time. (16-bit values at R = 16 make 16 FLOPs/byte,
+//             near the FFMA ridge: there the FFMAs and the shared-memory reads may bound
+//             instead; cuda_auto sends 9 to 16 rows in 16 bits to split_k's tensor cores.)
+//   design    R, the small dimension padded to 1, 2, 4, 8 or 16 (the smallest at least the
+//             real one), is a template parameter. One kernel per side, each reading the big
+//             operand along its rows, where it is contiguous:
+//               M small (M <= 16, N > 16), matmul_skinny_cols_kernel: C[r, c] = sum_k
+//                 A[r, k] B[k, c]. A thread owns VC = 16 bytes of consecutive columns (4 in
+//                 fp32, 8 in 16 bits) and reads that piece of one row of B per k. A's chunk
+//                 of KC = 64 values of k is staged as sA[k][r]: each k's R values are a
+//                 broadcast to the warp. float acc[R][VC] in registers.
+//               N small (N <= 16, checked first), matmul_skinny_rows_kernel: C^T = B^T A^T,
+//                 the big operand A read along k. A warp owns WR = 4 rows of A; its 32
+//                 lanes take consecutive 16-byte pieces (VK = 4 or 8 values of k) of a row,
+//                 U = 2 pieces per row per chunk, so a chunk is KC = 64*VK values of k. B's
+//                 chunk (KC x N, contiguous in memory) is staged as float in the order the
+//                 lanes read it: the I = min(R, 4) values of one k and r-group that a lane
+//                 needs are one vector, and the 32 lanes' vectors are consecutive (no bank
+//                 conflict). Each lane sums its share of k for WR x R outputs, float
+//                 acc[WR][R]; after the last chunk a butterfly of warp shuffles adds the 32
+//                 lanes' sums (every lane then holds the same bits), and lane r stores
+//                 output r of each row.
+//             Only a split's last chunk, the last columns and the last rows need masks.
+//   splits    K is split over grid y so that a narrow output still fills the GPU: about
+//             BLOCKS_PER_SM blocks per SM, S = min(BLOCKS_PER_SM * SMs / gx, MAX_SPLITS,
+//             chunks of K, K * sizeof(T) / (8 * PARTIAL_SHARE * R_real)), at least 1, gx the
+//             blocks of one split. The last cap keeps the partials' round trip (8 bytes per
+//             float, written and read once) within 1/PARTIAL_SHARE of the big operand's
+//             bytes. Then each split takes per = ceil(chunks / S) chunks and S =
 //             ceil(chunks / per) (no split is empty). One split stores C itself. More write
-//             their float partial tiles to the caller's workspace W[split][r][c] (rows <
-//             the real R only), and matmul_skinny_reduce_kernel sums W over the splits in
-//             split order (the same bits on every run) and stores C. K = 0: the reduction
-//             alone, over zero splits, writes C = 0.
-//   traffic   Cn the big output dimension, R_real the small one, gx = ceil(Cn / (THREADS*VC)):
-//               global loads  G (the big operand): K*Cn values, each once
-//                             S (the small one):   R_real*K per block row of splits, gx*R_real*K
-//                             in all (L2 hits after the first: S is at most 16*K values)
+//             their float partial sums to the caller's workspace W[split][r][c] (rows <
+//             the real R only, c along the big output dimension), and
+//             matmul_skinny_reduce_kernel sums W over the splits in split order (the same
+//             bits on every run) and stores C. K = 0: the reduction alone, over zero splits,
+//             writes C = 0.
+//   traffic   Cn the big output dimension (N or M), R_real the small one (M or N):
+//               global loads  the big operand: K*Cn values, each once
+//                             the small one: R_real*K per block of a split's range, gx*R_real*K
+//                             in all (L2 hits after the first: at most 16*K values)
 //               global stores C: R_real*Cn values; with S > 1 splits, W: S*R_real*Cn floats
-//                             written and read once more by the reduction
-//               FFMAs         R*VC per G piece: ~ R * Cn * K (R the padded small dimension)
+//                             written and read once more by the reduction (at most 1/4 of
+//                             the big operand's bytes, by the cap above)
+//               FFMAs         R per value of the big operand: ~ R * Cn * K
 //             so the bound is K*Cn*sizeof(T) bytes at memory bandwidth (H100, 3.35 TB/s:
-//             a 16 x 4096 x 4096 fp16 product reads 32 MiB of B, ~10 us), plus, with S > 1
-//             splits, W's round trip: 8*S*R_real*Cn bytes. Each split is at least
-//             MIN_SPLIT_CHUNKS*KC = 256 deep, so S <= K/256 and W adds at most 8*16/256 =
-//             0.5 bytes per column per k: 25% beside 16-bit values at R = 16, less elsewhere.
+//             a 1 x 4096 x 4096 fp16 product reads 32 MiB of B, ~10 us).
 //   precond.  A, B, C of one type (float32, float16 or bfloat16), row-major contiguous;
 //             M <= 16 or N <= 16 (else cudaErrorInvalidValue); any K >= 0; any alignment:
-//             the vector loads when the big operand's rows allow them (M small: B 4*sizeof(T)
-//             aligned and N % 4 == 0; N small: A 16-byte aligned and K % VK == 0), else the
-//             same loop with scalar loads. 64-bit offsets throughout.
-//   params    THREADS, KC, MAX_R, BLOCKS_PER_SM, MIN_SPLIT_CHUNKS, MAX_SPLITS = CVT_SKINNY_*
-//             (matmul_config.h); static shared memory KC*R*4 bytes (4 KiB at R = 16).
+//             16-byte vector loads when the big operand's rows allow them (M small: B
+//             16-byte aligned and N a multiple of VC; N small: A 16-byte aligned and K a
+//             multiple of VK), else the same loops with scalar loads. 64-bit offsets.
+//   params    THREADS, KC, MAX_R, ROWS_PER_WARP (WR), BLOCKS_PER_SM, PARTIAL_SHARE,
+//             MAX_SPLITS = CVT_SKINNY_* (matmul_config.h); static shared memory: KC*R*4
+//             bytes (M small, 4 KiB at R = 16), 64*VK*R*4 bytes (N small, 32 KiB at R = 16
+//             in 16 bits).
 //   run       python -c "import torch, bindings; a = torch.randn(8, 4096, device='cuda',
 //             dtype=torch.half); b = torch.randn(4096, 4096, device='cuda', dtype=torch.half);
 //             print((bindings.ops().matmul_skinny(a, b) - a.float() @ b.float()).abs().max())"
@@ -72,137 +76,194 @@ namespace cvt {
 
 constexpr int kSkinnyThreads = CVT_SKINNY_THREADS;
 constexpr int kSkinnyKC = CVT_SKINNY_KC;
+constexpr int kSkinnyRowsPerWarp = CVT_SKINNY_ROWS_PER_WARP;
+constexpr int kSkinnyPieces = 2;  // N small: 16-byte pieces per lane and row in a chunk (U)
 constexpr int kSkinnyReduceThreads = 256;
 static_assert(CVT_SKINNY_MAX_R == 16, "the launcher instantiates R = 1, 2, 4, 8, 16");
-static_assert(kSkinnyKC % 16 == 0, "a chunk holds whole 16-byte pieces of k of every type");
+static_assert(kSkinnyThreads % 32 == 0, "whole warps");
 
-// N values of T moved by one load: aligned to its size, so 8 bytes compile to LDG.64 and
-// 16 bytes to LDG.128.
+// N values of T moved by one load: aligned to its size, so 16 bytes compile to LDG.128.
 template <class T, int N>
 struct alignas(sizeof(T) * N) Pack {
   T v[N];
 };
 
-// g[v][j] = G[k + v, c + j] as float: a VK x VC piece of the big operand. ALONG_C (M small):
-// G[k, c] = G[k*ld + c], the piece is one row of VC columns (VK = 1); else (N small) G[k, c] =
-// G[c*ld + k], the piece is VK values of k of one row (VC = 1). VECTOR: one load of the
-// whole piece. MASKED: zeros outside k < k_hi and c < Cn (in VECTOR mode a piece is all in or
-// all out: see the launcher's alignment conditions; in scalar mode each value is checked).
-template <class T, int VK, int VC, bool VECTOR, bool MASKED>
-__device__ __forceinline__ void load_piece(const T* __restrict__ G, int64_t ld, int64_t k,
-                                           int64_t c, int64_t k_hi, int64_t Cn,
-                                           float (&g)[VK][VC]) {
-  constexpr bool ALONG_C = VK == 1;
-  if constexpr (VECTOR) {
-    constexpr int V = ALONG_C ? VC : VK;
-    if (MASKED && !(k < k_hi && c < Cn)) {
-#pragma unroll
-      for (int v = 0; v < VK; ++v)
-#pragma unroll
-        for (int j = 0; j < VC; ++j) g[v][j] = 0.0f;
-      return;
-    }
-    const T* const at = ALONG_C ? &G[k * ld + c] : &G[c * ld + k];
-    const Pack<T, V> p = *reinterpret_cast<const Pack<T, V>*>(at);
-#pragma unroll
-    for (int i = 0; i < V; ++i) {
-      if constexpr (ALONG_C) g[0][i] = to_float(p.v[i]);
-      else g[i][0] = to_float(p.v[i]);
-    }
+// V consecutive values of T from `at`, as they are in memory (converted to float where they
+// are used, so a 16-bit piece holds 4 registers, not 8). VECTOR: one 16-byte load (the
+// launcher checked the alignment). MASKED: only the first `valid` values are read (0 to V),
+// the rest are 0; a vector piece is read whole or not at all (valid is 0 or V there).
+template <class T, int V, bool VECTOR, bool MASKED>
+__device__ __forceinline__ Pack<T, V> load_piece(const T* __restrict__ at, int valid) {
+  Pack<T, V> p;
+  if (VECTOR && !(MASKED && valid < V)) {
+    p = *reinterpret_cast<const Pack<T, V>*>(at);
   } else {
 #pragma unroll
-    for (int v = 0; v < VK; ++v)
-#pragma unroll
-      for (int j = 0; j < VC; ++j) {
-        const int64_t kk = k + v, cc = c + j;
-        g[v][j] = !MASKED || (kk < k_hi && cc < Cn)
-                      ? to_float(ALONG_C ? G[kk * ld + cc] : G[cc * ld + kk])
-                      : 0.0f;
-      }
+    for (int j = 0; j < V; ++j)
+      p.v[j] = !VECTOR && (!MASKED || j < valid) ? at[j] : from_float<T>(0.0f);
   }
+  return p;
 }
 
-// out[r, c] = sum_k S[r, k] * G[k, c] over split blockIdx.y's k range [k_lo, k_hi), r < rows
-// (<= R), c < Cn (see "design"). S[r, k] = S[r*s_r + k*s_k]; G as load_piece; out[r, c] =
-// out[r*o_r + c*o_c]. One split (gridDim.y == 1): the block stores out; more: W[split][r][c].
-template <class T, int R, int VK, int VC, bool VECTOR>
+// M small: C[r, c] = sum over split blockIdx.y's k range of A[r, k] B[k, c], r < rows (<= R),
+// c < N. One split (gridDim.y == 1): the block stores C; more: W[split][r][c].
+template <class T, int R, bool VECTOR>
 __global__ void __launch_bounds__(kSkinnyThreads)
-matmul_skinny_kernel(const T* __restrict__ S, int64_t s_r, int64_t s_k,
-                     const T* __restrict__ G, int64_t ld,
-                     T* __restrict__ out, int64_t o_r, int64_t o_c, float* __restrict__ W,
-                     int rows, int64_t Cn, int64_t K, int64_t split_k) {
-  constexpr bool ALONG_C = VK == 1;  // M small; else N small
-  static_assert((VK == 1) != (VC == 1), "a piece runs along c (M small) or along k (N small)");
-  static_assert(kSkinnyKC % VK == 0, "a chunk holds whole pieces");
+matmul_skinny_cols_kernel(const T* __restrict__ A, const T* __restrict__ B, T* __restrict__ C,
+                          float* __restrict__ W, int rows, int64_t N, int64_t K,
+                          int64_t split_k) {
+  constexpr int VC = 16 / sizeof(T);
   constexpr int KC = kSkinnyKC;
-  __shared__ __align__(16) float sS[KC * R];  // sS[k][r]: S's chunk, transposed, as float
+  __shared__ __align__(16) float sA[KC * R];  // sA[k][r]: A's chunk, transposed, as float
 
   const int64_t c = (static_cast<int64_t>(blockIdx.x) * kSkinnyThreads + threadIdx.x) * VC;
   const int64_t k_lo = static_cast<int64_t>(blockIdx.y) * split_k;
   const int64_t k_hi = k_lo + split_k < K ? k_lo + split_k : K;
+  const int cols = N - c < VC ? static_cast<int>(N - c) : VC;  // <= 0 past the last column
 
   float acc[R][VC] = {};
   for (int64_t kc = k_lo; kc < k_hi; kc += KC) {
     __syncthreads();  // the previous chunk is read by everyone before it is overwritten
-    // Stage S's chunk: consecutive threads take consecutive elements of S in memory (along
-    // k when M is small, where S = A; along r when N is small, where S = B^T).
+    // consecutive threads take consecutive values of k of one row of A
     for (int e = threadIdx.x; e < KC * R; e += kSkinnyThreads) {
-      const int kk = ALONG_C ? e % KC : e / R, r = ALONG_C ? e / KC : e % R;
+      const int kk = e % KC, r = e / KC;
       const int64_t k = kc + kk;
-      sS[kk * R + r] = r < rows && k < k_hi ? to_float(S[r * s_r + k * s_k]) : 0.0f;
+      sA[kk * R + r] = r < rows && k < k_hi ? to_float(A[r * K + k]) : 0.0f;
     }
     __syncthreads();
-    if (c >= Cn) continue;  // past the last column: nothing to load, but the barriers above
+    if (cols <= 0) continue;  // past the last column: nothing to load, but the barriers above
 
-    // The chunk: per piece of G, R x VC x VK FFMAs on broadcast values of sS.
-    const auto step = [&](int kk, const float (&g)[VK][VC]) {
+    // per row of B's piece: R x VC FFMAs on broadcast values of sA
+    const auto step = [&](int kk, const Pack<T, VC>& piece) {
+      float g[VC];
 #pragma unroll
-      for (int v = 0; v < VK; ++v) {
-        const float* const s = &sS[(kk + v) * R];
+      for (int j = 0; j < VC; ++j) g[j] = to_float(piece.v[j]);
 #pragma unroll
-        for (int r = 0; r < R; ++r) {
-          const float sv = s[r];
+      for (int r = 0; r < R; ++r) {
+        const float a = sA[kk * R + r];
 #pragma unroll
-          for (int j = 0; j < VC; ++j) acc[r][j] += sv * g[v][j];
-        }
+        for (int j = 0; j < VC; ++j) acc[r][j] += a * g[j];
       }
     };
-    if (kc + KC <= k_hi && c + VC <= Cn) {  // a whole chunk of whole pieces: no masks
-      // 16 pieces a step in flight per thread (unroll 8 made ptxas spill 8 bytes in the
-      // bf16, R = 2 kernel; whole chunks at VK = 8 fp16/bf16)
-#pragma unroll 16
-      for (int kk = 0; kk < KC; kk += VK) {
-        float g[VK][VC];
-        load_piece<T, VK, VC, VECTOR, false>(G, ld, kc + kk, c, k_hi, Cn, g);
-        step(kk, g);
+    if (kc + KC <= k_hi && cols == VC) {  // a whole chunk of whole pieces: no masks
+#pragma unroll 8
+      for (int kk = 0; kk < KC; ++kk) {
+        step(kk, load_piece<T, VC, VECTOR, false>(&B[(kc + kk) * N + c], VC));
       }
-    } else {  // the split's last, partial chunk, or the last columns (scalar path)
-      for (int kk = 0; kk < KC && kc + kk < k_hi; kk += VK) {
-        float g[VK][VC];
-        load_piece<T, VK, VC, VECTOR, true>(G, ld, kc + kk, c, k_hi, Cn, g);
-        step(kk, g);
+    } else {  // the split's last, partial chunk, or the last columns
+      for (int kk = 0; kk < KC && kc + kk < k_hi; ++kk) {
+        step(kk, load_piece<T, VC, VECTOR, true>(&B[(kc + kk) * N + c], cols));
       }
     }
   }
-  if (c >= Cn) return;
+  if (cols <= 0) return;
 
-  if (gridDim.y == 1) {  // one split: this block's sums are C
+  // one split: this block's sums are C; more: a partial tile W[split][r][c], for the reduction
+  T* const out = C + c;
+  float* const w = W + (static_cast<int64_t>(blockIdx.y) * rows) * N + c;
 #pragma unroll
-    for (int r = 0; r < R; ++r) {
-      if (r >= rows) break;
+  for (int r = 0; r < R; ++r) {
+    if (r >= rows) break;
 #pragma unroll
-      for (int j = 0; j < VC; ++j)
-        if (c + j < Cn) out[r * o_r + (c + j) * o_c] = from_float<T>(acc[r][j]);
+    for (int j = 0; j < VC; ++j) {
+      if (j >= cols) break;
+      if (gridDim.y == 1) out[r * N + j] = from_float<T>(acc[r][j]);
+      else w[r * N + j] = acc[r][j];
     }
-  } else {  // a partial tile: W[split][r][c], for the reduction
-    float* const w = W + static_cast<int64_t>(blockIdx.y) * rows * Cn;
-#pragma unroll
-    for (int r = 0; r < R; ++r) {
-      if (r >= rows) break;
-#pragma unroll
-      for (int j = 0; j < VC; ++j)
-        if (c + j < Cn) w[r * Cn + c + j] = acc[r][j];
+  }
+}
+
+// N small: C[c, r] = sum over split blockIdx.y's k range of A[c, k] B[k, r], r < rows (<= R),
+// c < M: the rows of A are the big output dimension. One split: the warp stores C; more:
+// W[split][r][c].
+template <class T, int R, bool VECTOR>
+__global__ void __launch_bounds__(kSkinnyThreads)
+matmul_skinny_rows_kernel(const T* __restrict__ A, const T* __restrict__ B, T* __restrict__ C,
+                          float* __restrict__ W, int rows, int64_t M, int64_t K,
+                          int64_t split_k) {
+  constexpr int VK = 16 / sizeof(T), U = kSkinnyPieces, WR = kSkinnyRowsPerWarp;
+  constexpr int KC = 32 * U * VK;
+  constexpr int I = R < 4 ? R : 4, J = R / I;  // B's R values of one k: J vectors of I floats
+  // B's chunk as float: k = kc + (u*32 + lane)*VK + v, r = j*I + i at
+  // (((u*VK + v)*J + j)*32 + lane)*I + i, so lane l's I floats of (u, v, j) are one vector
+  // and the 32 lanes' vectors are consecutive.
+  __shared__ __align__(16) float sB[KC * R];
+
+  const int lane = threadIdx.x % 32;
+  const int64_t c0 =
+      (static_cast<int64_t>(blockIdx.x) * (kSkinnyThreads / 32) + threadIdx.x / 32) * WR;
+  const int64_t k_lo = static_cast<int64_t>(blockIdx.y) * split_k;
+  const int64_t k_hi = k_lo + split_k < K ? k_lo + split_k : K;
+  const int own = M - c0 < WR ? static_cast<int>(M - c0) : WR;  // this warp's rows; <= 0: none
+
+  float acc[WR][R] = {};
+  for (int64_t kc = k_lo; kc < k_hi; kc += KC) {
+    __syncthreads();  // the previous chunk is read by everyone before it is overwritten
+    // consecutive threads fill consecutive floats of sB (no bank conflict), reading B's
+    // values from the chunk's KC * rows contiguous ones (L2 hits after the first block)
+    for (int e = threadIdx.x; e < KC * R; e += kSkinnyThreads) {
+      const int i = e % I, l = e / I % 32, j = e / (32 * I) % J, uv = e / (32 * R);
+      const int r = j * I + i, kk = ((uv / VK) * 32 + l) * VK + uv % VK;
+      const int64_t k = kc + kk;
+      sB[e] = r < rows && k < k_hi ? to_float(B[k * rows + r]) : 0.0f;
     }
+    __syncthreads();
+    if (own <= 0) continue;  // past the last row: nothing to load, but the barriers above
+
+    // every load of the chunk first (U*WR 16-byte pieces in flight), then the FFMAs
+    const bool whole = kc + KC <= k_hi && own == WR;
+    const T* const first = A + c0 * K + kc + lane * VK;  // this lane's first piece of row c0
+    Pack<T, VK> g[U][WR];
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      const int64_t left = k_hi - (kc + (u * 32 + lane) * VK);  // values of k left in the split
+      const int valid = left <= 0 ? 0 : left < VK ? static_cast<int>(left) : VK;
+#pragma unroll
+      for (int w = 0; w < WR; ++w) {
+        const T* const at = first + w * K + u * 32 * VK;
+        g[u][w] = whole ? load_piece<T, VK, VECTOR, false>(at, VK)
+                        : load_piece<T, VK, VECTOR, true>(at, w < own ? valid : 0);
+      }
+    }
+#pragma unroll
+    for (int u = 0; u < U; ++u)
+#pragma unroll
+      for (int v = 0; v < VK; ++v) {
+        float a[WR];
+#pragma unroll
+        for (int w = 0; w < WR; ++w) a[w] = to_float(g[u][w].v[v]);
+#pragma unroll
+        for (int j = 0; j < J; ++j) {
+          const Pack<float, I> b = *reinterpret_cast<const Pack<float, I>*>(
+              &sB[(((u * VK + v) * J + j) * 32 + lane) * I]);
+#pragma unroll
+          for (int w = 0; w < WR; ++w)
+#pragma unroll
+            for (int i = 0; i < I; ++i) acc[w][j * I + i] += a[w] * b.v[i];
+        }
+      }
+  }
+
+  // the 32 lanes' sums: a butterfly, after which every lane holds each total
+#pragma unroll
+  for (int w = 0; w < WR; ++w)
+#pragma unroll
+    for (int r = 0; r < R; ++r)
+#pragma unroll
+      for (int mask = 16; mask > 0; mask /= 2)
+        acc[w][r] += __shfl_xor_sync(0xffffffffu, acc[w][r], mask);
+
+  // lane r stores output r of each of the warp's rows: C[c, r], or W[split][r][c]
+  if (lane >= rows) return;
+#pragma unroll
+  for (int w = 0; w < WR; ++w) {
+    if (w >= own) break;
+    float sum = acc[w][0];
+#pragma unroll
+    for (int r = 1; r < R; ++r) sum = r == lane ? acc[w][r] : sum;
+    const int64_t c = c0 + w;
+    if (gridDim.y == 1) C[c * rows + lane] = from_float<T>(sum);
+    else W[(static_cast<int64_t>(blockIdx.y) * rows + lane) * M + c] = sum;
   }
 }
 
@@ -220,34 +281,47 @@ matmul_skinny_reduce_kernel(const float* __restrict__ W, T* __restrict__ out, in
   out[r * o_r + c * o_c] = from_float<T>(sum);
 }
 
-// The product in the kernel's terms: which case, R's real rows, the big output dimension.
+// The product in the kernels' terms: which side is small, its real size, the big output
+// dimension, and the split of K.
 struct SkinnyPlan {
   bool n_small;      // N <= MAX_R (checked first): C^T = B^T A^T; else M small
   int rows;          // the small dimension (N or M)
   int64_t cn;        // the big output dimension (M or N)
-  int vc;            // columns per thread: 4 (M small) or 1 (N small)
+  int64_t gx;        // blocks of one split
   int splits;        // of K over grid y; 0 when K = 0 (the reduction alone writes zeros)
-  int64_t split_k;   // values of k per split, a multiple of KC
+  int64_t split_k;   // values of k per split, a multiple of the chunk
 };
 
 // See "splits" in the header. False when neither M nor N is small.
-static bool plan_skinny(int64_t M, int64_t N, int64_t K, int sms, SkinnyPlan* p) {
-  if (N <= CVT_SKINNY_MAX_R) *p = {true, static_cast<int>(N), M, 1, 1, 0};
-  else if (M <= CVT_SKINNY_MAX_R) *p = {false, static_cast<int>(M), N, 4, 1, 0};
-  else return false;
-  const int64_t chunks = ceil_div(K, kSkinnyKC);
+static bool plan_skinny(int64_t M, int64_t N, int64_t K, int elem_bytes, int sms,
+                        SkinnyPlan* p) {
+  int64_t per_block, chunk;  // big-dimension values per block, values of k per chunk
+  if (N <= CVT_SKINNY_MAX_R) {
+    *p = {true, static_cast<int>(N), M, 0, 1, 0};
+    per_block = kSkinnyThreads / 32 * kSkinnyRowsPerWarp;
+    chunk = 32 * kSkinnyPieces * (16 / elem_bytes);
+  } else if (M <= CVT_SKINNY_MAX_R) {
+    *p = {false, static_cast<int>(M), N, 0, 1, 0};
+    per_block = static_cast<int64_t>(kSkinnyThreads) * (16 / elem_bytes);
+    chunk = kSkinnyKC;
+  } else {
+    return false;
+  }
+  p->gx = ceil_div(p->cn, per_block);
+  const int64_t chunks = ceil_div(K, chunk);
   if (chunks == 0) {
     p->splits = 0;
     return true;
   }
-  const int64_t gx = ceil_div(p->cn, static_cast<int64_t>(kSkinnyThreads) * p->vc);
-  int64_t s = gx > 0 ? static_cast<int64_t>(CVT_SKINNY_BLOCKS_PER_SM) * sms / gx : 1;
+  int64_t s = p->gx > 0 ? static_cast<int64_t>(CVT_SKINNY_BLOCKS_PER_SM) * sms / p->gx : 1;
   if (s > CVT_SKINNY_MAX_SPLITS) s = CVT_SKINNY_MAX_SPLITS;
-  if (s > chunks / CVT_SKINNY_MIN_SPLIT_CHUNKS) s = chunks / CVT_SKINNY_MIN_SPLIT_CHUNKS;
+  if (s > chunks) s = chunks;
+  const int64_t by_bytes = K * elem_bytes / (8 * CVT_SKINNY_PARTIAL_SHARE * (p->rows > 0 ? p->rows : 1));
+  if (s > by_bytes) s = by_bytes;
   if (s < 1) s = 1;
   const int64_t per = ceil_div(chunks, s);
   p->splits = static_cast<int>(ceil_div(chunks, per));
-  p->split_k = per * kSkinnyKC;
+  p->split_k = per * chunk;
   return true;
 }
 
@@ -255,65 +329,64 @@ static int64_t skinny_workspace(const SkinnyPlan& p) {
   return p.splits > 1 ? static_cast<int64_t>(p.splits) * p.rows * p.cn : 0;
 }
 
-int64_t matmul_skinny_workspace_floats(int64_t M, int64_t N, int64_t K, int device) {
+static int element_bytes(MatmulType type) { return type == MatmulType::kFloat32 ? 4 : 2; }
+
+int64_t matmul_skinny_workspace_floats(int64_t M, int64_t N, int64_t K, MatmulType type,
+                                       int device) {
   int sms = 0;
   if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess)
     return -1;
   SkinnyPlan p;
-  return plan_skinny(M, N, K, sms, &p) ? skinny_workspace(p) : -1;
+  return plan_skinny(M, N, K, element_bytes(type), sms, &p) ? skinny_workspace(p) : -1;
 }
 
-// The kernel for R and VECTOR, then the reduction where K was split (or is 0).
-template <class T, int R, int VK, int VC, bool VECTOR>
-static cudaError_t launch_skinny(const T* S, int64_t s_r, int64_t s_k, const T* G, int64_t ld,
-                                 T* out, int64_t o_r, int64_t o_c, float* W,
-                                 const SkinnyPlan& p, int64_t K, cudaStream_t stream) {
+// The kernel of the plan's side for R and VECTOR, then the reduction where K was split (or
+// is 0).
+template <class T, int R, bool VECTOR>
+static cudaError_t launch_skinny(const T* A, const T* B, T* C, float* W, const SkinnyPlan& p,
+                                 int64_t K, cudaStream_t stream) {
   if (p.splits > 0) {
-    const int64_t gx = ceil_div(p.cn, static_cast<int64_t>(kSkinnyThreads) * VC);  // < 2^31
-    const dim3 grid(static_cast<unsigned>(gx), static_cast<unsigned>(p.splits));
-    matmul_skinny_kernel<T, R, VK, VC, VECTOR><<<grid, kSkinnyThreads, 0, stream>>>(
-        S, s_r, s_k, G, ld, out, o_r, o_c, W, p.rows, p.cn, K, p.split_k);
+    const dim3 grid(static_cast<unsigned>(p.gx), static_cast<unsigned>(p.splits));  // gx < 2^31
+    if (p.n_small)
+      matmul_skinny_rows_kernel<T, R, VECTOR><<<grid, kSkinnyThreads, 0, stream>>>(
+          A, B, C, W, p.rows, p.cn, K, p.split_k);
+    else
+      matmul_skinny_cols_kernel<T, R, VECTOR><<<grid, kSkinnyThreads, 0, stream>>>(
+          A, B, C, W, p.rows, p.cn, K, p.split_k);
     const cudaError_t err = cudaGetLastError();
     if (err != cudaSuccess || p.splits == 1) return err;
   }
+  // W[s][r][c] to C: C[c, r] (N small) or C[r, c] (M small)
+  const int64_t o_r = p.n_small ? 1 : p.cn, o_c = p.n_small ? p.rows : 1;
   const unsigned blocks =
       static_cast<unsigned>(ceil_div(static_cast<int64_t>(p.rows) * p.cn, kSkinnyReduceThreads));
   matmul_skinny_reduce_kernel<T><<<blocks, kSkinnyReduceThreads, 0, stream>>>(
-      W, out, o_r, o_c, p.splits, p.rows, p.cn);
+      W, C, o_r, o_c, p.splits, p.rows, p.cn);
   return cudaGetLastError();
 }
 
 // R: the smallest of 1, 2, 4, 8, 16 at least the real rows.
-template <class T, int VK, int VC, bool VECTOR>
-static cudaError_t launch_skinny_r(const T* S, int64_t s_r, int64_t s_k, const T* G, int64_t ld,
-                                   T* out, int64_t o_r, int64_t o_c, float* W,
-                                   const SkinnyPlan& p, int64_t K, cudaStream_t stream) {
-#define CVT_SKINNY_R(RR)                                                                   \
-  if (p.rows <= RR)                                                                        \
-    return launch_skinny<T, RR, VK, VC, VECTOR>(S, s_r, s_k, G, ld, out, o_r, o_c, W, p, K, \
-                                                stream);
+template <class T, bool VECTOR>
+static cudaError_t launch_skinny_r(const T* A, const T* B, T* C, float* W, const SkinnyPlan& p,
+                                   int64_t K, cudaStream_t stream) {
+#define CVT_SKINNY_R(RR) \
+  if (p.rows <= RR) return launch_skinny<T, RR, VECTOR>(A, B, C, W, p, K, stream);
   CVT_SKINNY_R(1) CVT_SKINNY_R(2) CVT_SKINNY_R(4) CVT_SKINNY_R(8) CVT_SKINNY_R(16)
 #undef CVT_SKINNY_R
   return cudaErrorInvalidValue;
 }
 
+// Vector loads where the big operand's rows are whole 16-byte pieces from a 16-byte aligned
+// start: A with K a multiple of VK (N small), B with N a multiple of VC (M small).
 template <class T>
-static cudaError_t launch_skinny_typed(const T* A, const T* B, T* C, int64_t M, int64_t N,
-                                       int64_t K, float* W, const SkinnyPlan& p,
+static cudaError_t launch_skinny_typed(const T* A, const T* B, T* C, float* W,
+                                       const SkinnyPlan& p, int64_t N, int64_t K,
                                        cudaStream_t stream) {
-  const auto aligned = [](const void* q, size_t bytes) {
-    return reinterpret_cast<uintptr_t>(q) % bytes == 0;
-  };
-  if (p.n_small) {  // S[r, k] = B[k*N + r], G[k, c] = A[c*K + k], out[r, c] = C[c*N + r]
-    constexpr int VK = 16 / sizeof(T);
-    return aligned(A, 16) && K % VK == 0
-               ? launch_skinny_r<T, VK, 1, true>(B, 1, N, A, K, C, 1, N, W, p, K, stream)
-               : launch_skinny_r<T, VK, 1, false>(B, 1, N, A, K, C, 1, N, W, p, K, stream);
-  }
-  // M small: S[r, k] = A[r*K + k], G[k, c] = B[k*N + c], out[r, c] = C[r*N + c]
-  return aligned(B, 4 * sizeof(T)) && N % 4 == 0
-             ? launch_skinny_r<T, 1, 4, true>(A, K, 1, B, N, C, N, 1, W, p, K, stream)
-             : launch_skinny_r<T, 1, 4, false>(A, K, 1, B, N, C, N, 1, W, p, K, stream);
+  constexpr int V = 16 / sizeof(T);
+  const bool vector = p.n_small ? reinterpret_cast<uintptr_t>(A) % 16 == 0 && K % V == 0
+                                : reinterpret_cast<uintptr_t>(B) % 16 == 0 && N % V == 0;
+  return vector ? launch_skinny_r<T, true>(A, B, C, W, p, K, stream)
+                : launch_skinny_r<T, false>(A, B, C, W, p, K, stream);
 }
 
 cudaError_t launch_matmul_skinny(const void* A, const void* B, void* C, int64_t M, int64_t N,
@@ -325,20 +398,20 @@ cudaError_t launch_matmul_skinny(const void* A, const void* B, void* C, int64_t 
     err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
   if (err != cudaSuccess) return err;
   SkinnyPlan p;
-  if (!plan_skinny(M, N, K, sms, &p)) return cudaErrorInvalidValue;
+  if (!plan_skinny(M, N, K, element_bytes(type), sms, &p)) return cudaErrorInvalidValue;
   if (M == 0 || N == 0) return cudaSuccess;
   if (workspace_floats < skinny_workspace(p)) return cudaErrorInvalidValue;
   switch (type) {
     case MatmulType::kFloat32:
       return launch_skinny_typed(static_cast<const float*>(A), static_cast<const float*>(B),
-                                 static_cast<float*>(C), M, N, K, workspace, p, stream);
+                                 static_cast<float*>(C), workspace, p, N, K, stream);
     case MatmulType::kFloat16:
       return launch_skinny_typed(static_cast<const __half*>(A), static_cast<const __half*>(B),
-                                 static_cast<__half*>(C), M, N, K, workspace, p, stream);
+                                 static_cast<__half*>(C), workspace, p, N, K, stream);
     case MatmulType::kBFloat16:
       return launch_skinny_typed(static_cast<const __nv_bfloat16*>(A),
                                  static_cast<const __nv_bfloat16*>(B),
-                                 static_cast<__nv_bfloat16*>(C), M, N, K, workspace, p, stream);
+                                 static_cast<__nv_bfloat16*>(C), workspace, p, N, K, stream);
   }
   return cudaErrorInvalidValue;
 }

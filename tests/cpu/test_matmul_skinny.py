@@ -4,10 +4,11 @@ CPU tier: every instantiation (float32, float16, bfloat16; M small and N small; 
 vector and scalar loads) builds for sm_90 without a spill (tests/cpu/test_cuda_build.py);
 the kernels run on the CPU emulator (tests/support/cuda_emulator/runner_skinny.cpp) in the
 three types at odd shapes, element by element against a float64 reference of the same
-inputs: both cases (M small: S = A; N small: C^T = B^T A^T), M or N of 1, 3 and 16, K of 0,
-1, 63, 64, 65 and 300 (one split), K deep enough for 2 to 8 splits (the workspace and the
-ordered reduction), N or K not a multiple of the vector width and pointers off alignment
-(the scalar loads); the launcher refuses a product with neither side small and a workspace
+inputs: both kernels (M small: threads along B's columns; N small: C^T = B^T A^T, warps
+along A's rows, lanes along k, summed by warp shuffles), M or N of 1, 3, 9 and 16, K of 0, 1
+and up to one chunk (one split), K deep enough for 2 to 8 splits (the workspace and the
+ordered reduction), a warp's rows in part, N or K not a multiple of the vector width and
+pointers off alignment (the scalar loads); the launcher refuses a product with neither side small and a workspace
 smaller than it asked for; the fake kernel checks what the op checks.
 """
 from __future__ import annotations
@@ -20,15 +21,20 @@ from bindings import config
 from tests.support import emulated
 
 # (M, N, K, offset): offset elements shift A, B and C off their aligned allocations
+# One chunk of k (64 values where M is small; 256 in float32 and 512 in 16 bits where N is
+# small), so one split in every type.
 ONE_SPLIT = [
-    # M small (S = A, G = B): N a multiple of 4 (vector loads) or not (scalar)
-    (1, 700, 65, 0), (3, 515, 300, 0), (16, 1024, 63, 0), (16, 512, 64, 1), (1, 9, 1, 0),
-    # N small (C^T = B^T A^T, G = A): K a multiple of 16 bytes' worth or not
-    (700, 1, 64, 0), (130, 3, 300, 0), (129, 16, 304, 0), (5, 16, 1, 0), (300, 3, 65, 1),
+    # M small (the cols kernel): N a multiple of 16 bytes' worth (vector loads) or not (scalar)
+    (1, 700, 60, 0), (3, 515, 50, 0), (16, 1024, 63, 0), (16, 512, 64, 1), (1, 9, 1, 0),
+    # N small (the rows kernel, C^T = B^T A^T): K a multiple of 16 bytes' worth or not, the
+    # last warp's rows in part, and a block with one row
+    (700, 1, 64, 0), (130, 3, 250, 0), (129, 16, 200, 0), (5, 16, 1, 0), (300, 3, 65, 1),
     # both small (N small is taken), and K = 0 (zeros)
     (3, 3, 63, 0), (16, 16, 64, 0), (3, 3, 0, 0), (1, 600, 0, 0),
 ]
-SPLITS = [(16, 16, 1100, 0), (2, 600, 2000, 1), (1000, 3, 600, 0), (3, 260, 1111, 0)]
+# K deep enough to split in every type (see the header's "splits")
+SPLITS = [(16, 16, 1100, 0), (2, 600, 2000, 1), (1000, 3, 600, 0), (3, 260, 1111, 0),
+          (1, 700, 65, 0), (3, 515, 300, 0), (130, 3, 600, 0), (129, 16, 1030, 1)]
 
 
 @pytest.fixture(scope="module")

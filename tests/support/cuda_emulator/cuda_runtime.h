@@ -95,11 +95,12 @@ constexpr size_t kSmemFloats = 64 * 1024;  // 256 KB per block, more than any SM
 alignas(128) inline float dynamic_smem[kMaxCluster][kSmemFloats];
 inline thread_local std::barrier<>* block_barrier = nullptr;
 // What the 32 threads of a warp hand each other in a warp-wide instruction: a row address
-// each (ldmatrix), or their fragments (mma.sync).
+// each (ldmatrix), their fragments (mma.sync), or a value (__shfl_xor_sync).
 struct WarpExchange {
   std::barrier<> meet{32};
   const void* address[32];
   unsigned a[32][4], b[32][2];
+  unsigned long long value[32];
 };
 inline thread_local WarpExchange* warp_exchange = nullptr;
 inline thread_local std::barrier<>* cluster_barrier = nullptr;
@@ -177,3 +178,17 @@ cudaError_t cudaLaunchKernelEx(const cudaLaunchConfig_t* config, Kernel kernel, 
 }
 
 inline void __syncthreads() { cvt_emu::block_barrier->arrive_and_wait(); }
+
+// Every lane hands its value over and takes lane ^ lane_mask's (all 32 lanes must call it).
+template <class T>
+T __shfl_xor_sync(unsigned, T value, int lane_mask) {
+  static_assert(sizeof(T) <= sizeof(unsigned long long), "a value of at most 8 bytes");
+  cvt_emu::WarpExchange& w = *cvt_emu::warp_exchange;
+  const unsigned lane = (threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)) % 32;
+  std::memcpy(&w.value[lane], &value, sizeof(T));
+  w.meet.arrive_and_wait();
+  T out;
+  std::memcpy(&out, &w.value[lane ^ static_cast<unsigned>(lane_mask)], sizeof(T));
+  w.meet.arrive_and_wait();
+  return out;
+}

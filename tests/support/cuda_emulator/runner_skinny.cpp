@@ -57,7 +57,7 @@ static int run(int64_t M, int64_t N, int64_t K, int64_t off) {
   const T* a = A.data() + off;
   const T* b = B.data() + off;
   T* c = C.data() + off;
-  const int64_t floats = cvt::matmul_skinny_workspace_floats(M, N, K, 0);
+  const int64_t floats = cvt::matmul_skinny_workspace_floats(M, N, K, E::type, 0);
   std::vector<float> W(floats, NAN);
   if (floats > 0 &&
       cvt::launch_matmul_skinny(a, b, c, M, N, K, E::type, W.data(), floats - 1, nullptr) !=
