@@ -2,6 +2,7 @@
 triton_auto's rules (bindings/auto.py, triton_impl/matmul_auto.py) were chosen.
 
     python docs/performance/shapes_probe.py [--precisions bf16,tf32,fp32] [--kinds skinny,...]
+                                            [--names m3,n1,...]
     python docs/performance/shapes_probe.py --sweep [--precisions ...]
 
 For every shape of the shape suite (bench/families/matmul/suite.py) of the chosen categories
@@ -101,6 +102,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--precisions", default="bf16,tf32,fp32")
     ap.add_argument("--kinds", default="skinny,few-tiles,unaligned,transformer,kernelbench")
+    ap.add_argument("--names", default="", help="only these suite shapes (names, comma-separated)")
     ap.add_argument("--sweep", action="store_true", help="triton_split_k's tile candidates")
     args = ap.parse_args()
     if args.sweep:
@@ -117,7 +119,9 @@ def main() -> int:
     problem = problems.get("matmul")
     records = {**registry.by_name(), "cuda_skinny": skinny_record()}
     kinds = args.kinds.split(",")
-    shapes = [(n, MatmulShape.parse(t)) for n, c, t in suite.SUITE if c in kinds]
+    names_only = set(filter(None, args.names.split(",")))
+    shapes = [(n, MatmulShape.parse(t)) for n, c, t in suite.SUITE
+              if (n in names_only if names_only else c in kinds)]
     for precision in args.precisions.split(","):
         names = CANDIDATES[precision] + ["cuda_auto", "triton_auto"]
         print(f"\n== {precision}: ms (x cuBLAS)")

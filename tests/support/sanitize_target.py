@@ -19,10 +19,10 @@ SHAPES = {
     # a block half below M); 264x264x4104 splits t5's four tiles along k into runs of 17 k
     # tiles (helpers' partials through global memory, owners adding them); 264x264x4100
     # stages the TMA rungs' operands into padded buffers (K % 8 = 4, compute-bound) and
-    # takes triton_auto's split-K; 3x1000x1024 and 1000x5x999: the skinny paths, M small
-    # and N small
+    # takes triton_auto's split-K; 3x1000x1024, 1000x5x999 and 1000x5x1024: the skinny
+    # paths, M small and N small (scalar and 16-byte loads), K split
     "matmul": "127x129x31,1x65x17,136x264x40,264x520x136,264x264x4104,264x264x4100,"
-              "3x1000x1024,1000x5x999",
+              "3x1000x1024,1000x5x999,1000x5x1024",
     "vector_add": "1000,4097",
     "copy": "1000,4097",
     "relu_dropout": "1000,4097",
