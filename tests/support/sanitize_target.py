@@ -40,7 +40,7 @@ SHAPES = {
 # autotuners keep their small-problem tiles, so racecheck sees those; memcheck and initcheck
 # still run every candidate at 264x264x4104.
 RACECHECK_TRITON_MATMUL = ("127x129x31,1x65x17,136x264x40,264x520x136,136x136x1032,"
-                           "136x136x1028,3x1000x1024,1000x5x999")
+                           "136x136x1028,3x1000x1024,1000x5x999,1000x5x1024")
 
 
 def misaligned(inputs) -> tuple:
