@@ -4,10 +4,13 @@ CUDA kernels runs the product. The ladder stays one idea per rung; the choice li
 The rule (`choose`), from the shape suite's measurements (docs/performance/shapes.md):
 
     M or N <= 16 (skinny)   matmul_skinny: reads the big operand once (FFMA; float32
-                            arithmetic at tf32), except in 16 bits where M or N is 9 to 16:
-                            there its 16 FFMAs per 2-byte value bind it, and split_k's
-                            tensor cores run faster (H200, 16 x 8192 x 8192 bf16: 0.069 ms
-                            against 0.100)
+                            arithmetic at tf32), except on Hopper in 16 bits where M or N
+                            is 9 to 16: there its 16 FFMAs per 2-byte value bind it, and
+                            split_k's tensor cores run faster (H200, 16 x 8192 x 8192 bf16:
+                            0.069 ms against 0.100); and at tf32 where N is 9 to 16 (the
+                            N-small kernel at R = 16 stages as many values of B as it reads
+                            of A): split_k_tf32 or t4 (H200, 8192 x 16 x 8192: 0.084 ms
+                            against 0.342)
     fp32                    v8: v7 where the tiles fill the GPU, k split over a cluster
                             where they do not (sm_90; v7 elsewhere)
     tf32                    split_k_tf32 where it splits (splits(..., "tf32") > 1: t4's 256 x
@@ -33,8 +36,9 @@ from __future__ import annotations
 
 import contextlib
 
-SKINNY_16_BIT = 8        # fp16 and bf16: the skinny path to this many rows (else to
-                         # CVT_SKINNY_MAX_R, 16: cuda/matmul_config.h)
+SKINNY_16_BIT = 8        # fp16 and bf16 (either side), tf32 (N): the skinny path to this
+                         # many rows on Hopper (else to CVT_SKINNY_MAX_R, 16:
+                         # cuda/matmul_config.h)
 H100_SMS = 132           # the SM count assumed where no GPU is asked (bench model, list)
 
 
@@ -44,7 +48,13 @@ def choose(M: int, N: int, K: int, precision: str, sms: int = H100_SMS,
     from bindings import config
 
     skinny = config.params()["SKINNY_MAX_R"]
-    if min(M, N) <= (SKINNY_16_BIT if precision in ("fp16", "bf16") and hopper else skinny):
+    if hopper and precision in ("fp16", "bf16"):
+        small = min(M, N) <= SKINNY_16_BIT
+    elif hopper and precision == "tf32":     # N is the kernel's small side where N <= 16
+        small = N <= SKINNY_16_BIT if N <= skinny else M <= skinny
+    else:
+        small = min(M, N) <= skinny
+    if small:
         return "matmul_skinny"
     if precision == "fp32":
         return "matmul_v8_split_k" if hopper else "matmul_v7_lean_fetch"

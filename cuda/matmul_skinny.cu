@@ -13,12 +13,12 @@
 //   design    R, the small dimension padded to 1, 2, 4, 8 or 16 (the smallest at least the
 //             real one), is a template parameter. One kernel per side, each reading the big
 //             operand along its rows, where it is contiguous:
-//               M small (M <= 16, N > 16), matmul_skinny_cols_kernel: C[r, c] = sum_k
+//               M small (M <= 16, N > 16), matmul_skinny_kernel_cols: C[r, c] = sum_k
 //                 A[r, k] B[k, c]. A thread owns VC = 16 bytes of consecutive columns (4 in
 //                 fp32, 8 in 16 bits) and reads that piece of one row of B per k. A's chunk
 //                 of KC = 64 values of k is staged as sA[k][r]: each k's R values are a
 //                 broadcast to the warp. float acc[R][VC] in registers.
-//               N small (N <= 16, checked first), matmul_skinny_rows_kernel: C^T = B^T A^T,
+//               N small (N <= 16, checked first), matmul_skinny_kernel_rows: C^T = B^T A^T,
 //                 the big operand A read along k. A warp owns WR = 4 rows of A; its 32
 //                 lanes take consecutive 16-byte pieces (VK = 4 or 8 values of k) of a row,
 //                 U = 2 pieces per row per chunk, so a chunk is KC = 64*VK values of k. B's
@@ -109,7 +109,7 @@ __device__ __forceinline__ Pack<T, V> load_piece(const T* __restrict__ at, int v
 // c < N. One split (gridDim.y == 1): the block stores C; more: W[split][r][c].
 template <class T, int R, bool VECTOR>
 __global__ void __launch_bounds__(kSkinnyThreads)
-matmul_skinny_cols_kernel(const T* __restrict__ A, const T* __restrict__ B, T* __restrict__ C,
+matmul_skinny_kernel_cols(const T* __restrict__ A, const T* __restrict__ B, T* __restrict__ C,
                           float* __restrict__ W, int rows, int64_t N, int64_t K,
                           int64_t split_k) {
   constexpr int VC = 16 / sizeof(T);
@@ -178,7 +178,7 @@ matmul_skinny_cols_kernel(const T* __restrict__ A, const T* __restrict__ B, T* _
 // W[split][r][c].
 template <class T, int R, bool VECTOR>
 __global__ void __launch_bounds__(kSkinnyThreads)
-matmul_skinny_rows_kernel(const T* __restrict__ A, const T* __restrict__ B, T* __restrict__ C,
+matmul_skinny_kernel_rows(const T* __restrict__ A, const T* __restrict__ B, T* __restrict__ C,
                           float* __restrict__ W, int rows, int64_t M, int64_t K,
                           int64_t split_k) {
   constexpr int VK = 16 / sizeof(T), U = kSkinnyPieces, WR = kSkinnyRowsPerWarp;
@@ -268,16 +268,28 @@ matmul_skinny_rows_kernel(const T* __restrict__ A, const T* __restrict__ B, T* _
 }
 
 // out[r, c] = sum over the splits s, in order, of W[s][r][c]: one thread per output,
-// consecutive threads along c (W's reads coalesced). splits = 0 (K = 0) stores zeros.
+// consecutive threads along c (W's reads coalesced). The loads go out 16 at a time, then
+// are added in order: a thread's chain of up to 256 dependent loads would cost a memory
+// latency each (~20 us at 64 splits), more than the product itself at 1 x 4096 x 4096.
+// splits = 0 (K = 0) stores zeros.
 template <class T>
 __global__ void __launch_bounds__(kSkinnyReduceThreads)
 matmul_skinny_reduce_kernel(const float* __restrict__ W, T* __restrict__ out, int64_t o_r,
                             int64_t o_c, int splits, int rows, int64_t Cn) {
+  constexpr int kBatch = 16;
   const int64_t e = static_cast<int64_t>(blockIdx.x) * kSkinnyReduceThreads + threadIdx.x;
-  if (e >= rows * Cn) return;
+  const int64_t n = rows * Cn;
+  if (e >= n) return;
   const int64_t r = e / Cn, c = e % Cn;
   float sum = 0.0f;
-  for (int s = 0; s < splits; ++s) sum += W[s * rows * Cn + e];
+  for (int s0 = 0; s0 < splits; s0 += kBatch) {
+    float w[kBatch];
+#pragma unroll
+    for (int i = 0; i < kBatch; ++i) w[i] = s0 + i < splits ? W[(s0 + i) * n + e] : 0.0f;
+#pragma unroll
+    for (int i = 0; i < kBatch; ++i)
+      if (s0 + i < splits) sum += w[i];
+  }
   out[r * o_r + c * o_c] = from_float<T>(sum);
 }
 
@@ -316,7 +328,8 @@ static bool plan_skinny(int64_t M, int64_t N, int64_t K, int elem_bytes, int sms
   int64_t s = p->gx > 0 ? static_cast<int64_t>(CVT_SKINNY_BLOCKS_PER_SM) * sms / p->gx : 1;
   if (s > CVT_SKINNY_MAX_SPLITS) s = CVT_SKINNY_MAX_SPLITS;
   if (s > chunks) s = chunks;
-  const int64_t by_bytes = K * elem_bytes / (8 * CVT_SKINNY_PARTIAL_SHARE * (p->rows > 0 ? p->rows : 1));
+  const int64_t rows = p->rows > 0 ? p->rows : 1;  // 0 where M or N is 0 (nothing launched)
+  const int64_t by_bytes = K * elem_bytes / (8 * CVT_SKINNY_PARTIAL_SHARE * rows);
   if (s > by_bytes) s = by_bytes;
   if (s < 1) s = 1;
   const int64_t per = ceil_div(chunks, s);
@@ -348,10 +361,10 @@ static cudaError_t launch_skinny(const T* A, const T* B, T* C, float* W, const S
   if (p.splits > 0) {
     const dim3 grid(static_cast<unsigned>(p.gx), static_cast<unsigned>(p.splits));  // gx < 2^31
     if (p.n_small)
-      matmul_skinny_rows_kernel<T, R, VECTOR><<<grid, kSkinnyThreads, 0, stream>>>(
+      matmul_skinny_kernel_rows<T, R, VECTOR><<<grid, kSkinnyThreads, 0, stream>>>(
           A, B, C, W, p.rows, p.cn, K, p.split_k);
     else
-      matmul_skinny_cols_kernel<T, R, VECTOR><<<grid, kSkinnyThreads, 0, stream>>>(
+      matmul_skinny_kernel_cols<T, R, VECTOR><<<grid, kSkinnyThreads, 0, stream>>>(
           A, B, C, W, p.rows, p.cn, K, p.split_k);
     const cudaError_t err = cudaGetLastError();
     if (err != cudaSuccess || p.splits == 1) return err;

@@ -26,6 +26,9 @@ H100 = dict(sms=132, hopper=True)
     ((128, 14336, 4096), "bf16", "matmul_split_k"),    # t5's 256-row clusters half idle
     ((8192, 100, 8192), "fp16", "matmul_split_k"),     # ... or its 256 columns
     ((8192, 1, 8192), "tf32", "matmul_skinny"),
+    ((16, 8192, 8192), "tf32", "matmul_skinny"),       # M small: the cols kernel at R = 16
+    ((8192, 16, 8192), "tf32", "matmul_split_k_tf32"),  # N small at R = 16: tensor cores
+    ((8192, 16, 8192), "fp32", "matmul_skinny"),       # (nothing faster in fp32)
     ((4096, 4096, 4097), "bf16", "matmul_t5_stream_k"),  # unaligned: t5 stages
     ((4096, 4096, 4097), "tf32", "matmul_t4_tf32"),
     ((256, 256, 524288), "tf32", "matmul_split_k_tf32"),  # one cluster of t4's: split k
