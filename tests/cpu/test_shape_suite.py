@@ -105,3 +105,13 @@ def test_a_sweep_of_squares_is_no_run_of_the_suite(tmp_path):
     assert suite_report.summary_lines(payload) == []
     assert suite_report.figure(payload, tmp_path) == []
     assert math.isnan(suite_report.Line("x").geomean_roof())
+
+
+def test_a_part_of_the_suite_is_a_run_of_it(tmp_path):
+    """Rows timed with --suite (a category, or a run cut by a time limit) make the section
+    and the figure even when fewer than MIN_SHAPES shapes were timed: the table says how
+    many."""
+    rows = [dict(r, suite="shapes:skinny") for r in _payload()["rows"]][:4 * 3]
+    payload = {"rows": rows, "meta": {"ceilings": CEILINGS}, "env": {}}
+    assert suite_report.section_suite(payload).startswith("## Shape suite")
+    assert suite_report.figure(payload, tmp_path)

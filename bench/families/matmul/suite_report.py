@@ -27,9 +27,12 @@ from bench.text import f, md_table
 from bindings import precision as prec
 
 PRECISIONS = ("fp32", "tf32", "fp16", "bf16")
-# A precision counts as a run of the suite when at least this many of its shapes were timed:
-# a sweep of squares (the default time shapes hold three suite shapes) is not one.
+# A precision counts as a run of the suite when its rows were timed with --suite (a part of
+# the suite cut short by a time limit too: the report says how many shapes it holds), or
+# when at least MIN_SHAPES of its shapes were: a sweep of squares (the default time shapes
+# hold three suite shapes) is not one.
 MIN_SHAPES = len(suite.SUITE) // 2
+MIN_SUITE_SHAPES = 2
 BEST = {"cuda": "best CUDA", "triton": "best Triton"}
 
 
@@ -76,7 +79,8 @@ def lines(rows, precision: str) -> tuple[list[str], dict[str, Line]]:
     shape, references left out). ([], {}) where fewer than MIN_SHAPES were timed."""
     mine = [r for r in suite_rows(rows) if r["precision"] == precision]
     shapes = ordered_shapes(dict.fromkeys(r["shape"] for r in mine), precision)
-    if len(shapes) < MIN_SHAPES:
+    timed_as_suite = any(str(r.get("suite", "")).startswith(suite.NAME) for r in mine)
+    if len(shapes) < (MIN_SUITE_SHAPES if timed_as_suite else MIN_SHAPES):
         return [], {}
     cublas = {r["shape"]: num(r["tflops"]) for r in mine if r.get("is_reference")}
     out: dict[str, Line] = {}
