@@ -78,7 +78,7 @@ def skinny_record() -> Kernel:
     """cuda_skinny as a record (not registered: it refuses every shape with M and N > 16)."""
     return Kernel(
             name="cuda_skinny", op="matmul", backend="cuda", version="skinny",
-            summary="M or N <= 16: threads stream the big operand once, the small one from "
+            summary="M or N <= 16: warps stream the big operand once, the small one from "
                     "shared memory; k split over the grid",
             source="cuda/matmul_skinny.cu", precisions=ALL_PRECISIONS, loader=_skinny_loader,
             refuses=_not_skinny,
