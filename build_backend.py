@@ -111,8 +111,8 @@ def _walk(folder: Path):
 
 
 def package_files(config: dict) -> list[tuple[str, Path]]:
-    """(path in the wheel, file here): the packages' .py files and package data, and the
-    CUDA sources placed inside the bindings package."""
+    """(path in the wheel, file here): the packages' .py files and package data, the CUDA
+    sources placed inside the bindings package, and the labs inside the bench package."""
     wheel = _wheel_config(config)
     files = []
     for package in wheel["packages"]:
@@ -125,6 +125,10 @@ def package_files(config: dict) -> list[tuple[str, Path]]:
         base = ROOT / source
         files += [(f"{into}/{p.relative_to(base).as_posix()}", p) for p in _walk(base)
                   if p.suffix in (".cu", ".cuh", ".h", ".sh")]
+    if wheel.get("labs"):          # the course labs, inside the bench package (bench/labs/)
+        base = ROOT / wheel["labs"]
+        files += [(f"{wheel['labs-into']}/{p.relative_to(base).as_posix()}", p)
+                  for p in _walk(base) if p.suffix in (".md", ".py", ".toml", ".cu")]
     return files
 
 

@@ -9,6 +9,8 @@
     python -m bench report [--quick]                     everything, plus report.md
     python -m bench compare results/h100 results/h200    two result sets side by side
     python -m bench readme-table                         the README's ladder table
+    python -m bench lab list | lab start N DIR           the course labs (docs/labs.md)
+    python -m bench grade N FILE... [--out DIR]          grade submissions of lab N
 
 Output: tables on stdout, no wider than 100 columns; progress on stderr (a bar on a
 terminal, a line every tenth of the work or every 15 s in a log). `check` prints the
@@ -686,6 +688,10 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--force", action="store_true", help="replace a compare.md already in --out")
     s.set_defaults(func=cmd_compare)
 
+    from bench import grading
+
+    grading.add_commands(sub, common)
+
     s = sub.add_parser("readme-table", parents=[common], help="print the README's ladder table (markdown)")
     s.set_defaults(func=cmd_readme_table)
     return p
@@ -693,6 +699,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     from bench import results
+    from bench.grading.labs import LabError
 
     from bench import plugins
 
@@ -706,6 +713,6 @@ def main(argv: list[str] | None = None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
     except (UsageError, results.OutDirError, results.ResultFileError,
-            plugins.PluginError) as exc:
+            plugins.PluginError, LabError) as exc:
         print(f"bench {args.command}: {exc}", file=sys.stderr)
         return 2

@@ -65,6 +65,20 @@ def test_the_installed_copy_runs_outside_the_repository(installed, tmp_path):
     assert where.stdout.strip().endswith(str(installed / "bindings" / "cuda"))
 
 
+def test_the_installed_copy_starts_and_grades_a_lab(installed, tmp_path):
+    """A teaching assistant's path, outside the repository: `lab start`, then `grade` of the
+    starter (0) and of the solution the installed copy holds (full marks), results.json."""
+    started = _run_outside(installed, tmp_path, "-m", "bench", "lab", "start", "1", "mine")
+    assert started.returncode == 0, started.stderr
+    starter = _run_outside(installed, tmp_path, "-m", "bench", "grade", "1", "mine/starter.py")
+    assert starter.returncode == 1 and ": 0/10" in starter.stdout, starter.stdout + starter.stderr
+    solution = installed / "bench" / "labs" / "01_vector_add" / "instructor" / "solution.py"
+    done = _run_outside(installed, tmp_path, "-m", "bench", "grade", "1", str(solution),
+                        "--out", "graded")
+    assert done.returncode == 0 and ": 10/10" in done.stdout, done.stdout + done.stderr
+    assert (tmp_path / "graded" / "results.json").is_file()
+
+
 def test_the_installed_copy_records_its_version(installed, tmp_path):
     done = _run_outside(installed, tmp_path, "-c",
                         "from bench import env; e = env.environment('cpu'); "

@@ -1,0 +1,86 @@
+"""Course labs and their autograder (docs/labs.md).
+
+    cvt-bench lab list                          the labs: number, title, backend, points
+    cvt-bench lab start N DIR                   copies lab N's README.md and starter.py to DIR
+    cvt-bench grade N FILE [FILE ...] [--hidden SPEC] [--out DIR] [--gradebook CSV]
+                                                grades each file; a table per file on stdout,
+                                                results.json (Gradescope) and junit.xml in
+                                                DIR/<file stem>/ (DIR alone for one file), a
+                                                gradebook CSV of every file
+
+The grader (grade.py) owns inputs, reference and verdict; each submission runs in its own
+process (sandbox.py), watched for torch ops and foreign kernels (guard.py).
+
+Exit status of `grade`: 0 every file scored full marks, 1 some test lost points, 2 bad
+arguments (before anything is graded).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+
+def cmd_lab(args) -> int:
+    from bench.grading import labs
+
+    if args.lab_command == "list":
+        for lab in labs.all_labs():
+            points = sum(t.points for t in lab.tests)
+            print(f"{lab.number:>2}  {lab.title}  [{lab.backend}, {len(lab.tests)} tests, "
+                  f"{points:g} points; {lab.folder.name}]")
+        return 0
+    lab = labs.get(args.number)
+    for path in labs.start(lab, Path(args.dir)):
+        print(f"wrote {path}")
+    print(f"next: edit {Path(args.dir) / 'starter.py'}, then "
+          f"`cvt-bench grade {lab.number} {Path(args.dir) / 'starter.py'}`")
+    return 0
+
+
+def cmd_grade(args) -> int:
+    from bench.grading import grade, labs, outputs
+
+    lab = labs.get(args.number)
+    hidden = labs.hidden_tests(Path(args.hidden)) if args.hidden else None
+    files = [Path(f) for f in args.files]
+    missing = [str(f) for f in files if not f.is_file()]
+    if missing:
+        raise labs.LabError(f"no such file: {', '.join(missing)}")
+    if args.gradebook and Path(args.gradebook).exists() and not args.force:
+        raise labs.LabError(f"{args.gradebook} exists: --force replaces it")
+    all_graded = []
+    for f in files:
+        graded = grade.grade(lab, f, hidden, timeout=args.timeout)
+        all_graded.append(graded)
+        print(outputs.table(graded), flush=True)
+        if args.out:
+            out = Path(args.out) if len(files) == 1 else Path(args.out) / f.stem
+            for path in outputs.write(graded, out):
+                print(f"wrote {path}")
+        print()
+    if args.gradebook:
+        print(f"wrote {outputs.gradebook(all_graded, Path(args.gradebook))}")
+    return 0 if all(g.score == g.max_score for g in all_graded) else 1
+
+
+def add_commands(sub, common) -> None:
+    s = sub.add_parser("lab", parents=[common], help="the course labs: list, start")
+    lab_sub = s.add_subparsers(dest="lab_command", required=True)
+    lab_sub.add_parser("list", help="every lab")
+    st = lab_sub.add_parser("start", help="copy lab N's starter and README into DIR")
+    st.add_argument("number", help="the lab's number (or its slug)")
+    st.add_argument("dir", help="the folder to copy into (made if missing)")
+    s.set_defaults(func=cmd_lab)
+
+    g = sub.add_parser("grade", parents=[common], help="grade submissions of a lab")
+    g.add_argument("number", help="the lab's number (or its slug)")
+    g.add_argument("files", nargs="+", help="the submitted files (each graded on its own)")
+    g.add_argument("--hidden", default=None, metavar="SPEC",
+                   help="the instructor's tests (a hidden.toml), graded after the visible ones")
+    g.add_argument("--out", default=None, metavar="DIR",
+                   help="results.json (Gradescope) and junit.xml, per file")
+    g.add_argument("--gradebook", default=None, metavar="CSV",
+                   help="one row per file: score, max, each test's points")
+    g.add_argument("--timeout", type=float, default=None,
+                   help="seconds a call may take before it is stopped (default: the lab's)")
+    g.add_argument("--force", action="store_true", help="replace an existing gradebook")
+    g.set_defaults(func=cmd_grade)

@@ -1,0 +1,272 @@
+"""Grading one submission of a lab: `cvt-bench grade N FILE` (bench/grading/__init__.py).
+
+The grader owns everything a score depends on: the inputs (fresh random seeds on every call,
+drawn here), the float64 reference and the tolerance (bench's problems), and the verdict.
+The submission runs in a process of its own (bench/grading/sandbox.py) and hands back only
+its outputs, what it launched and what torch ops it tried; a submission that hangs past the
+stated time or kills its process scores 0 for that test with the reason, and the next test
+starts a fresh process.
+
+A call passes when:
+    - it raised nothing and computed with no torch op (guard.py: the op is named);
+    - it launched at least one Triton kernel, every one defined in the submission's own file
+      (a launch of this suite's kernels is named);
+    - it left its inputs as they were, and did not hand back the previous call's output;
+    - its output has the expected shape and dtype and is within the problem's tolerance of
+      the float64 reference (bench/problems: the same check as `bench check`).
+    - on the CPU, its kernels stored at least as many elements as the output has (the
+      Triton interpreter counts them, bench/counted.py): an output computed some other way,
+      with numpy say, is not the kernel's.
+A correctness test passes when all its calls pass: its points, else 0. A traffic test
+(kind = "traffic") also compares the counted loads and stores with the lab's bound.
+"""
+from __future__ import annotations
+
+import math
+import os
+import secrets
+import select
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from bench.grading import labs as labs_mod
+from bench.grading.sandbox import read_message, write_message
+
+ROOT = Path(__file__).resolve().parents[2]
+SUITE_DIRS = tuple(str(ROOT / d) + os.sep for d in ("triton_impl", "bench", "bindings"))
+
+
+@dataclass
+class TestResult:
+    name: str
+    points: float
+    score: float
+    output: str
+    visibility: str = "visible"
+    status: str = "passed"        # passed, failed, not run
+
+
+@dataclass
+class Graded:
+    lab: labs_mod.Lab
+    submission: str
+    tests: list[TestResult] = field(default_factory=list)
+
+    @property
+    def score(self) -> float:
+        return sum(t.score for t in self.tests)
+
+    @property
+    def max_score(self) -> float:
+        return sum(t.points for t in self.tests if t.status != "not run")
+
+
+class Sandbox:
+    """The submission's process (sandbox.py), restarted after it hangs or dies."""
+
+    def __init__(self, path: Path, function: str, timeout: float):
+        self.path, self.function, self.timeout = path, function, timeout
+        self.proc = None
+        self.load_error = ""
+        self.stderr = None
+
+    def start(self) -> None:
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
+        # the submission's prints go to a file: a pipe nobody reads would fill and block it
+        self.stderr = tempfile.TemporaryFile()
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "bench.grading.sandbox", str(self.path), self.function],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.stderr,
+            cwd=str(self.path.parent), env=env, start_new_session=True)
+        answer = self._answer(max(self.timeout, 120.0))
+        self.load_error = answer if isinstance(answer, str) else answer.get("error", "")
+        if self.load_error:
+            self.stop()
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        if self.proc is not None:
+            self.proc.wait()
+        self.proc = None
+
+    def _stderr_tail(self) -> str:
+        try:
+            self.stderr.seek(0)
+            tail = self.stderr.read().decode(errors="replace").strip().splitlines()
+        except (OSError, ValueError, AttributeError):
+            tail = []
+        return tail[-1][:200] if tail else ""
+
+    def _answer(self, seconds: float):
+        """The next message, or why there is none (a string)."""
+        out = self.proc.stdout
+        ready, _, _ = select.select([out], [], [], seconds)
+        if not ready:
+            self.stop()
+            return f"no answer within {seconds:g} s: stopped (a hang, or far too slow)"
+        message = read_message(out)
+        if message is None:
+            code = self.proc.wait()
+            why = (f"signal {signal.Signals(-code).name}" if code < 0 else f"exit status {code}")
+            tail = self._stderr_tail()
+            self.proc = None
+            return f"its process ended ({why})" + (f": {tail}" if tail else "")
+        return message
+
+    def call(self, request: dict):
+        if self.load_error:
+            return self.load_error
+        if self.proc is None:
+            self.start()
+            if self.load_error:
+                return self.load_error
+        request["nonce"] = secrets.token_hex(8)
+        try:
+            write_message(self.proc.stdin, request)
+        except (BrokenPipeError, OSError):
+            return self._answer(1.0) if self.proc else "its process ended"
+        answer = self._answer(self.timeout)
+        if isinstance(answer, dict) and answer.get("nonce") != request["nonce"]:
+            self.stop()
+            return "its answer did not come from the grader's own call (a forged message)"
+        return answer
+
+
+def _same(a, b) -> bool:
+    import torch
+
+    if a.shape != b.shape or a.dtype != b.dtype:
+        return False
+    if a.is_floating_point():
+        return bool(((a == b) | (a.isnan() & b.isnan())).all())
+    return bool(torch.equal(a, b))
+
+
+def _judge_call(problem, lab, shape, precision, inputs, answer, path: Path) -> str:
+    """'' when the call passes, else why not (one line, for the student)."""
+    import torch
+
+    if isinstance(answer, str):
+        return answer
+    if answer["error"]:
+        return answer["error"]
+    if answer["refused"]:
+        return f"computed with torch ops ({', '.join(sorted(set(answer['refused'])))})"
+    if answer["same_output"]:
+        return "returned the previous call's output tensor (outputs are allocated per call)"
+    own = str(path.resolve())
+    launches = answer["launches"]
+    empty = answer["out"] is not None and answer["out"].numel() == 0
+    if not launches and not empty:
+        return f"launched no {lab.backend} kernel: the lab asks for a kernel of your own"
+    for kernel, file in launches:
+        if file == own:
+            continue
+        if file.startswith(SUITE_DIRS):
+            return f"launched this suite's own kernel {kernel} ({Path(file).name})"
+        if file != own:
+            return f"launched {kernel} from {file}: a lab's kernels live in the file handed in"
+    for before, after in zip(inputs, answer["inputs_after"]):
+        if isinstance(before, torch.Tensor) and not _same(before, after):
+            return "changed its inputs (a kernel reads A and B, it writes only its output)"
+    out = answer["out"]
+    stored = (answer["counted"] or {}).get("stores")
+    if stored is not None and out is not None and stored < out.numel():
+        return (f"its kernels stored {stored} elements and the output has {out.numel()}: "
+                f"the output must be written by the kernel")
+    try:
+        err = problem.error(out, inputs, precision=precision)
+    except Exception as exc:
+        return f"its output cannot be compared: {type(exc).__name__}: {exc}"
+    if out.is_floating_point() and bool(out.isnan().any()):
+        bad = out.isnan().flatten().nonzero().flatten()
+        return (f"{bad.numel()} of {out.numel()} elements are NaN at {shape} {precision}, the "
+                f"first at flat index {int(bad[0])}: never written (the grader fills outputs "
+                f"with NaN before the call), or computed from reads past the inputs")
+    if math.isinf(err):
+        return (f"its output ({tuple(out.shape)}, {out.dtype}) at {shape} {precision} is "
+                f"infinitely far from the reference: a wrong shape or dtype, or inf where the "
+                f"reference is finite")
+    tol = problem.tolerance(shape, precision)
+    if not (err <= tol):
+        return (f"wrong at {shape} {precision}: error {err:.3g}, tolerance {tol:.3g}"
+                + (" (NaN: elements never written)" if math.isnan(err) or
+                   (out.is_floating_point() and bool(out.isnan().any())) else ""))
+    return ""
+
+
+def _bound(expr: str, shape) -> float:
+    names = {k: getattr(shape, k) for k in ("M", "N", "K", "n") if hasattr(shape, k)}
+    if hasattr(shape, "dims"):
+        names["n"] = math.prod(shape.dims)
+    return float(eval(expr, {"__builtins__": {}, "ceil": math.ceil}, names))  # noqa: S307
+
+
+def run_test(test: labs_mod.LabTest, lab, box: Sandbox, path: Path, device: str) -> TestResult:
+    from bench import problems
+
+    problem = problems.get(lab.op)
+    base = dict(name=test.name, points=test.points, visibility=test.visibility)
+    if test.kind == "traffic" and device == "cuda":
+        return TestResult(**base, score=0.0, status="not run",
+                          output="counted under the Triton interpreter: runs on a CPU")
+    if test.kind == "performance" and device != "cuda":
+        return TestResult(**base, score=0.0, status="not run", output="needs a GPU")
+    lines = []
+    for text in test.shapes:
+        shape = problem.parse_shape(text)
+        for precision in test.precisions:
+            for _ in range(test.calls):
+                inputs = problem.inputs(shape, precision, seed=secrets.randbits(31),
+                                        device="cpu")
+                answer = box.call({"inputs": list(inputs), "op": lab.op, "shape": shape,
+                                   "precision": precision})
+                why = _judge_call(problem, lab, shape, precision, list(inputs), answer, path)
+                if why:
+                    hint = f"\nhint: {test.hint}" if test.hint else ""
+                    return TestResult(**base, score=0.0, status="failed", output=why + hint)
+                if test.kind == "traffic":
+                    got = answer["counted"] or {}
+                    for what in ("loads", "stores"):
+                        limit = getattr(test, f"max_{what}")
+                        if not limit:
+                            continue
+                        bound = _bound(limit, shape)
+                        n = got.get(what, 0)
+                        lines.append(f"{shape} {what}: {n} counted, bound {limit} = {bound:.0f}")
+                        if n > bound * (1 + test.tolerance):
+                            return TestResult(
+                                **base, score=0.0, status="failed",
+                                output="\n".join(lines) + f"\nmore {what} than the bound"
+                                + (f"\nhint: {test.hint}" if test.hint else ""))
+    return TestResult(**base, score=test.points, status="passed",
+                      output="\n".join(lines) or "every call within tolerance")
+
+
+def grade(lab: labs_mod.Lab, submission: Path, hidden: labs_mod.LabTests | None = None,
+          timeout: float | None = None) -> Graded:
+    """Every test of the lab (and of `hidden`) against one submission file."""
+    from bench import device as dev
+
+    device = "cuda" if dev.has_gpu() else "cpu"
+    submission = Path(submission).resolve()
+    result = Graded(lab, str(submission))
+    box = Sandbox(submission, lab.function, timeout or lab.timeout)
+    try:
+        for test in [*lab.tests, *(hidden.tests if hidden else [])]:
+            started = time.monotonic()
+            result.tests.append(run_test(test, lab, box, submission, device))
+            result.tests[-1].output += f"\n({time.monotonic() - started:.1f} s)"
+    finally:
+        box.stop()
+    return result

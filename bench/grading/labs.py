@@ -1,0 +1,156 @@
+"""The labs: where they live, what each declares, and copying a starter out.
+
+A lab is a folder labs/NN_slug/ (in an installed copy, bench/labs/NN_slug/):
+
+    README.md        for the student: the goal, what to read, how to run and grade locally
+    starter.py       the file the student completes (TODOs); it imports and runs as given
+    lab.toml         the lab: its op, the function graded, the backend, the visible tests
+    instructor/      not in the student's copy: solution.py, hidden.toml (more tests, more
+                     shapes), bugs/ (planted bugs the tests must catch, each naming its
+                     pattern in its first line)
+
+lab.toml:
+
+    number = 1                      # `cvt-bench grade 1 ...`
+    slug = "vector_add"
+    title = "..."
+    op = "vector_add"               # a problem of bench/problems (inputs, float64 reference)
+    function = "vector_add"         # what the student's file defines
+    backend = "triton"
+    timeout = 120                   # seconds per call before the call is stopped
+
+    [[tests]]
+    name = "tail"                   # each test: shapes x precisions, `calls` (2) fresh inputs each
+    points = 2
+    shapes = ["1000", "4097"]
+    precisions = ["fp32"]
+    hint = "..."                    # shown when it fails
+    kind = "correct"                # or "traffic" (max_loads, max_stores: formulas of the
+                                    # shape's M, N, K or n), or "performance" (GPU)
+    visibility = "visible"          # Gradescope's: visible, hidden, after_due_date, ...
+"""
+from __future__ import annotations
+
+import shutil
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+_PACKAGE = Path(__file__).resolve().parents[1]
+# in a checkout labs/ is beside bench/; pip install puts it in bench/labs/ (build_backend.py)
+LABS_DIR = _PACKAGE / "labs" if (_PACKAGE / "labs").is_dir() else _PACKAGE.parent / "labs"
+KINDS = ("correct", "traffic", "performance")
+VISIBILITY = ("visible", "hidden", "after_due_date", "after_published")
+STUDENT_FILES = ("README.md", "starter.py")
+
+
+class LabError(ValueError):
+    """A lab, a test file or an argument that cannot be used (one line: what and why)."""
+
+
+@dataclass
+class LabTest:
+    name: str
+    points: float
+    shapes: list[str]
+    precisions: list[str] = field(default_factory=lambda: ["fp32"])
+    kind: str = "correct"
+    calls: int = 2          # fresh inputs each: a second call catches a cached output
+    hint: str = ""
+    visibility: str = "visible"
+    max_loads: str = ""
+    max_stores: str = ""
+    tolerance: float = 0.0
+
+
+@dataclass
+class LabTests:
+    tests: list[LabTest]
+
+
+@dataclass
+class Lab:
+    number: int
+    slug: str
+    title: str
+    op: str
+    function: str
+    backend: str
+    folder: Path
+    timeout: float = 120.0
+    tests: list[LabTest] = field(default_factory=list)
+
+    @property
+    def instructor(self) -> Path:
+        return self.folder / "instructor"
+
+
+def _tests(entries, where: str) -> list[LabTest]:
+    out = []
+    for i, entry in enumerate(entries):
+        try:
+            test = LabTest(**entry)
+        except TypeError as exc:
+            raise LabError(f"{where}: test {i + 1}: {exc}") from None
+        if test.kind not in KINDS:
+            raise LabError(f"{where}: test {test.name}: kind must be one of {', '.join(KINDS)}")
+        if test.visibility not in VISIBILITY:
+            raise LabError(f"{where}: test {test.name}: visibility must be one of "
+                           f"{', '.join(VISIBILITY)}")
+        if test.kind == "traffic" and not (test.max_loads or test.max_stores):
+            raise LabError(f"{where}: traffic test {test.name} gives no max_loads or max_stores")
+        out.append(test)
+    return out
+
+
+def load(folder: Path) -> Lab:
+    where = folder / "lab.toml"
+    try:
+        spec = tomllib.loads(where.read_text())
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise LabError(f"{where}: {exc}") from None
+    tests = _tests(spec.pop("tests", []), str(where))
+    try:
+        return Lab(folder=folder, tests=tests, **spec)
+    except TypeError as exc:
+        raise LabError(f"{where}: {exc}") from None
+
+
+def hidden_tests(path: Path) -> LabTests:
+    """The tests of an instructor's file (hidden.toml: [[tests]] entries)."""
+    try:
+        spec = tomllib.loads(Path(path).read_text())
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise LabError(f"{path}: {exc}") from None
+    return LabTests(_tests(spec.get("tests", []), str(path)))
+
+
+def all_labs() -> list[Lab]:
+    return [load(d) for d in sorted(LABS_DIR.glob("[0-9][0-9]_*")) if (d / "lab.toml").is_file()]
+
+
+def get(number: int | str) -> Lab:
+    labs = {str(lab.number): lab for lab in all_labs()}
+    key = str(int(number)) if str(number).isdigit() else str(number)
+    if key not in labs:
+        by_slug = {lab.slug: lab for lab in labs.values()}
+        if key in by_slug:
+            return by_slug[key]
+        raise LabError(f"no lab {number}: the labs are {', '.join(sorted(labs, key=int))} "
+                       f"(cvt-bench lab list)")
+    return labs[key]
+
+
+def start(lab: Lab, into: Path) -> list[Path]:
+    """Copies the student's files of `lab` into `into` (made if missing), never over a file
+    that exists there; returns the files written."""
+    into = Path(into)
+    targets = [(lab.folder / name, into / name) for name in STUDENT_FILES]
+    clash = [str(t) for _s, t in targets if t.exists()]
+    if clash:
+        raise LabError(f"{', '.join(clash)} exists already: nothing copied (start in an empty "
+                       f"folder, or move the file)")
+    into.mkdir(parents=True, exist_ok=True)
+    for source, target in targets:
+        shutil.copyfile(source, target)
+    return [t for _s, t in targets]

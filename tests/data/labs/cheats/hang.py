@@ -1,0 +1,11 @@
+"""Cheat or accident: never returns."""
+import os
+
+import torch
+
+if not torch.cuda.is_available():
+    os.environ.setdefault("TRITON_INTERPRET", "1")
+
+def vector_add(x, y):
+    while True:
+        pass
