@@ -190,18 +190,20 @@ def _judge_call(problem, lab, shape, precision, inputs, answer, path: Path) -> s
         return f"its output cannot be compared: {type(exc).__name__}: {exc}"
     if out.is_floating_point() and bool(out.isnan().any()):
         bad = out.isnan().flatten().nonzero().flatten()
+        note = answer.get("note") or ""
         return (f"{bad.numel()} of {out.numel()} elements are NaN at {shape} {precision}, the "
-                f"first at flat index {int(bad[0])}: never written (the grader fills outputs "
-                f"with NaN before the call), or computed from reads past the inputs")
+                f"first at flat index {int(bad[0])}: "
+                + (note or "never written (the grader fills outputs with NaN before the "
+                           "call), or computed from reads past the inputs"))
     if math.isinf(err):
         return (f"its output ({tuple(out.shape)}, {out.dtype}) at {shape} {precision} is "
                 f"infinitely far from the reference: a wrong shape or dtype, or inf where the "
                 f"reference is finite")
     tol = problem.tolerance(shape, precision)
     if not (err <= tol):
-        return (f"wrong at {shape} {precision}: error {err:.3g}, tolerance {tol:.3g}"
-                + (" (NaN: elements never written)" if math.isnan(err) or
-                   (out.is_floating_point() and bool(out.isnan().any())) else ""))
+        note = answer.get("note") or ""
+        return (f"wrong at {shape} {precision}: error {err:.3g} where at most {tol:.3g} "
+                f"passes" + (f"; {note}" if note else ""))
     return ""
 
 
@@ -230,7 +232,7 @@ def run_test(test: labs_mod.LabTest, lab, box: Sandbox, path: Path, device: str)
                 inputs = problem.inputs(shape, precision, seed=secrets.randbits(31),
                                         device="cpu")
                 answer = box.call({"inputs": list(inputs), "op": lab.op, "shape": shape,
-                                   "precision": precision})
+                                   "precision": precision, "backend": lab.backend})
                 why = _judge_call(problem, lab, shape, precision, list(inputs), answer, path)
                 if why:
                     hint = f"\nhint: {test.hint}" if test.hint else ""

@@ -5,12 +5,14 @@ pipes: requests on this process's stdin, answers on the descriptor that was its 
 which this module moves aside before the submission is imported (the submission's prints
 go to stderr). Each message is a length-prefixed torch.save of a dict:
 
-    request   {"nonce", "inputs": [tensors, on the CPU], "op", "shape", "precision"}
+    request   {"nonce", "inputs": [tensors, on the CPU], "op", "shape", "precision",
+               "backend"}
     answer    {"nonce", "out": the output on the CPU or None, "inputs_after": the inputs as
                the call left them, "refused": torch ops refused, "launches": [(kernel,
                file)], "error": why the call raised, "counted": {loads, stores, ...} (on the CPU,
                where the Triton interpreter runs the kernels: bench/counted.py),
-               "same_output": whether the output is the previous call's storage}
+               "same_output": whether the output is the previous call's storage,
+               "note": where a wrong output is wrong (the harness's pattern report)}
 
 Nothing here decides a score: the grader checks the output against its own float64
 reference, in its own process, with its own tolerance. A submission that patches the
@@ -62,7 +64,41 @@ def _load(path: str, function: str):
     return module, fn
 
 
-def _call(fn, request, device: str, previous: list) -> dict:
+class _Submission:
+    """The submission as the harness's diagnosis (bench/check.py, failure_note) sees a
+    kernel: its backend, its tile sizes (the module's upper-case integers: BLOCK, BLOCK_M,
+    ...) and a runner."""
+
+    def __init__(self, module, fn, backend: str):
+        self.backend, self.name, self._fn = backend, "submission", fn
+        self._params = {k: v for k, v in vars(module).items()
+                        if k.isupper() and isinstance(v, int) and not isinstance(v, bool)}
+
+    def tile_params(self, precision=None) -> dict:
+        return {**self._params, "precision": precision}
+
+    def runner(self, precision):
+        return self._fn
+
+
+def _where_wrong(module, fn, problem, out, inputs, request, device) -> str:
+    """Where a wrong output is wrong, at the submission's own tile sizes: the harness's
+    pattern report (tile edges, reads past the inputs told apart from unwritten elements).
+    Advice for the student; the grader judges the output itself."""
+    from bench import check
+
+    precision = request["precision"]
+    try:
+        tol = problem.tolerance(request["shape"], precision)
+        if problem.error(out, inputs, precision=precision) <= tol:
+            return ""
+        return check.failure_note(_Submission(module, fn, request["backend"]), problem, out,
+                                  inputs, precision, "random", tol, device)
+    except Exception:          # advice only: never in the way of the verdict
+        return ""
+
+
+def _call(module, fn, request, device: str, previous: list) -> dict:
     """One graded call: poisoned output memory, the inputs between poisoned margins on the
     CPU (bench/check.py, poisoned_launch), the call watched (bench/grading/guard.py)."""
     import torch
@@ -81,7 +117,7 @@ def _call(fn, request, device: str, previous: list) -> dict:
             return fn(*args)
 
     answer = {"nonce": request["nonce"], "out": None, "error": "", "counted": None,
-              "same_output": False}
+              "same_output": False, "note": ""}
     try:
         nbytes = problem.output_nbytes(request["shape"], request["precision"])
         if device == "cpu":           # every call: the grader checks who wrote the output
@@ -97,6 +133,7 @@ def _call(fn, request, device: str, previous: list) -> dict:
             answer["same_output"] = bool(ptr and ptr in previous)
             previous[:] = [ptr]
             answer["out"] = out.detach().to("cpu").clone()
+            answer["note"] = _where_wrong(module, fn, problem, out, inputs, request, device)
         else:
             answer["error"] = f"returned {type(out).__name__}, not a tensor"
     except guard.Refused as exc:
@@ -125,10 +162,10 @@ def main(argv: list[str]) -> int:
 
     device = dev.setup()
     try:
-        _module, fn = _load(path, function)
+        module, fn = _load(path, function)
         loaded = {"nonce": "load", "error": ""}
     except BaseException as exc:      # noqa: BLE001: any import failure is the student's
-        fn = None
+        module = fn = None
         loaded = {"nonce": "load",
                   "error": f"importing it raised {type(exc).__name__}: "
                            f"{(str(exc).splitlines() or [''])[0][:200]}"}
@@ -141,7 +178,7 @@ def main(argv: list[str]) -> int:
         if request is None:
             return 0
         request["file_name"] = os.path.basename(path)
-        write_message(channel, _call(fn, request, device, previous))
+        write_message(channel, _call(module, fn, request, device, previous))
 
 
 if __name__ == "__main__":

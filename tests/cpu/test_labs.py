@@ -24,11 +24,16 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 CHEATS = ROOT / "tests" / "data" / "labs" / "cheats"
 LAB1 = ROOT / "labs" / "01_vector_add"
+LABS = {1: LAB1, 3: ROOT / "labs" / "03_tiled_matmul"}
+
+
+# the CPU tier grades on the CPU even where a GPU is present: Triton's interpreter, counted
+# traffic (tests/gpu/test_labs_gpu.py grades on the GPU)
+CPU_ONLY = {"CUDA_VISIBLE_DEVICES": ""}
 
 
 def grade(*args, timeout=300):
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    env.pop("CUDA_VISIBLE_DEVICES", None)
+    env = {**os.environ, "PYTHONPATH": str(ROOT), **CPU_ONLY}
     return subprocess.run([sys.executable, "-m", "bench", "grade", *map(str, args)],
                           capture_output=True, text=True, timeout=timeout, env=env, cwd=ROOT)
 
@@ -46,10 +51,11 @@ def failing(results) -> dict[str, str]:
 
 
 def test_lab_list_and_start(tmp_path):
+    """`lab list`, `lab start` (never over a file), and the starter runs as given."""
     from bench.grading import labs
 
     listed = subprocess.run([sys.executable, "-m", "bench", "lab", "list"], cwd=ROOT,
-                            capture_output=True, text=True)
+                            capture_output=True, text=True, env={**os.environ, **CPU_ONLY})
     assert listed.returncode == 0 and " 1  Vector add" in listed.stdout, listed.stdout
     assert all((lab.folder / f).is_file() for lab in labs.all_labs()
                for f in ("README.md", "starter.py", "instructor/solution.py"))
@@ -61,40 +67,57 @@ def test_lab_list_and_start(tmp_path):
                             str(tmp_path / "mine")], cwd=ROOT, capture_output=True, text=True)
     assert again.returncode == 2 and "exists already" in again.stderr
     # the starter runs as given, from its own folder (not the repository's)
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env = {**{k: v for k, v in os.environ.items() if k != "PYTHONPATH"}, **CPU_ONLY}
     run = subprocess.run([sys.executable, "starter.py"], cwd=tmp_path / "mine", env=env,
                          capture_output=True, text=True, timeout=120)
     assert run.returncode == 0 and "max error" in run.stdout, run.stderr
 
 
-def test_the_solution_scores_full_marks(tmp_path):
-    status, results = graded(tmp_path, 1, LAB1 / "instructor" / "solution.py", "--hidden",
-                             LAB1 / "instructor" / "hidden.toml")
+def test_every_lab_is_tested_here():
+    from bench.grading import labs
+
+    assert {lab.number: lab.folder for lab in labs.all_labs()} == LABS
+
+
+@pytest.mark.parametrize("number", sorted(LABS))
+def test_the_solution_scores_full_marks(number, tmp_path):
+    lab = LABS[number]
+    status, results = graded(tmp_path, number, lab / "instructor" / "solution.py", "--hidden",
+                             lab / "instructor" / "hidden.toml")
     assert status == 0 and not failing(results), failing(results)
     assert results["score"] == sum(t["max_score"] for t in results["tests"]) > 0
     assert {t["visibility"] for t in results["tests"]} == {"visible", "after_published"}
 
 
-def test_the_starter_scores_nothing_on_correctness(tmp_path):
-    status, results = graded(tmp_path, 1, LAB1 / "starter.py")
+@pytest.mark.parametrize("number", sorted(LABS))
+def test_the_starter_scores_nothing_and_says_why(number, tmp_path):
+    status, results = graded(tmp_path, number, LABS[number] / "starter.py")
     assert status == 1 and results["score"] == 0, results
-    assert all("stored 0 elements" in out for out in failing(results).values())
+    why = failing(results)
+    assert len(why) == len(results["tests"])
+    assert all("stored 0 elements" in out or "wrong at" in out for out in why.values()), why
 
 
-# each planted bug: the tests it must fail and a phrase of the reason
+# each planted bug: the tests it must fail and a phrase of the reason (its pattern)
 BUGS = {
-    "no_pid.py": ({"many blocks", "a partial last block"}, "NaN"),
-    "grid_floor.py": ({"a partial last block"}, "stored 0 elements"),
-    "loads_y_twice.py": ({"each element read once"}, "more loads than the bound"),
-    "float32_out.py": ({"half precision"}, "torch.float32"),
+    (1, "no_pid.py"): ({"many blocks", "a partial last block"},
+                       "everything past the first block of 1024 (BLOCK)"),
+    (1, "grid_floor.py"): ({"a partial last block"}, "stored 0 elements"),
+    (1, "loads_y_twice.py"): ({"each element read once"}, "more loads than the bound"),
+    (1, "float32_out.py"): ({"half precision"}, "torch.float32"),
+    (3, "no_k_mask.py"): ({"edges"}, "reads past the inputs: a["),
+    (3, "loads_a_twice.py"): ({"loads: at most 2 M N K / 32"}, "more loads than the bound"),
+    (3, "b_stride_k.py"): ({"many tiles", "edges"}, "wrong at"),
+    (3, "small_tile.py"): ({"loads: at most 2 M N K / 32"}, "262144 counted"),
 }
 
 
-@pytest.mark.parametrize("bug", sorted(BUGS))
-def test_every_planted_bug_loses_its_points(bug, tmp_path):
-    assert sorted(BUGS) == sorted(p.name for p in (LAB1 / "instructor" / "bugs").glob("*.py"))
-    status, results = graded(tmp_path, 1, LAB1 / "instructor" / "bugs" / bug)
-    must_fail, phrase = BUGS[bug]
+@pytest.mark.parametrize("number,bug", sorted(BUGS))
+def test_every_planted_bug_loses_its_points(number, bug, tmp_path):
+    bugs = LABS[number] / "instructor" / "bugs"
+    assert sorted(b for n, b in BUGS if n == number) == sorted(p.name for p in bugs.glob("*.py"))
+    status, results = graded(tmp_path, number, bugs / bug)
+    must_fail, phrase = BUGS[number, bug]
     fails = failing(results)
     assert status == 1 and must_fail <= set(fails), fails
     assert all(phrase in fails[name] for name in must_fail), fails

@@ -65,9 +65,10 @@ def test_the_installed_copy_runs_outside_the_repository(installed, tmp_path):
     assert where.stdout.strip().endswith(str(installed / "bindings" / "cuda"))
 
 
-def test_the_installed_copy_starts_and_grades_a_lab(installed, tmp_path):
+def test_the_installed_copy_starts_and_grades_a_lab(installed, tmp_path, monkeypatch):
     """A teaching assistant's path, outside the repository: `lab start`, then `grade` of the
     starter (0) and of the solution the installed copy holds (full marks), results.json."""
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")   # graded on the CPU here, GPU or not
     started = _run_outside(installed, tmp_path, "-m", "bench", "lab", "start", "1", "mine")
     assert started.returncode == 0, started.stderr
     starter = _run_outside(installed, tmp_path, "-m", "bench", "grade", "1", "mine/starter.py")
