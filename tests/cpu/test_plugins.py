@@ -62,10 +62,27 @@ def test_plugin_mistakes_are_one_line_with_exit_2(plugin_env, tmp_path, capsys):
         assert message in err and len(err.strip().splitlines()) == 1, (what, err)
 
 
-def test_kernel_outside_a_plugin_file_is_refused():
-    with pytest.raises(plugins.PluginError, match="is for files loaded with --plugin"):
-        plugins.kernel(op="copy", backend="torch", precisions=("fp32",), summary="s")(
-            lambda x: x)
+def test_a_plugin_file_imported_to_debug_it_gives_plain_functions():
+    """Imported as any module (a student debugging it), @kernel registers nothing and hands
+    the function back, its declaration attached."""
+    fn = plugins.kernel(op="copy", backend="torch", precisions=("fp32",), summary="s")(
+        lambda x: x + 1)
+    assert fn(1) == 2 and fn.cvt_kernel["op"] == "copy"
+
+
+def test_a_plugins_bug_in_its_name_is_selected_by_its_glob(plugin_env, tmp_path):
+    """The '_bug_' rule leaves out the catalog's deliberately wrong kernels, never a
+    plugin's: 'my_*' selects my_matmul_bug_kmask."""
+    f = tmp_path / "mine.py"
+    f.write_text("from bench.plugins import kernel\n\n\n"
+                 "@kernel(op='copy', backend='torch', precisions=('fp32',), summary='s')\n"
+                 "def my_copy_bug_kmask(x):\n    return x.clone()\n")
+    registry.forget()
+    plugin_env.setenv(plugins.ENV, str(f))
+    assert [k.name for k in registry.select("my_*")] == ["my_copy_bug_kmask"]
+    assert "my_copy_bug_kmask" in [k.name for k in registry.select("*")]
+    # the catalog's own stay out of a glob that does not ask for bugs
+    assert not any("_bug_" in k.name for k in registry.select("triton_*"))
 
 
 def test_entry_points_bring_kernels(plugin_env, monkeypatch):
