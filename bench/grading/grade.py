@@ -180,10 +180,6 @@ def _judge_call(problem, lab, shape, precision, inputs, answer, path: Path) -> s
         if isinstance(before, torch.Tensor) and not _same(before, after):
             return "changed its inputs (a kernel reads A and B, it writes only its output)"
     out = answer["out"]
-    stored = (answer["counted"] or {}).get("stores")
-    if stored is not None and out is not None and stored < out.numel():
-        return (f"its kernels stored {stored} elements and the output has {out.numel()}: "
-                f"the output must be written by the kernel")
     try:
         err = problem.error(out, inputs, precision=precision)
     except Exception as exc:
@@ -195,6 +191,10 @@ def _judge_call(problem, lab, shape, precision, inputs, answer, path: Path) -> s
                 f"first at flat index {int(bad[0])}: "
                 + (note or "never written (the grader fills outputs with NaN before the "
                            "call), or computed from reads past the inputs"))
+    stored = (answer["counted"] or {}).get("stores")
+    if stored is not None and stored < out.numel():
+        return (f"its kernels stored {stored} elements and the output has {out.numel()}: "
+                f"the output must be written by the kernel")
     if math.isinf(err):
         return (f"its output ({tuple(out.shape)}, {out.dtype}) at {shape} {precision} is "
                 f"infinitely far from the reference: a wrong shape or dtype, or inf where the "

@@ -129,9 +129,12 @@ def _call(module, fn, request, device: str, previous: list) -> dict:
         else:
             out, _ = check.poisoned_launch(watched, inputs, nbytes, device)
         if isinstance(out, torch.Tensor):
+            # the previous output is kept alive until now, so that its memory cannot be
+            # handed out again: the same storage is the same tensor, not a reused address
             ptr = out.untyped_storage().data_ptr() if out.numel() else 0
-            answer["same_output"] = bool(ptr and ptr in previous)
-            previous[:] = [ptr]
+            answer["same_output"] = bool(ptr) and any(
+                ptr == p.untyped_storage().data_ptr() for p in previous)
+            previous[:] = [out]
             answer["out"] = out.detach().to("cpu").clone()
             answer["note"] = _where_wrong(module, fn, problem, out, inputs, request, device)
         else:
