@@ -33,6 +33,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import SimpleNamespace
 
 from bench.grading import labs as labs_mod
 from bench.grading.sandbox import read_message, write_message
@@ -180,8 +181,9 @@ def _judge_call(problem, lab, shape, precision, inputs, answer, path: Path) -> s
         if isinstance(before, torch.Tensor) and not _same(before, after):
             return "changed its inputs (a kernel reads A and B, it writes only its output)"
     out = answer["out"]
+    judged = SimpleNamespace(random_stream=lab.random_stream, name=lab.slug)
     try:
-        err = problem.error(out, inputs, precision=precision)
+        err = problem.error(out, inputs, precision=precision, kernel=judged)
     except Exception as exc:
         return f"its output cannot be compared: {type(exc).__name__}: {exc}"
     if out.is_floating_point() and bool(out.isnan().any()):
@@ -196,15 +198,37 @@ def _judge_call(problem, lab, shape, precision, inputs, answer, path: Path) -> s
         return (f"its kernels stored {stored} elements and the output has {out.numel()}: "
                 f"the output must be written by the kernel")
     if math.isinf(err):
-        return (f"its output ({tuple(out.shape)}, {out.dtype}) at {shape} {precision} is "
-                f"infinitely far from the reference: a wrong shape or dtype, or inf where the "
-                f"reference is finite")
+        return _infinitely_wrong(problem, lab, shape, precision, inputs, out, judged)
     tol = problem.tolerance(shape, precision)
     if not (err <= tol):
         note = answer.get("note") or ""
         return (f"wrong at {shape} {precision}: error {err:.3g} where at most {tol:.3g} "
                 f"passes" + (f"; {note}" if note else ""))
     return ""
+
+
+def _infinitely_wrong(problem, lab, shape, precision, inputs, out, judged) -> str:
+    """Why an output is infinitely far from the reference: its shape or dtype, elements
+    beyond any rounding (a random op's mask: not the stream under the call's seed), or a
+    property of the whole output (a random op's keep rate)."""
+    where = f"at {shape} {precision}"
+    try:
+        emap = problem.error_map(out, inputs, precision=precision, kernel=judged)
+    except Exception:
+        emap = None
+    if emap is None:
+        return (f"its output ({tuple(out.shape)}, {out.dtype}) {where} is not the shape or "
+                f"dtype expected")
+    bad = (emap == math.inf).flatten().nonzero().flatten()
+    if bad.numel():
+        stream = (f": a kept element the reference drops, or the other way (the mask is not "
+                  f"the {lab.random_stream} stream under the call's seed), or a negative "
+                  f"input kept" if lab.random_stream else "")
+        return (f"{bad.numel()} of {out.numel()} elements {where} are wrong beyond any "
+                f"rounding, the first at flat index {int(bad[0])}{stream}")
+    whole = getattr(problem, "whole_output_error", None)
+    why = whole(out, inputs, precision=precision, kernel=judged) if whole else ""
+    return f"{where}: {why or 'infinitely far from the reference'}"
 
 
 def _bound(expr: str, shape) -> float:
@@ -229,11 +253,14 @@ def run_test(test: labs_mod.LabTest, lab, box: Sandbox, path: Path, device: str)
         shape = problem.parse_shape(text)
         for precision in test.precisions:
             for _ in range(test.calls):
-                inputs = problem.inputs(shape, precision, seed=secrets.randbits(31),
-                                        device="cpu")
+                inputs = list(problem.inputs(shape, precision, seed=secrets.randbits(31),
+                                             device="cpu"))
+                names = [name for name, _ in problem.arguments]
+                for name in lab.fresh:        # e.g. dropout's seed: a new mask every call
+                    inputs[names.index(name)] = secrets.randbits(31)
                 answer = box.call({"inputs": list(inputs), "op": lab.op, "shape": shape,
                                    "precision": precision, "backend": lab.backend})
-                why = _judge_call(problem, lab, shape, precision, list(inputs), answer, path)
+                why = _judge_call(problem, lab, shape, precision, inputs, answer, path)
                 if why:
                     hint = f"\nhint: {test.hint}" if test.hint else ""
                     return TestResult(**base, score=0.0, status="failed", output=why + hint)

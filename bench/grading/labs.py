@@ -18,6 +18,8 @@ lab.toml:
     function = "vector_add"         # what the student's file defines
     backend = "triton"
     timeout = 120                   # seconds per call before the call is stopped
+    fresh = ["seed"]                # op arguments drawn anew on every call (default: none)
+    random_stream = "philox4x32-10" # a random op's stream, checked element by element
 
     [[tests]]
     name = "tail"                   # each test: shapes x precisions, `calls` (2) fresh inputs each
@@ -79,6 +81,8 @@ class Lab:
     folder: Path
     timeout: float = 120.0
     tests: list[LabTest] = field(default_factory=list)
+    fresh: list[str] = field(default_factory=list)   # arguments drawn anew per call (seed)
+    random_stream: str = ""                           # the mask checked element by element
 
     @property
     def instructor(self) -> Path:

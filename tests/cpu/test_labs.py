@@ -24,7 +24,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 CHEATS = ROOT / "tests" / "data" / "labs" / "cheats"
 LAB1 = ROOT / "labs" / "01_vector_add"
-LABS = {1: LAB1, 3: ROOT / "labs" / "03_tiled_matmul", 5: ROOT / "labs" / "05_softmax"}
+LABS = {1: LAB1, 3: ROOT / "labs" / "03_tiled_matmul", 4: ROOT / "labs" / "04_relu_dropout",
+        5: ROOT / "labs" / "05_softmax"}
 
 
 # the CPU tier grades on the CPU even where a GPU is present: Triton's interpreter, counted
@@ -95,7 +96,8 @@ def test_the_starter_scores_nothing_and_says_why(number, tmp_path):
     assert status == 1 and results["score"] == 0, results
     why = failing(results)
     assert len(why) == len(results["tests"])
-    assert all("never written" in out or "wrong at" in out for out in why.values()), why
+    assert all(any(w in out for w in ("never written", "wrong at", "wrong beyond"))
+               for out in why.values()), why
 
 
 # each planted bug: the tests it must fail and a phrase of the reason (its pattern)
@@ -109,6 +111,10 @@ BUGS = {
     (3, "loads_a_twice.py"): ({"loads: at most 2 M N K / 32"}, "more loads than the bound"),
     (3, "b_stride_k.py"): ({"many tiles", "edges"}, "wrong at"),
     (3, "small_tile.py"): ({"loads: at most 2 M N K / 32"}, "262144 counted"),
+    (4, "tl_rand.py"): ({"the mask, element by element"}, "not the philox4x32-10 stream"),
+    (4, "no_relu.py"): ({"relu and scale"}, "wrong beyond any rounding"),
+    (4, "no_scale.py"): ({"relu and scale"}, "wrong at"),
+    (4, "seed_ignored.py"): ({"the mask, element by element"}, "under the call's seed"),
     (5, "mask_other_zero.py"): ({"short rows", "many rows"}, "the row's normalisation"),
     (5, "no_rescale.py"): ({"one long row per program"}, "the row's normalisation"),
     (5, "three_reads.py"): ({"long rows read twice"}, "54000 counted"),

@@ -16,7 +16,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 CHEATS = ROOT / "tests" / "data" / "labs" / "cheats"
 LABS = {1: ROOT / "labs" / "01_vector_add", 3: ROOT / "labs" / "03_tiled_matmul",
-        5: ROOT / "labs" / "05_softmax"}
+        4: ROOT / "labs" / "04_relu_dropout", 5: ROOT / "labs" / "05_softmax"}
 
 
 def _graded(tmp_path, *args):
