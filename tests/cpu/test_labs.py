@@ -5,7 +5,9 @@ on correctness, and it runs), of every planted bug of labs/*/instructor/bugs (ea
 points it should, with a message naming its pattern), and of a gallery of cheats
 (tests/data/labs/cheats: torch computing the answer, this suite's own kernel, numpy behind a
 dummy launch, a patched tolerance, mutated inputs, a cached output, a hang, a crash, a file
-that does not import), each 0 with its reason; then Gradescope's results.json, JUnit XML, a
+that does not import, a missing function, an allocation far past memory), each 0 with its
+reason, and a right submission that prints megabytes full marks; then Gradescope's
+results.json, JUnit XML, a
 gradebook of a batch in which a crash does not touch the next file, and bad arguments
 refused before any work.
 """
@@ -145,6 +147,8 @@ CHEATS_REASONS = {
     "hang.py": "no answer within 5 s",
     "crash.py": "its process ended (signal SIGSEGV)",
     "import_error.py": "importing it raised ModuleNotFoundError",
+    "missing_function.py": "defines no function vector_add()",
+    "out_of_memory.py": "can't allocate memory",
 }
 
 
@@ -157,6 +161,12 @@ def test_every_cheat_scores_zero_with_its_reason(cheat, tmp_path):
     reasons = failing(results)
     assert len(reasons) == len(results["tests"]), reasons
     assert all(CHEATS_REASONS[cheat] in why for why in reasons.values()), reasons
+
+
+def test_a_submission_that_prints_megabytes_still_scores(tmp_path):
+    """Its prints go to a file, not into the pipe the answers come back through."""
+    status, results = graded(tmp_path, 1, ROOT / "tests" / "data" / "labs" / "fine" / "chatty.py")
+    assert status == 0 and results["score"] == 10, failing(results)
 
 
 def test_a_batch_grades_each_file_on_a_clean_process(tmp_path):

@@ -1,0 +1,5 @@
+"""Accident: the function has another name."""
+
+
+def vec_add(x, y):
+    return x
