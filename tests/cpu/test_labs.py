@@ -7,9 +7,8 @@ points it should, with a message naming its pattern), and of a gallery of cheats
 dummy launch, a patched tolerance, mutated inputs, a cached output, a hang, a crash, a file
 that does not import, a missing function, an allocation far past memory), each 0 with its
 reason, and a right submission that prints megabytes full marks; then Gradescope's
-results.json, JUnit XML, a
-gradebook of a batch in which a crash does not touch the next file, and bad arguments
-refused before any work.
+results.json, JUnit XML, a gradebook of a batch in which a crash does not touch the next
+file, and bad arguments refused before any work.
 """
 from __future__ import annotations
 
