@@ -2,6 +2,10 @@
 
     cvt-bench lab list                          the labs: number, title, backend, points
     cvt-bench lab start N DIR                   copies lab N's README.md and starter.py to DIR
+    cvt-bench lab check N                       the instructor's check: the solution scores
+                                                full marks (hidden tests too), the starter 0,
+                                                every planted bug (bugs.toml) loses the tests
+                                                it should with its phrase
     cvt-bench grade N FILE [FILE ...] [--hidden SPEC] [--out DIR] [--gradebook CSV]
                                                 grades each file; a table per file on stdout,
                                                 results.json (Gradescope) and junit.xml in
@@ -29,11 +33,52 @@ def cmd_lab(args) -> int:
                   f"{points:g} points; {lab.folder.name}]")
         return 0
     lab = labs.get(args.number)
+    if args.lab_command == "check":
+        return _check_lab(lab)
     for path in labs.start(lab, Path(args.dir)):
         print(f"wrote {path}")
     print(f"next: edit {Path(args.dir) / 'starter.py'}, then "
           f"`cvt-bench grade {lab.number} {Path(args.dir) / 'starter.py'}`")
     return 0
+
+
+def _check_lab(lab) -> int:
+    """Grades the solution, the starter and every planted bug of `lab`; a line each, and
+    whether it behaves as bugs.toml says (exit 1 when one does not)."""
+    import tempfile
+
+    from bench.grading import grade, labs
+
+    hidden_file = lab.instructor / "hidden.toml"
+    hidden = labs.hidden_tests(hidden_file) if hidden_file.is_file() else None
+    problems = []
+
+    def one(label, path, ok) -> None:
+        graded = grade.grade(lab, path, hidden)
+        failed = {t.name: t.output for t in graded.tests if t.status == "failed"}
+        why = ok(graded, failed)
+        print(f"{label:<24} {graded.score:g}/{graded.max_score:g}  "
+              f"{'ok' if not why else 'NOT AS DECLARED: ' + why}", flush=True)
+        if why:
+            problems.append(label)
+
+    one("solution", lab.instructor / "solution.py",
+        lambda g, failed: f"fails {sorted(failed)}" if failed else "")
+    one("starter", lab.folder / "starter.py",
+        lambda g, failed: f"scores {g.score:g}" if g.score else "")
+    with tempfile.TemporaryDirectory() as tmp:
+        for bug in labs.bugs(lab):
+            path = Path(tmp) / f"{bug.name}.py"
+            path.write_text(bug.source(lab))
+
+            def behaves(g, failed, bug=bug):
+                missed = [t for t in bug.fails if t not in failed]
+                if missed:
+                    return f"passes {missed}"
+                quiet = [t for t in bug.fails if bug.says not in failed[t]]
+                return f"{quiet} do not say {bug.says!r}" if quiet else ""
+            one(f"bug {bug.name}", path, behaves)
+    return 1 if problems else 0
 
 
 def cmd_grade(args) -> int:
@@ -66,6 +111,8 @@ def add_commands(sub, common) -> None:
     s = sub.add_parser("lab", parents=[common], help="the course labs: list, start")
     lab_sub = s.add_subparsers(dest="lab_command", required=True)
     lab_sub.add_parser("list", help="every lab")
+    ck = lab_sub.add_parser("check", help="grade lab N's solution, starter and planted bugs")
+    ck.add_argument("number", help="the lab's number (or its slug)")
     st = lab_sub.add_parser("start", help="copy lab N's starter and README into DIR")
     st.add_argument("number", help="the lab's number (or its slug)")
     st.add_argument("dir", help="the folder to copy into (made if missing)")

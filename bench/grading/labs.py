@@ -6,8 +6,9 @@ A lab is a folder labs/NN_slug/ (in an installed copy, bench/labs/NN_slug/):
     starter.py       the file the student completes (TODOs); it imports and runs as given
     lab.toml         the lab: its op, the function graded, the backend, the visible tests
     instructor/      not in the student's copy: solution.py, hidden.toml (more tests, more
-                     shapes), bugs/ (planted bugs the tests must catch, each naming its
-                     pattern in its first line)
+                     shapes), bugs.toml (planted bugs: each the solution with one change,
+                     the tests it must fail and a phrase of the reason; `cvt-bench lab check
+                     N` grades them all)
 
 lab.toml:
 
@@ -68,6 +69,47 @@ class LabTest:
 @dataclass
 class LabTests:
     tests: list[LabTest]
+
+
+@dataclass
+class Bug:
+    """A planted bug (instructor/bugs.toml): the solution with `replace` changed to `with_`,
+    the tests it must fail, and a phrase the reason of each must contain."""
+    name: str
+    why: str
+    replace: str
+    with_: str
+    fails: list[str]
+    says: str
+
+    def source(self, lab: "Lab") -> str:
+        """The solution with this bug in it, its docstring saying so."""
+        solution = (lab.instructor / "solution.py").read_text()
+        if solution.count(self.replace) != 1:
+            raise LabError(f"{lab.instructor / 'bugs.toml'}: bug {self.name}: its `replace` "
+                           f"text is not in solution.py exactly once")
+        body = solution.replace(self.replace, self.with_, 1)
+        rest = body.split("\n", 1)[1] if body.startswith('"""') else body
+        return f'"""Planted bug: {self.why}."""\n{rest}'
+
+
+def bugs(lab: "Lab") -> list[Bug]:
+    path = lab.instructor / "bugs.toml"
+    if not path.is_file():
+        return []
+    try:
+        entries = tomllib.loads(path.read_text()).get("bugs", [])
+        found = [Bug(**{("with_" if k == "with" else k): v for k, v in e.items()})
+                 for e in entries]
+    except (tomllib.TOMLDecodeError, TypeError) as exc:
+        raise LabError(f"{path}: {exc}") from None
+    names = {t.name for t in lab.tests}
+    for bug in found:
+        unknown = [f for f in bug.fails if f not in names]
+        if unknown:
+            raise LabError(f"{path}: bug {bug.name} must fail {unknown}, which are no tests "
+                           f"of lab {lab.number}")
+    return found
 
 
 @dataclass

@@ -1,8 +1,9 @@
 """The course labs and their grader (labs/, bench/grading/), on the CPU through the Triton
 interpreter, end to end as a teaching assistant runs them: `cvt-bench lab list`, `lab start`,
 `grade` of the reference solution (full marks, visible and hidden tests), of the starter (0
-on correctness, and it runs), of every planted bug of labs/*/instructor/bugs (each loses the
-points it should, with a message naming its pattern), and of a gallery of cheats
+on correctness, and it runs), of every planted bug of labs/*/instructor/bugs.toml (each loses
+the points it should, with a message naming its pattern; `cvt-bench lab check`), and of a
+gallery of cheats
 (tests/data/labs/cheats: torch computing the answer, this suite's own kernel, numpy behind a
 dummy launch, a patched tolerance, mutated inputs, a cached output, a hang, a crash, a file
 that does not import, a missing function, an allocation far past memory), each 0 with its
@@ -101,37 +102,43 @@ def test_the_starter_scores_nothing_and_says_why(number, tmp_path):
                for out in why.values()), why
 
 
-# each planted bug: the tests it must fail and a phrase of the reason (its pattern)
-BUGS = {
-    (1, "no_pid.py"): ({"many blocks", "a partial last block"},
-                       "everything past the first block of 1024 (BLOCK)"),
-    (1, "grid_floor.py"): ({"a partial last block"}, "never written"),
-    (1, "loads_y_twice.py"): ({"each element read once"}, "more loads than the bound"),
-    (1, "float32_out.py"): ({"half precision"}, "torch.float32"),
-    (3, "no_k_mask.py"): ({"edges"}, "reads past the inputs: a["),
-    (3, "loads_a_twice.py"): ({"loads: at most 2 M N K / 32"}, "more loads than the bound"),
-    (3, "b_stride_k.py"): ({"many tiles", "edges"}, "wrong at"),
-    (3, "small_tile.py"): ({"loads: at most 2 M N K / 32"}, "262144 counted"),
-    (4, "tl_rand.py"): ({"the mask, element by element"}, "not the philox4x32-10 stream"),
-    (4, "no_relu.py"): ({"relu and scale"}, "wrong beyond any rounding"),
-    (4, "no_scale.py"): ({"relu and scale"}, "wrong at"),
-    (4, "seed_ignored.py"): ({"the mask, element by element"}, "under the call's seed"),
-    (5, "mask_other_zero.py"): ({"short rows", "many rows"}, "the row's normalisation"),
-    (5, "no_rescale.py"): ({"one long row per program"}, "the row's normalisation"),
-    (5, "three_reads.py"): ({"long rows read twice"}, "54000 counted"),
-    (5, "grid_short.py"): ({"short rows", "many rows"}, "never written"),
-}
+def _bugs():
+    from bench.grading import labs
+
+    return [pytest.param(number, bug, id=f"lab{number}-{bug.name}")
+            for number, folder in sorted(LABS.items())
+            for bug in labs.bugs(labs.load(folder))]
 
 
-@pytest.mark.parametrize("number,bug", sorted(BUGS))
+@pytest.mark.parametrize("number,bug", _bugs())
 def test_every_planted_bug_loses_its_points(number, bug, tmp_path):
-    bugs = LABS[number] / "instructor" / "bugs"
-    assert sorted(b for n, b in BUGS if n == number) == sorted(p.name for p in bugs.glob("*.py"))
-    status, results = graded(tmp_path, number, bugs / bug)
-    must_fail, phrase = BUGS[number, bug]
+    """Each bug of a lab's bugs.toml (the solution with one change) fails the tests it
+    declares, each reason with its phrase (the bug's pattern)."""
+    from bench.grading import labs
+
+    path = tmp_path / f"{bug.name}.py"
+    path.write_text(bug.source(labs.load(LABS[number])))
+    status, results = graded(tmp_path, number, path)
     fails = failing(results)
-    assert status == 1 and must_fail <= set(fails), fails
-    assert all(phrase in fails[name] for name in must_fail), fails
+    assert status == 1 and set(bug.fails) <= set(fails), fails
+    assert all(bug.says in fails[name] for name in bug.fails), fails
+
+
+def test_every_lab_plants_bugs():
+    from bench.grading import labs
+
+    assert all(len(labs.bugs(labs.load(folder))) >= 3 for folder in LABS.values())
+
+
+def test_lab_check_grades_solution_starter_and_bugs():
+    """The instructor's `cvt-bench lab check N`: a line per file, exit 0 when each behaves."""
+    run = subprocess.run([sys.executable, "-m", "bench", "lab", "check", "1"], cwd=ROOT,
+                         capture_output=True, text=True, timeout=600,
+                         env={**os.environ, **CPU_ONLY})
+    assert run.returncode == 0, run.stdout + run.stderr
+    lines = run.stdout.splitlines()
+    assert lines[0].startswith("solution") and lines[1].startswith("starter")
+    assert len(lines) == 6 and all(line.endswith("ok") for line in lines), run.stdout
 
 
 # each cheat: a phrase of the reason every one of its tests gives
