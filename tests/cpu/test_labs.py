@@ -170,8 +170,14 @@ def test_every_cheat_scores_zero_with_its_reason(cheat, tmp_path):
 
 
 def test_a_submission_that_prints_megabytes_still_scores(tmp_path):
-    """Its prints go to a file, not into the pipe the answers come back through."""
-    status, results = graded(tmp_path, 1, ROOT / "tests" / "data" / "labs" / "fine" / "chatty.py")
+    """The solution printing 4 MB on every call: its prints go to a file, not into the pipe
+    the answers come back through."""
+    solution = (LAB1 / "instructor" / "solution.py").read_text()
+    chatty = tmp_path / "chatty.py"
+    chatty.write_text(solution.replace("    out = torch.empty_like(x)\n",
+                                       "    print('x' * (4 << 20))\n    out = torch.empty_like(x)\n", 1))
+    assert "print(" in chatty.read_text()
+    status, results = graded(tmp_path, 1, chatty)
     assert status == 0 and results["score"] == 10, failing(results)
 
 
