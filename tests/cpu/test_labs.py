@@ -26,8 +26,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 CHEATS = ROOT / "tests" / "data" / "labs" / "cheats"
 LAB1 = ROOT / "labs" / "01_vector_add"
-LABS = {1: LAB1, 3: ROOT / "labs" / "03_tiled_matmul", 4: ROOT / "labs" / "04_relu_dropout",
-        5: ROOT / "labs" / "05_softmax"}
+LABS = {1: LAB1, 2: ROOT / "labs" / "02_thread_tiling", 3: ROOT / "labs" / "03_tiled_matmul",
+        4: ROOT / "labs" / "04_relu_dropout", 5: ROOT / "labs" / "05_softmax"}
 
 
 # the CPU tier grades on the CPU even where a GPU is present: Triton's interpreter, counted

@@ -15,7 +15,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 CHEATS = ROOT / "tests" / "data" / "labs" / "cheats"
-LABS = {1: ROOT / "labs" / "01_vector_add", 3: ROOT / "labs" / "03_tiled_matmul",
+LABS = {1: ROOT / "labs" / "01_vector_add", 2: ROOT / "labs" / "02_thread_tiling",
+        3: ROOT / "labs" / "03_tiled_matmul",
         4: ROOT / "labs" / "04_relu_dropout", 5: ROOT / "labs" / "05_softmax"}
 
 
