@@ -103,11 +103,14 @@ def test_the_starter_scores_nothing_and_says_why(number, tmp_path):
 
 
 def _bugs():
+    """Each lab's bugs, the first of each lab in the fast tier, the rest slow (each grades a
+    file in a process of its own: `make test` stays short, `make test-slow` runs them)."""
     from bench.grading import labs
 
-    return [pytest.param(number, bug, id=f"lab{number}-{bug.name}")
+    return [pytest.param(number, bug, id=f"lab{number}-{bug.name}",
+                         marks=() if i == 0 else pytest.mark.slow)
             for number, folder in sorted(LABS.items())
-            for bug in labs.bugs(labs.load(folder))]
+            for i, bug in enumerate(labs.bugs(labs.load(folder)))]
 
 
 @pytest.mark.parametrize("number,bug", _bugs())
@@ -158,7 +161,11 @@ CHEATS_REASONS = {
 }
 
 
-@pytest.mark.parametrize("cheat", sorted(CHEATS_REASONS))
+FAST_CHEATS = ("torch_add.py", "suite_kernel.py", "crash.py")    # the rest in the slow tier
+
+
+@pytest.mark.parametrize("cheat", [pytest.param(c, marks=() if c in FAST_CHEATS else
+                                                pytest.mark.slow) for c in sorted(CHEATS_REASONS)])
 def test_every_cheat_scores_zero_with_its_reason(cheat, tmp_path):
     assert sorted(CHEATS_REASONS) == sorted(p.name for p in CHEATS.glob("*.py"))
     # 5 s for the hang; the others get time to spare on a loaded machine
