@@ -22,11 +22,13 @@ A correctness test passes when all its calls pass: its points, else 0. A traffic
 """
 from __future__ import annotations
 
+import io
 import math
 import os
 import secrets
 import select
 import signal
+import struct
 import subprocess
 import sys
 import tempfile
@@ -39,6 +41,7 @@ from bench.grading import labs as labs_mod
 from bench.grading.sandbox import read_message, write_message
 
 ROOT = Path(__file__).resolve().parents[2]
+MAX_ANSWER_BYTES = 1 << 34    # an answer's size as its header says: 16 GiB at most
 SUITE_DIRS = tuple(str(ROOT / d) + os.sep for d in ("triton_impl", "bench", "bindings"))
 
 
@@ -83,7 +86,7 @@ class Sandbox:
         self.stderr = tempfile.TemporaryFile()
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "bench.grading.sandbox", str(self.path), self.function],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.stderr,
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.stderr, bufsize=0,
             cwd=str(self.path.parent), env=env, start_new_session=True)
         answer = self._answer(max(self.timeout, 120.0))
         self.load_error = answer if isinstance(answer, str) else answer.get("error", "")
@@ -108,21 +111,63 @@ class Sandbox:
             tail = []
         return tail[-1][:200] if tail else ""
 
+    def _read(self, n: int, deadline: float) -> bytes | None:
+        """Exactly n bytes of the answers' pipe before `deadline`; b"" at its end (the
+        process ended), None past the deadline (a hang, also one in the middle of a message)."""
+        fd, parts, got = self.proc.stdout.fileno(), [], 0
+        while got < n:
+            left = deadline - time.monotonic()
+            ready, _, _ = select.select([fd], [], [], max(left, 0.0))
+            if not ready:
+                return None
+            chunk = os.read(fd, min(n - got, 1 << 20))
+            if not chunk:
+                return b""
+            parts.append(chunk)
+            got += len(chunk)
+        return b"".join(parts)
+
+    def _send(self, request: dict, deadline: float) -> bool:
+        """The request, whole, before `deadline` (False: not taken in time, or the process
+        is gone): a process that stops reading its requests cannot block the grader."""
+        buf = io.BytesIO()
+        write_message(buf, request)
+        data, fd = memoryview(buf.getvalue()), self.proc.stdin.fileno()
+        while data:
+            _, ready, _ = select.select([], [fd], [], max(deadline - time.monotonic(), 0.0))
+            if not ready:
+                return False
+            try:
+                data = data[os.write(fd, data[:1 << 16]):]
+            except (BrokenPipeError, OSError):
+                return False
+        return True
+
     def _answer(self, seconds: float):
         """The next message, or why there is none (a string)."""
-        out = self.proc.stdout
-        ready, _, _ = select.select([out], [], [], seconds)
-        if not ready:
+        deadline = time.monotonic() + seconds
+        head = self._read(8, deadline)
+        body = b""
+        if head and len(head) == 8:
+            (size,) = struct.unpack("<Q", head)
+            if size > MAX_ANSWER_BYTES:
+                self.stop()
+                return f"an answer of {size} bytes (more than {MAX_ANSWER_BYTES}): refused"
+            body = self._read(size, deadline)
+        if head is None or body is None:
             self.stop()
             return f"no answer within {seconds:g} s: stopped (a hang, or far too slow)"
-        message = read_message(out)
-        if message is None:
+        if not head or not body and size:
             code = self.proc.wait()
             why = (f"signal {signal.Signals(-code).name}" if code < 0 else f"exit status {code}")
             tail = self._stderr_tail()
             self.proc = None
             return f"its process ended ({why})" + (f": {tail}" if tail else "")
-        return message
+        try:
+            return read_message(io.BytesIO(head + body))
+        except Exception as exc:        # bytes that are no message of the sandbox's
+            self.stop()
+            return f"an answer the grader cannot read ({type(exc).__name__}): refused"
 
     def call(self, request: dict):
         if self.load_error:
@@ -132,10 +177,8 @@ class Sandbox:
             if self.load_error:
                 return self.load_error
         request["nonce"] = secrets.token_hex(8)
-        try:
-            write_message(self.proc.stdin, request)
-        except (BrokenPipeError, OSError):
-            return self._answer(1.0) if self.proc else "its process ended"
+        if not self._send(request, time.monotonic() + self.timeout):
+            return self._answer(1.0)      # why it stopped reading: it ended, or it hangs
         answer = self._answer(self.timeout)
         if isinstance(answer, dict) and answer.get("nonce") != request["nonce"]:
             self.stop()

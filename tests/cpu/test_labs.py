@@ -6,7 +6,8 @@ the points it should, with a message naming its pattern; `cvt-bench lab check`),
 gallery of cheats
 (tests/data/labs/cheats: torch computing the answer, this suite's own kernel, numpy behind a
 dummy launch, a patched tolerance, mutated inputs, a cached output, a hang, a crash, a file
-that does not import, a missing function, an allocation far past memory), each 0 with its
+that does not import, a missing function, an allocation far past memory, a forged answer and
+half an answer written into the grader's pipe), each 0 with its
 reason, and a right submission that prints megabytes full marks; then Gradescope's
 results.json, JUnit XML, a gradebook of a batch in which a crash does not touch the next
 file, and bad arguments refused before any work.
@@ -158,6 +159,8 @@ CHEATS_REASONS = {
     "import_error.py": "importing it raised ModuleNotFoundError",
     "missing_function.py": "defines no function vector_add()",
     "out_of_memory.py": "can't allocate memory",
+    "forged_answer.py": "did not come from the grader's own call",
+    "half_answer.py": "no answer within 5 s",
 }
 
 
@@ -168,8 +171,9 @@ FAST_CHEATS = ("torch_add.py", "suite_kernel.py", "crash.py")    # the rest in t
                                                 pytest.mark.slow) for c in sorted(CHEATS_REASONS)])
 def test_every_cheat_scores_zero_with_its_reason(cheat, tmp_path):
     assert sorted(CHEATS_REASONS) == sorted(p.name for p in CHEATS.glob("*.py"))
-    # 5 s for the hang; the others get time to spare on a loaded machine
-    status, results = graded(tmp_path, 1, CHEATS / cheat, "--timeout", 5 if cheat == "hang.py" else 60)
+    # 5 s for the hangs; the others get time to spare on a loaded machine
+    hangs = cheat in ("hang.py", "half_answer.py")
+    status, results = graded(tmp_path, 1, CHEATS / cheat, "--timeout", 5 if hangs else 60)
     assert status == 1 and results["score"] == 0, failing(results)
     reasons = failing(results)
     assert len(reasons) == len(results["tests"]), reasons
