@@ -110,20 +110,28 @@ def use(files) -> None:
     os.environ[ENV] = os.pathsep.join(dict.fromkeys(paths() + added))
 
 
+def import_file(path: str, module_name: str):
+    """The module of a Python file given by its path, registered in sys.modules under
+    `module_name` (dataclasses and pickling look it up); ImportError if it is no Python
+    file. Plugin files and the labs' submissions (bench/grading/sandbox.py) load this way."""
+    spec = importlib.util.spec_from_file_location(module_name, path)
+    if spec is None or spec.loader is None:
+        raise ImportError("not a Python file")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
 def _load_file(path: str) -> list:
     global _collecting
     from bench import device
 
     device.setup()        # without a GPU, Triton's interpreter: before the file's @triton.jit
     module_name = f"cvt_plugin_{Path(path).stem}_{abs(hash(path)) % 10**8}"
-    spec = importlib.util.spec_from_file_location(module_name, path)
-    if spec is None or spec.loader is None:
-        raise PluginError(f"plugin {path}: not a Python file")
-    module = importlib.util.module_from_spec(spec)
     previous, _collecting = _collecting, []
     try:
-        sys.modules[module_name] = module      # dataclasses and pickling look it up
-        spec.loader.exec_module(module)
+        import_file(path, module_name)
         found = _collecting
     except PluginError:
         raise

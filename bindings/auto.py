@@ -36,9 +36,9 @@ from __future__ import annotations
 
 import contextlib
 
-SKINNY_16_BIT = 8        # fp16 and bf16 (either side), tf32 (N): the skinny path to this
-                         # many rows on Hopper (else to CVT_SKINNY_MAX_R, 16:
-                         # cuda/matmul_config.h)
+SKINNY_HOPPER_ROWS = 8   # on Hopper, fp16 and bf16 (either side) and tf32 (N): the
+                         # skinny path to this many rows, tensor cores past it (elsewhere
+                         # CVT_SKINNY_MAX_R, 16: cuda/matmul_config.h)
 H100_SMS = 132           # the SM count assumed where no GPU is asked (bench model, list)
 
 
@@ -49,9 +49,9 @@ def choose(M: int, N: int, K: int, precision: str, sms: int = H100_SMS,
 
     skinny = config.params()["SKINNY_MAX_R"]
     if hopper and precision in ("fp16", "bf16"):
-        small = min(M, N) <= SKINNY_16_BIT
+        small = min(M, N) <= SKINNY_HOPPER_ROWS
     elif hopper and precision == "tf32":     # N is the kernel's small side where N <= 16
-        small = N <= SKINNY_16_BIT if N <= skinny else M <= skinny
+        small = N <= SKINNY_HOPPER_ROWS if N <= skinny else M <= skinny
     else:
         small = min(M, N) <= skinny
     if small:

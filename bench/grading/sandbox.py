@@ -52,12 +52,9 @@ def write_message(stream, message) -> None:
 
 
 def _load(path: str, function: str):
-    import importlib.util
+    from bench.plugins import import_file
 
-    spec = importlib.util.spec_from_file_location("submission", path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["submission"] = module
-    spec.loader.exec_module(module)
+    module = import_file(path, "submission")
     fn = getattr(module, function, None)
     if not callable(fn):
         raise AttributeError(f"{os.path.basename(path)} defines no function {function}()")
