@@ -134,6 +134,7 @@ def test_every_lab_plants_bugs():
     assert all(len(labs.bugs(labs.load(folder))) >= 3 for folder in LABS.values())
 
 
+@pytest.mark.slow
 def test_lab_check_grades_solution_starter_and_bugs():
     """The instructor's `cvt-bench lab check N`: a line per file, exit 0 when each behaves."""
     run = subprocess.run([sys.executable, "-m", "bench", "lab", "check", "1"], cwd=ROOT,
@@ -192,6 +193,7 @@ def test_a_submission_that_prints_megabytes_still_scores(tmp_path):
     assert status == 0 and results["score"] == 10, failing(results)
 
 
+@pytest.mark.slow
 def test_a_batch_grades_each_file_on_a_clean_process(tmp_path):
     """A crash and a hang, then the solution: full marks for it, a gradebook row each, and
     Gradescope's and JUnit's files per file."""

@@ -57,9 +57,11 @@ def test_one_split_on_the_emulator(runner):
     assert all(r.group(6) == "0" for r in rows), "one split needs no workspace"
 
 
+@pytest.mark.slow
 def test_split_k_on_the_emulator(runner):
     """K deep enough to split: each split's partial tile goes through the workspace, and
-    the reduction sums them in order (a reduction that skips a split fails here)."""
+    the reduction sums them in order (a reduction that skips a split fails here). Slow tier
+    (~40 s on 2 cores), with the ladder's emulator runs."""
     out = emulated.run_built(runner, SPLITS)
     rows = _rows(out)
     assert len(rows) == 3 * len(SPLITS) and all(r.group(7) == "ok" for r in rows), out
