@@ -136,7 +136,7 @@ for stage in "$@"; do
     pytest_gpu paths "${PATHS_LIMIT:-300}" tests/gpu/test_shape_paths.py -n "${PYTEST_JOBS:-8}" \
       --dist loadgroup
     sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
-    kernels=${PATHS_KERNELS:-cuda_auto,triton_auto,triton_split_k,cuda_split_k,cuda_split_k_tf32,cuda_t2*,cuda_t3*,cuda_t4*,cuda_t5*}
+    kernels=${PATHS_KERNELS:-cuda_auto,triton_auto,triton_split_k,cuda_split_k,cuda_split_k_tf32,cuda_split_k_fp32,cuda_t2*,cuda_t3*,cuda_t4*,cuda_t5*}
     for tool in memcheck initcheck racecheck; do
       extra=""; [ "$tool" = initcheck ] && extra="--poison-outputs"
       # shellcheck disable=SC2086  # extra: one flag or none

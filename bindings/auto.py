@@ -71,16 +71,18 @@ def choose(M: int, N: int, K: int, precision: str, sms: int = H100_SMS,
 
 
 def splits(M: int, N: int, K: int, sms: int = H100_SMS, precision: str = "bf16") -> int:
-    """How many ways split_k (fp16, bf16) or split_k_tf32 (tf32) shares out the k loop of an
-    M x N x K product on a GPU of `sms` SMs (one block each): cuda/split_k.cuh's
-    split_count, repeated (on the sizes the kernel sees: K and N rounded up to 16 bytes
-    where the op stages them)."""
+    """How many ways split_k (fp16, bf16), split_k_tf32 (tf32) or split_k_fp32 (fp32) shares
+    out the k loop of an M x N x K product on a GPU of `sms` SMs (one block each):
+    cuda/split_k.cuh's split_count, repeated (on the sizes the kernel sees: K and N rounded
+    up to 16 bytes where the op stages them for TMA; split_k_fp32 takes them as they are)."""
     from bindings import config
 
     p = config.params()
-    name, nbytes = ("SPLIT_K_TF32", 4) if precision == "tf32" else ("SPLIT_K", 2)
-    per_16 = 16 // nbytes
-    K, N = -(-K // per_16) * per_16, -(-N // per_16) * per_16
+    name, nbytes = {"tf32": ("SPLIT_K_TF32", 4), "fp32": ("SPLIT_K_FP32", 4)}.get(
+        precision, ("SPLIT_K", 2))
+    if precision != "fp32":
+        per_16 = 16 // nbytes
+        K, N = -(-K // per_16) * per_16, -(-N // per_16) * per_16
     tiles = -(-M // p[f"{name}_BM"]) * -(-N // p[f"{name}_BN"])
     k_tiles = -(-K // p[f"{name}_BK"])
     by_bytes = (M * K + K * N + M * N) * nbytes // (M * N * 4) if M * N else 0

@@ -32,6 +32,7 @@
 #include "common.cuh"
 #include "launchers.h"  // TensorCoreType, t1's launcher (the TMA rungs' other path)
 #include "mma.cuh"      // smem_address, pack_pair
+#include "workspace.cuh"  // workspace_alloc
 
 // Device code with Hopper's arch-specific instructions: compiled for sm_90a (nvcc
 // -arch=sm_90a, TORCH_CUDA_ARCH_LIST=9.0a). Every other target compiles the same kernels
@@ -526,35 +527,6 @@ static cudaError_t launch_persistent_clusters(int cluster, int threads, int smem
   const ClusterLaunch launch(cluster, clusters * cluster, threads, smem, stream);
   err = cudaLaunchKernelEx(&launch.config, kernel, args...);
   return err != cudaSuccess ? err : cudaGetLastError();
-}
-
-// Workspace for partial sums (t5, split_k): from a memory pool of the launchers' own,
-// stream-ordered (freed after the kernel on the same stream, so concurrent streams never
-// share it), kept by the pool between launches (no release threshold).
-inline cudaError_t workspace_alloc(void** ptr, size_t bytes, cudaStream_t stream) {
-  static std::mutex lock;
-  static cudaMemPool_t pools[64] = {};
-  int device = 0;
-  cudaError_t err = cudaGetDevice(&device);
-  if (err != cudaSuccess) return err;
-  if (device < 0 || device >= 64) return cudaErrorInvalidDevice;
-  {
-    std::lock_guard<std::mutex> guard(lock);
-    if (pools[device] == nullptr) {
-      cudaMemPoolProps props = {};
-      props.allocType = cudaMemAllocationTypePinned;
-      props.location.type = cudaMemLocationTypeDevice;
-      props.location.id = device;
-      cudaMemPool_t pool = nullptr;
-      if ((err = cudaMemPoolCreate(&pool, &props)) != cudaSuccess) return err;
-      uint64_t keep = UINT64_MAX;
-      if ((err = cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep)) !=
-          cudaSuccess)
-        return err;
-      pools[device] = pool;
-    }
-  }
-  return cudaMallocFromPoolAsync(ptr, bytes, pools[device], stream);
 }
 
 // What a TMA rung's launcher does around its kernel (t2, t3): refuse a build or GPU without

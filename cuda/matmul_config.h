@@ -18,7 +18,9 @@
 // and its kernel file cuda/matmul_v3_smem_tiling.cu. The list is expanded by cuda/launchers.h
 // (the launchers' declarations), bindings/matmul_ops.cpp (the ops' schemas, wrappers and
 // registrations) and cuda/driver/matmul_driver.cu (its table: `matmul_driver v3_smem_tiling`),
-// and parsed by bindings/config.py (MATMUL_OPS).
+// and parsed by bindings/config.py (MATMUL_OPS). X(split_k_fp32) is a path beside the rungs
+// with the same contract: v7's k loop shared out over the whole grid for products of few tiles
+// (cuda/matmul_split_k_fp32.cu), as X(split_k) beside the tensor-core rungs.
 #define CVT_MATMUL_OPS(X)  \
   X(v1_naive)              \
   X(v1_coalesced)          \
@@ -29,7 +31,8 @@
   X(v5_warptiling)         \
   X(v6_pipelined)          \
   X(v7_lean_fetch)         \
-  X(v8_split_k)
+  X(v8_split_k)            \
+  X(split_k_fp32)
 
 // The tensor-core rungs (fp16 and bf16 in and out, float32 accumulation): the same roles as
 // CVT_MATMUL_OPS for ops whose launcher takes untyped pointers and the element type
@@ -235,6 +238,19 @@
 #ifndef CVT_V8_MIN_SPLIT_TILES
 #define CVT_V8_MIN_SPLIT_TILES 4
 #endif
+
+// split_k_fp32, the fp32 path for few tiles (cuda/matmul_split_k_fp32.cu): v7's tile and ring,
+// the k tiles of every tile shared out over grid z in runs of at least MIN_RUN k tiles, the
+// float32 partials summed by split_k.cuh's kernels. Plain defines, as split_k's.
+#define CVT_SPLIT_K_FP32_BM 128
+#define CVT_SPLIT_K_FP32_BN 256
+#define CVT_SPLIT_K_FP32_BK 16
+#define CVT_SPLIT_K_FP32_WM 64
+#define CVT_SPLIT_K_FP32_WN 64
+#define CVT_SPLIT_K_FP32_TM 8
+#define CVT_SPLIT_K_FP32_TN 16
+#define CVT_SPLIT_K_FP32_STAGES 3
+#define CVT_SPLIT_K_FP32_MIN_RUN 4
 
 // t1 mma.sync: a 128 x 128 block tile of 4 warps, each a 64 x 64 piece (4 x 8 mma tiles of
 // 16 x 8, 128 float accumulators per thread), k tiles of 32 in a ring of 4 cp.async stages

@@ -1,6 +1,6 @@
 // What the split-K paths share (cuda/matmul_split_k.cu at 16 bits, cuda/matmul_split_k_tf32.cu
-// at tf32): how many splits, the blocks the GPU holds, and the kernel that adds the float32
-// partial tiles in split order.
+// at tf32, cuda/matmul_split_k_fp32.cu at fp32): how many splits, the blocks the GPU holds,
+// their workspace, and the kernels that add the float32 partial tiles in split order.
 #pragma once
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -9,7 +9,8 @@
 #include <type_traits>
 
 #include "common.cuh"
-#include "mma.cuh"  // pack_pair
+#include "mma.cuh"        // pack_pair
+#include "workspace.cuh"  // workspace_alloc
 
 namespace cvt {
 
@@ -96,6 +97,47 @@ static cudaError_t launch_split_k_sum(const float* partials, T* C, int64_t value
   const int64_t grid = steps < 8LL * blocks ? steps : 8LL * blocks;
   split_k_sum<T><<<static_cast<unsigned>(grid), 256, 0, stream>>>(partials, C, values,
                                                                   static_cast<int>(splits));
+  return cudaGetLastError();
+}
+
+// C = the sum of the S partial slices of `values` floats each, in split order: one value
+// per thread and step, for a C that split_k_sum's float4 steps cannot take (values % 4 != 0
+// or C off 16 bytes: the fp32 path at any N). Loads 8 at a time, added in order, as there.
+template <class T>
+__global__ void __launch_bounds__(256)
+split_k_sum_scalar(const float* __restrict__ partials, T* __restrict__ C, int64_t values,
+                   int splits) {
+  constexpr int kBatch = 8;
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < values;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    float sum = 0.0f;
+    for (int s0 = 0; s0 < splits; s0 += kBatch) {
+      float p[kBatch];
+#pragma unroll
+      for (int j = 0; j < kBatch; ++j)
+        if (s0 + j < splits) p[j] = partials[(s0 + j) * values + i];
+#pragma unroll
+      for (int j = 0; j < kBatch; ++j) {
+        if (s0 + j >= splits) break;
+        sum += p[j];
+      }
+    }
+    if constexpr (std::is_same_v<T, float>) C[i] = sum;
+    else C[i] = static_cast<T>(sum);
+  }
+}
+
+// launch_split_k_sum where C allows it (values % 4 == 0, C 16-byte aligned), else
+// split_k_sum_scalar, on `blocks` x 8 blocks at most.
+template <class T>
+static cudaError_t launch_split_k_sum_any(const float* partials, T* C, int64_t values,
+                                          int64_t splits, int blocks, cudaStream_t stream) {
+  if (values % 4 == 0 && reinterpret_cast<uintptr_t>(C) % 16 == 0)
+    return launch_split_k_sum<T>(partials, C, values, splits, blocks, stream);
+  const int64_t steps = ceil_div(values, 256);
+  const int64_t grid = steps < 8LL * blocks ? steps : 8LL * blocks;
+  split_k_sum_scalar<T><<<static_cast<unsigned>(grid), 256, 0, stream>>>(
+      partials, C, values, static_cast<int>(splits));
   return cudaGetLastError();
 }
 

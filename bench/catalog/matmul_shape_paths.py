@@ -16,7 +16,8 @@ test_shape_paths.py, docs/performance/shapes_probe.py).
 """
 from __future__ import annotations
 
-from bench.catalog.matmul_cuda import _SM90A, _T1_FALLBACK, _V7_FALLBACK, _op, _params
+from bench.catalog.matmul_cuda import (_SM90A, _T1_FALLBACK, _V7_FALLBACK, _WARPTILED, _op,
+                                       _params, _warptiled)
 from bench.families.matmul import models, models_triton
 from bench.registry import Kernel
 
@@ -119,6 +120,16 @@ def records() -> list[Kernel]:
             twin_note="triton_split_k at tf32 runs the same algorithm (its twin entry is "
                       "cuda_split_k, at 16 bits)", min_capability=(9, 0), max_capability=(9, 0),
             needs=_SM90A),
+        Kernel(
+            name="cuda_split_k_fp32", op="matmul", backend="cuda", version="split-k",
+            summary="v7's tile and k loop shared out over grid z where the tiles leave SMs "
+                    "idle, partials summed in order",
+            source="cuda/matmul_split_k_fp32.cu", precisions=("fp32",),
+            loader=_op("matmul_split_k_fp32"),
+            params=_warptiled("SPLIT_K_FP32", "STAGES", "MIN_RUN"),
+            model=models.matmul_split_k_fp32, formula=_WARPTILED,
+            twin_note="triton_split_k at fp32 runs the same algorithm (its twin entry is "
+                      "cuda_split_k, at 16 bits)", min_capability=(8, 0)),
         Kernel(
             name="cuda_auto", op="matmul", backend="cuda", version="auto",
             summary="picks per shape and precision: cuda_skinny (M or N <= 16), split_k, "

@@ -25,7 +25,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 CANDIDATES = {   # precision -> registry kernels that may run a suite shape
-    "fp32": ["cuda_skinny", "cuda_v8_split_k", "triton_split_k", "triton_autotuned"],
+    "fp32": ["cuda_skinny", "cuda_v8_split_k", "cuda_split_k_fp32", "triton_split_k",
+             "triton_autotuned"],
     "tf32": ["cuda_skinny", "cuda_v8_split_k", "cuda_t4_tf32", "cuda_split_k_tf32", "triton_split_k",
              "triton_persistent", "triton_autotuned"],
     "fp16": ["cuda_skinny", "cuda_t5_stream_k", "cuda_split_k", "triton_split_k",

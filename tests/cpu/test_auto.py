@@ -51,6 +51,12 @@ def test_split_k_splits_repeat_the_launchers_rule(shape, splits):
     assert auto.splits(*shape, sms=132) == splits
 
 
+def test_split_k_fp32_splits_on_v7s_tiles():
+    assert auto.splits(128, 128, 131072, 132, "fp32") == 131    # 1 tile of 128 x 256, evened
+    assert auto.splits(1000, 1000, 4099, 132, "fp32") == 4      # 32 tiles; K as it is
+    assert auto.splits(4096, 4096, 4096, 132, "fp32") == 1
+
+
 def test_split_k_tf32_splits_on_its_own_tiles():
     assert auto.splits(256, 256, 524288, 132, "tf32") == 66     # 2 tiles of 256 x 128
     assert auto.splits(1000, 1000, 4099, 132, "tf32") == 4      # K staged to 4100

@@ -233,7 +233,8 @@ EMULATOR = ROOT / "tests" / "support" / "cuda_emulator"
 # 128-bit path (K, N multiples of 4, aligned), at tile edges, K = 0 and 1 x 1 x 1.
 # The last two give v8 (the emulator plays an H100: 132 SMs, sm_90) a split of K across a
 # cluster, on both paths: 4 splits of 5, 5, 5 and 4 k tiles, and 5 of 5, 5, 5, 5 and 1 (the
-# partial last tile alone).
+# partial last tile alone); and split_k_fp32 a split over grid z with its partials through a
+# workspace and the sum kernel (4 splits; the float4 sum, then the scalar one at N = 131).
 EMULATED_SHAPES = [(1, 1, 1, 0), (17, 13, 7, 0), (127, 129, 31, 0), (129, 131, 33, 1),
                    (131, 132, 36, 0), (131, 132, 36, 1), (1, 4, 4, 0), (64, 64, 0, 0),
                    (200, 8, 12, 0), (130, 260, 300, 0), (129, 131, 321, 1)]
@@ -263,7 +264,10 @@ LADDER = [k for k in registry.select("@ladder") if k.backend == "cuda"]
 def test_every_ladder_kernel_folds_a_long_grid_on_the_cpu_emulator(tmp_path):
     """Every element of C, against float64, for grids of more rows of blocks than grid y
     holds (~15 s)."""
-    assert {version_of(k) for k in LADDER} == {v.removeprefix("matmul_") for v in config.MATMUL_OPS}
+    # split_k_fp32 (a path beside the ladder) splits only where grid y holds its rows, and
+    # runs v7 elsewhere: v7's fold is its fold
+    assert {version_of(k) for k in LADDER} == {v.removeprefix("matmul_") for v in config.MATMUL_OPS
+                                               if v != "matmul_split_k_fp32"}
     assert all(FOLD_ROWS % _kernel(v).params()["GROUP"] == 0 for v in ("v6", "v7", "v8"))
     runner = emulated.build(tmp_path, "runner.cpp", "all_kernels.inc",
                             {"CVT_MAX_GRID_YZ": FOLD_LIMIT})
@@ -282,6 +286,7 @@ def test_emulator_rewrites_every_launch():
     finally:
         sys.path.pop(0)
     emulated = [*sorted((ROOT / "cuda").glob("matmul_v*.cu")),
+                ROOT / "cuda" / "matmul_split_k_fp32.cu", ROOT / "cuda" / "split_k.cuh",
                 *(ROOT / "cuda" / f"matmul_{rung}.cu" for rung in emulate.EMULATED_TENSOR_CORE_RUNGS)]
     for cu in emulated:
         text = emulate.rewrite(cu.read_text())

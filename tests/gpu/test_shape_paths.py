@@ -143,10 +143,12 @@ SPLIT_SHAPES = [MatmulShape(128, 128, 131072), MatmulShape(264, 264, 4100),
 
 
 @pytest.mark.parametrize("name,precision", [("cuda_split_k", "fp16"), ("cuda_split_k", "bf16"),
-                                            ("cuda_split_k_tf32", "tf32")])
+                                            ("cuda_split_k_tf32", "tf32"),
+                                            ("cuda_split_k_fp32", "fp32")])
 def test_cuda_split_k_shares_the_k_loop(name, precision):
-    """cuda_split_k and cuda_split_k_tf32 where they split: the float64 check (random and
-    exact), and the same bits on a second call (the partials are summed in split order)."""
+    """cuda_split_k, cuda_split_k_tf32 and cuda_split_k_fp32 where they split: the float64
+    check (random and exact), and the same bits on a second call (the partials are summed in
+    split order)."""
     from bindings import auto
 
     kernel = registry.get(name)

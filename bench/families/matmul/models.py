@@ -235,6 +235,13 @@ def matmul_v8(s: MatmulShape, p) -> Traffic:
     return matmul_v7(s, p)
 
 
+def matmul_split_k_fp32(s: MatmulShape, p) -> Traffic:
+    """split_k_fp32, the fp32 path for few tiles: v7's counts, element for element, for any
+    number of splits (the splits share out each tile's k tiles, each copied once). Not
+    counted: the float32 partial tiles (S*M*N written, read once by the sum, where S > 1)."""
+    return matmul_v7(s, p)
+
+
 def matmul_t1(s: MatmulShape, p) -> Traffic:
     """t1 mma.sync: the block tile's global counts as v6 (masked pieces issue nothing). On the
     16-byte path (K and N multiples of 8) every global read is a cp.async copy of 8 values;

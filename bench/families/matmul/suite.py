@@ -31,7 +31,7 @@ from bench.families.matmul.models import MatmulShape
 NAME = "shapes"     # --suite shapes
 # The paths for shapes that are not one big GEMM (bench/catalog/matmul_shape_paths.py): the
 # suite's report and figure show them; the ladders' sections and figures do not.
-PATHS = ("cuda_split_k", "cuda_split_k_tf32", "triton_split_k")
+PATHS = ("cuda_split_k", "cuda_split_k_tf32", "cuda_split_k_fp32", "triton_split_k")
 
 _TOKENS = (1, 16, 128, 1000, 4096, 4097)
 _LAYER = (("attn", 4096, 4096), ("up", 14336, 4096), ("down", 4096, 14336))   # out, in

@@ -14,6 +14,7 @@
 // would cause only under the GPU's scheduling (compute-sanitizer's racecheck, on the GPU).
 #pragma once
 #include <barrier>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -42,6 +43,10 @@ struct dim3 {
 };
 inline thread_local dim3 threadIdx, blockIdx;
 inline dim3 gridDim, blockDim;
+// CUDA's vector types that the kernels here use (split_k.cuh's sums).
+struct alignas(16) float4 { float x, y, z, w; };
+inline float4 make_float4(float x, float y, float z, float w) { return {x, y, z, w}; }
+struct alignas(8) uint2 { unsigned x, y; };
 
 typedef int cudaError_t;
 typedef void* cudaStream_t;
@@ -78,6 +83,43 @@ struct cudaLaunchConfig_t {
 template <class F>
 cudaError_t cudaOccupancyMaxActiveClusters(int* clusters, F, const cudaLaunchConfig_t*) {
   *clusters = 1;
+  return cudaSuccess;
+}
+template <class F>
+cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int* blocks, F, int, size_t) {
+  *blocks = 1;
+  return cudaSuccess;
+}
+
+// Stream-ordered pools (cuda/workspace.cuh): host memory here, filled with NaN so that a
+// read of a value nobody wrote shows; freed at cudaFreeAsync.
+enum cudaMemAllocationType { cudaMemAllocationTypePinned = 1 };
+enum cudaMemLocationType { cudaMemLocationTypeDevice = 1 };
+enum cudaMemPoolAttr { cudaMemPoolAttrReleaseThreshold = 4 };
+enum { cudaErrorInvalidDevice = 101 };
+struct cudaMemPoolProps {
+  cudaMemAllocationType allocType;
+  struct { cudaMemLocationType type; int id; } location;
+};
+typedef struct cvt_emu_pool* cudaMemPool_t;
+inline cudaError_t cudaMemPoolCreate(cudaMemPool_t* pool, const cudaMemPoolProps*) {
+  static int one;
+  *pool = reinterpret_cast<cudaMemPool_t>(&one);
+  return cudaSuccess;
+}
+inline cudaError_t cudaMemPoolSetAttribute(cudaMemPool_t, cudaMemPoolAttr, void*) {
+  return cudaSuccess;
+}
+inline cudaError_t cudaMallocFromPoolAsync(void** ptr, size_t bytes, cudaMemPool_t,
+                                           cudaStream_t) {
+  float* p = static_cast<float*>(std::malloc(bytes > 0 ? bytes : 1));
+  if (p == nullptr) return cudaErrorUnknown;
+  for (size_t i = 0; i < bytes / sizeof(float); ++i) p[i] = NAN;
+  *ptr = p;
+  return cudaSuccess;
+}
+inline cudaError_t cudaFreeAsync(void* ptr, cudaStream_t) {
+  std::free(ptr);
   return cudaSuccess;
 }
 

@@ -56,9 +56,11 @@ def main(out_dir: str) -> Path:
     # "cluster.cuh" find the emulated ones first
     for header in ("cp_async.cuh", "cluster.cuh", "mma.cuh"):
         (out / header).write_text((here / header).read_text())
+    # and split_k.cuh (split_k_fp32's sums), rewritten, so that its mma.cuh is the one here
+    (out / "split_k.cuh").write_text(rewrite((CUDA / "split_k.cuh").read_text()))
     # the FFMA ladder (CVT_MATMUL_OPS) and the tensor-core rungs the emulator can run
     # (EMULATED_TENSOR_CORE_RUNGS), whose warp-wide ldmatrix and mma.sync are mma.cuh's here
-    ladder = sorted(CUDA.glob("matmul_v*.cu"))
+    ladder = sorted(CUDA.glob("matmul_v*.cu")) + [CUDA / "matmul_split_k_fp32.cu"]
     tensor_cores = [CUDA / f"matmul_{rung}.cu" for rung in EMULATED_TENSOR_CORE_RUNGS]
     skinny = [CUDA / "matmul_skinny.cu"]
     for cu in ladder + tensor_cores + skinny:
