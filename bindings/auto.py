@@ -11,8 +11,12 @@ The rule (`choose`), from the shape suite's measurements (docs/performance/shape
                             N-small kernel at R = 16 stages as many values of B as it reads
                             of A): split_k_tf32 or t4 (H200, 8192 x 16 x 8192: 0.084 ms
                             against 0.342)
-    fp32                    v8: v7 where the tiles fill the GPU, k split over a cluster
-                            where they do not (sm_90; v7 elsewhere)
+    fp32                    split_k_fp32 where it splits (splits(..., "fp32") > 1: v7's
+                            128 x 256 tiles leave SMs idle): H200, ms against v8's, 512 x 512
+                            x 16384 0.189 against 0.386, 128 x 128 x 131072 0.201 against
+                            3.166 (docs/performance/shapes_probe.py). Else v8: v7 where the
+                            tiles fill the GPU, k split over a cluster where they do not
+                            (sm_90; v7 elsewhere)
     tf32                    split_k_tf32 where it splits (splits(..., "tf32") > 1: t4's 256 x
                             128 tiles leave at least half the SMs idle), else t4 (Hopper;
                             staged where unaligned); v7 off Hopper. (v8's FFMA split is no
@@ -57,6 +61,8 @@ def choose(M: int, N: int, K: int, precision: str, sms: int = H100_SMS,
     if small:
         return "matmul_skinny"
     if precision == "fp32":
+        if splits(M, N, K, sms, "fp32") > 1:
+            return "matmul_split_k_fp32"
         return "matmul_v8_split_k" if hopper else "matmul_v7_lean_fetch"
     if precision == "tf32":
         if not hopper:

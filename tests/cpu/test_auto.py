@@ -33,7 +33,9 @@ H100 = dict(sms=132, hopper=True)
     ((4096, 4096, 4097), "tf32", "matmul_t4_tf32"),
     ((256, 256, 524288), "tf32", "matmul_split_k_tf32"),  # one cluster of t4's: split k
     ((1000, 4096, 4096), "tf32", "matmul_t4_tf32"),
-    ((1000, 1000, 4099), "fp32", "matmul_v8_split_k"),
+    ((1000, 1000, 4099), "fp32", "matmul_split_k_fp32"),  # 32 of v7's tiles: split k
+    ((128, 128, 131072), "fp32", "matmul_split_k_fp32"),
+    ((4096, 4096, 4096), "fp32", "matmul_v8_split_k"),    # the tiles fill the GPU
     ((0, 5, 7), "fp16", "matmul_skinny"),
 ])
 def test_cuda_auto_rules(shape, precision, op):
@@ -67,6 +69,8 @@ def test_cuda_auto_off_hopper_runs_the_portable_rungs():
     off = dict(sms=108, hopper=False)
     assert auto.choose(4096, 4096, 4096, "bf16", **off) == "matmul_t1_mma_sync"
     assert auto.choose(4096, 4096, 4096, "tf32", **off) == "matmul_v7_lean_fetch"
+    assert auto.choose(4096, 4096, 4096, "fp32", **off) == "matmul_v7_lean_fetch"
+    assert auto.choose(512, 512, 16384, "fp32", **off) == "matmul_split_k_fp32"  # no Hopper need
     assert auto.choose(16, 4096, 4096, "bf16", **off) == "matmul_skinny"
 
 
