@@ -18,7 +18,7 @@ value loaded twice is counted twice, so the count is what the threads request, t
 "global loads", not what DRAM or L2 moves: `bench profile` measures those), no 32-byte sectors
 or 128-byte lines (a strided load counts its elements, not the sectors it touches), and no
 prefetch or TMA boxes beyond the mask. CUDA kernels are not counted here (the CUDA emulator
-of the tests, tests/support/cuda_emulator, runs them on the CPU for correctness only).
+of the tests, bench/cuda_emulator, runs them on the CPU for correctness only).
 
     from bench import counted
     with counted.counting() as c:

@@ -1,7 +1,9 @@
 """Course labs and their autograder (docs/labs.md).
 
     cvt-bench lab list                          the labs: number, title, backend, points
-    cvt-bench lab start N DIR                   copies lab N's README.md and starter.py to DIR
+    cvt-bench lab start N DIR                   copies lab N's README.md and starters (starter.py,
+                                                and starter.cu where the lab has a CUDA
+                                                variant) to DIR
     cvt-bench lab check N                       the instructor's check: the solution scores
                                                 full marks (hidden tests too), the starter 0,
                                                 every planted bug (bugs.toml) loses the tests
@@ -29,16 +31,18 @@ def cmd_lab(args) -> int:
     if args.lab_command == "list":
         for lab in labs.all_labs():
             points = sum(t.points for t in lab.tests)
-            print(f"{lab.number:>2}  {lab.title}  [{lab.backend}, {len(lab.tests)} tests, "
-                  f"{points:g} points; {lab.folder.name}]")
+            print(f"{lab.number:>2}  {lab.title}  [{' and '.join(lab.backends)}, "
+                  f"{len(lab.tests)} tests, {points:g} points; {lab.folder.name}]")
         return 0
     lab = labs.get(args.number)
     if args.lab_command == "check":
         return _check_lab(lab)
     for path in labs.start(lab, Path(args.dir)):
         print(f"wrote {path}")
-    print(f"next: edit {Path(args.dir) / 'starter.py'}, then "
-          f"`cvt-bench grade {lab.number} {Path(args.dir) / 'starter.py'}`")
+    for backend in lab.backends:
+        starter = Path(args.dir) / lab.starter(backend).name
+        print(f"next ({backend}): edit {starter}, then "
+              f"`cvt-bench grade {lab.number} {starter}`")
     return 0
 
 
@@ -62,13 +66,15 @@ def _check_lab(lab) -> int:
         if why:
             problems.append(label)
 
-    one("solution", lab.instructor / "solution.py",
-        lambda g, failed: f"fails {sorted(failed)}" if failed else "")
-    one("starter", lab.folder / "starter.py",
-        lambda g, failed: f"scores {g.score:g}" if g.score else "")
+    for backend in lab.backends:
+        label = "" if backend == lab.backend else f" ({backend})"
+        one("solution" + label, lab.solution(backend),
+            lambda g, failed: f"fails {sorted(failed)}" if failed else "")
+        one("starter" + label, lab.starter(backend),
+            lambda g, failed: f"scores {g.score:g}" if g.score else "")
     with tempfile.TemporaryDirectory() as tmp:
         for bug in labs.bugs(lab):
-            path = Path(tmp) / f"{bug.name}.py"
+            path = Path(tmp) / f"{bug.name}{bug.suffix}"
             path.write_text(bug.source(lab))
 
             def behaves(g, failed, bug=bug):
@@ -90,6 +96,8 @@ def cmd_grade(args) -> int:
     missing = [str(f) for f in files if not f.is_file()]
     if missing:
         raise labs.LabError(f"no such file: {', '.join(missing)}")
+    for f in files:                   # a .cu for a lab without a CUDA variant, a .txt ...
+        lab.backend_of(f)
     if args.gradebook and Path(args.gradebook).exists() and not args.force:
         raise labs.LabError(f"{args.gradebook} exists: --force replaces it")
     all_graded = []

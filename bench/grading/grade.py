@@ -15,14 +15,16 @@ A call passes when:
     - its output has the expected shape and dtype and is within the problem's tolerance of
       the float64 reference (bench/problems: the same check as `bench check`).
     - on the CPU, its kernels stored at least as many elements as the output has (the
-      Triton interpreter counts them, bench/counted.py): an output computed some other way,
-      with numpy say, is not the kernel's.
+      Triton interpreter counts them, bench/counted.py; for a .cu file the CUDA emulator,
+      bench/grading/cuda_lab.py): an output computed some other way, with numpy or in the
+      host function, is not the kernel's.
 A correctness test passes when all its calls pass: its points, else 0. A traffic test
 (kind = "traffic") also compares the counted loads and stores with the lab's bound.
 """
 from __future__ import annotations
 
 import io
+import json
 import math
 import os
 import secrets
@@ -73,8 +75,9 @@ class Graded:
 class Sandbox:
     """The submission's process (sandbox.py), restarted after it hangs or dies."""
 
-    def __init__(self, path: Path, function: str, timeout: float):
+    def __init__(self, path: Path, function: str, timeout: float, spec: dict | None = None):
         self.path, self.function, self.timeout = path, function, timeout
+        self.spec = spec or {}          # a .cu file's: {"op", "cuda": lab.toml's [cuda]}
         self.proc = None
         self.load_error = ""
         self.stderr = None
@@ -85,7 +88,8 @@ class Sandbox:
         # the submission's prints go to a file: a pipe nobody reads would fill and block it
         self.stderr = tempfile.TemporaryFile()
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "bench.grading.sandbox", str(self.path), self.function],
+            [sys.executable, "-m", "bench.grading.sandbox", str(self.path), self.function,
+             json.dumps(self.spec)],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.stderr, bufsize=0,
             cwd=str(self.path.parent), env=env, start_new_session=True)
         answer = self._answer(max(self.timeout, 120.0))
@@ -194,7 +198,8 @@ def _same(a, b) -> bool:
             and torch.allclose(a, b, rtol=0, atol=0, equal_nan=True))
 
 
-def _judge_call(problem, lab, shape, precision, inputs, answer, path: Path) -> str:
+def _judge_call(problem, lab, shape, precision, inputs, answer, path: Path,
+                backend: str) -> str:
     """'' when the call passes, else why not (one line, for the student)."""
     import torch
 
@@ -210,7 +215,8 @@ def _judge_call(problem, lab, shape, precision, inputs, answer, path: Path) -> s
     launches = answer["launches"]
     empty = answer["out"] is not None and answer["out"].numel() == 0
     if not launches and not empty:
-        return f"launched no {lab.backend} kernel: the lab asks for a kernel of your own"
+        return (f"launched no {'CUDA' if backend == 'cuda' else backend} kernel: the lab "
+                f"asks for a kernel of your own")
     for kernel, file in launches:
         if file == own:
             continue
@@ -234,8 +240,9 @@ def _judge_call(problem, lab, shape, precision, inputs, answer, path: Path) -> s
                 f"first at flat index {int(bad[0])}: "
                 + (note or "never written (the grader fills outputs with NaN before the "
                            "call), or computed from reads past the inputs"))
-    stored = (answer["counted"] or {}).get("stores")
-    if stored is not None and stored < out.numel():
+    counted = answer["counted"] or {}
+    stored = counted.get("stores")
+    if stored is not None and not counted.get("escapes") and stored < out.numel():
         return (f"its kernels stored {stored} elements and the output has {out.numel()}: "
                 f"the output must be written by the kernel")
     if math.isinf(err):
@@ -279,11 +286,15 @@ def _bound(expr: str, shape) -> float:
     return float(eval(expr, {"__builtins__": {}, "ceil": math.ceil}, names))  # noqa: S307
 
 
-def run_test(test: labs_mod.LabTest, lab, box: Sandbox, path: Path, device: str) -> TestResult:
+def run_test(test: labs_mod.LabTest, lab, box: Sandbox, path: Path, device: str,
+             backend: str = "") -> TestResult:
     from bench import problems
 
     problem = problems.get(lab.op)
     base = dict(name=test.name, points=test.points, visibility=test.visibility)
+    backend = backend or lab.backend
+    hint = (test.cuda_hint if backend == "cuda" and test.cuda_hint else test.hint)
+    hint = f"\nhint: {hint}" if hint else ""
     if test.kind == "traffic" and device == "cuda":
         return TestResult(**base, score=0.0, status="not run",
                           output="counted under the Triton interpreter: runs on a CPU")
@@ -301,12 +312,20 @@ def run_test(test: labs_mod.LabTest, lab, box: Sandbox, path: Path, device: str)
                     inputs[names.index(name)] = secrets.randbits(31)
                 answer = box.call({"inputs": list(inputs), "op": lab.op, "shape": shape,
                                    "precision": precision, "backend": lab.backend})
-                why = _judge_call(problem, lab, shape, precision, inputs, answer, path)
+                why = _judge_call(problem, lab, shape, precision, inputs, answer, path,
+                                  backend)
                 if why:
-                    hint = f"\nhint: {test.hint}" if test.hint else ""
                     return TestResult(**base, score=0.0, status="failed", output=why + hint)
                 if test.kind == "traffic":
                     got = answer["counted"] or {}
+                    if got.get("escapes"):
+                        return TestResult(
+                            **base, score=0.0, status="failed",
+                            output=f"{shape}: {got['escapes']} raw pointers taken from the "
+                                   f"kernel's arguments (&p[i], a cast, or `T* q = p + i`): "
+                                   f"accesses through them are not counted, so the traffic "
+                                   f"cannot be graded; index the arguments (p[i]), or keep "
+                                   f"`auto q = p + i`")
                     for what in ("loads", "stores"):
                         limit = getattr(test, f"max_{what}")
                         if not limit:
@@ -318,7 +337,7 @@ def run_test(test: labs_mod.LabTest, lab, box: Sandbox, path: Path, device: str)
                             return TestResult(
                                 **base, score=0.0, status="failed",
                                 output="\n".join(lines) + f"\nmore {what} than the bound"
-                                + (f"\nhint: {test.hint}" if test.hint else ""))
+                                + hint)
     return TestResult(**base, score=test.points, status="passed",
                       output="\n".join(lines) or "every call within tolerance")
 
@@ -330,12 +349,15 @@ def grade(lab: labs_mod.Lab, submission: Path, hidden: labs_mod.LabTests | None 
 
     device = "cuda" if dev.has_gpu() else "cpu"
     submission = Path(submission).resolve()
+    backend = lab.backend_of(submission)
     result = Graded(lab, str(submission))
-    box = Sandbox(submission, lab.function, timeout or lab.timeout)
+    spec = {"op": lab.op, "cuda": lab.cuda} if backend == "cuda" else None
+    box = Sandbox(submission, lab.function, timeout or lab.timeout, spec)
     try:
-        for test in [*lab.tests, *(hidden.tests if hidden else [])]:
+        tests = lab.tests_for(backend, [*lab.tests, *(hidden.tests if hidden else [])])
+        for test in tests:
             started = time.monotonic()
-            result.tests.append(run_test(test, lab, box, submission, device))
+            result.tests.append(run_test(test, lab, box, submission, device, backend))
             result.tests[-1].output += f"\n({time.monotonic() - started:.1f} s)"
     finally:
         box.stop()

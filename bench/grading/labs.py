@@ -17,20 +17,26 @@ lab.toml:
     title = "..."
     op = "vector_add"               # a problem of bench/problems (inputs, float64 reference)
     function = "vector_add"         # what the student's file defines
-    backend = "triton"
+    backend = "triton"              # the Python file's backend (starter.py, solution.py)
     timeout = 120                   # seconds per call before the call is stopped
     fresh = ["seed"]                # op arguments drawn anew on every call (default: none)
     random_stream = "philox4x32-10" # a random op's stream, checked element by element
+
+    [cuda]                          # a CUDA variant: starter.cu, instructor/solution.cu
+    signature = "void vector_add(const float* x, const float* y, float* out, long n)"
+    output = "x"                    # out: empty_like(x), or a shape ("M, N"); cuda_lab.py
+                                    # says what the parameters may be
 
     [[tests]]
     name = "tail"                   # each test: shapes x precisions, `calls` (2) fresh inputs each
     points = 2
     shapes = ["1000", "4097"]
     precisions = ["fp32"]
-    hint = "..."                    # shown when it fails
+    hint = "..."                    # shown when it fails (cuda_hint: the CUDA variant's)
     kind = "correct"                # or "traffic" (max_loads, max_stores: formulas of the
                                     # shape's M, N, K or n), or "performance" (GPU)
     visibility = "visible"          # Gradescope's: visible, hidden, after_due_date, ...
+    backends = ["triton"]           # only these variants take the test (default: every one)
 """
 from __future__ import annotations
 
@@ -44,7 +50,7 @@ _PACKAGE = Path(__file__).resolve().parents[1]
 LABS_DIR = _PACKAGE / "labs" if (_PACKAGE / "labs").is_dir() else _PACKAGE.parent / "labs"
 KINDS = ("correct", "traffic", "performance")
 VISIBILITY = ("visible", "hidden", "after_due_date", "after_published")
-STUDENT_FILES = ("README.md", "starter.py")
+STUDENT_FILES = ("README.md", "starter.py", "starter.cu")   # those the lab has
 
 
 class LabError(ValueError):
@@ -60,10 +66,12 @@ class LabTest:
     kind: str = "correct"
     calls: int = 2          # fresh inputs each: a second call catches a cached output
     hint: str = ""
+    cuda_hint: str = ""     # the CUDA variant's hint, where it differs
     visibility: str = "visible"
     max_loads: str = ""
     max_stores: str = ""
     tolerance: float = 0.0
+    backends: list[str] = field(default_factory=list)   # empty: every variant of the lab
 
 
 @dataclass
@@ -81,14 +89,21 @@ class Bug:
     with_: str
     fails: list[str]
     says: str
+    file: str = "solution.py"       # or solution.cu: a bug of the CUDA variant
+
+    @property
+    def suffix(self) -> str:
+        return Path(self.file).suffix
 
     def source(self, lab: "Lab") -> str:
-        """The solution with this bug in it, its docstring saying so."""
-        solution = (lab.instructor / "solution.py").read_text()
+        """The solution with this bug in it, its first comment saying so."""
+        solution = (lab.instructor / self.file).read_text()
         if solution.count(self.replace) != 1:
             raise LabError(f"{lab.instructor / 'bugs.toml'}: bug {self.name}: its `replace` "
-                           f"text is not in solution.py exactly once")
+                           f"text is not in {self.file} exactly once")
         body = solution.replace(self.replace, self.with_, 1)
+        if self.suffix == ".cu":
+            return f"// Planted bug: {self.why}.\n{body}"
         rest = body.split("\n", 1)[1] if body.startswith('"""') else body
         return f'"""Planted bug: {self.why}."""\n{rest}'
 
@@ -125,10 +140,37 @@ class Lab:
     tests: list[LabTest] = field(default_factory=list)
     fresh: list[str] = field(default_factory=list)   # arguments drawn anew per call (seed)
     random_stream: str = ""                           # the mask checked element by element
+    cuda: dict = field(default_factory=dict)          # the CUDA variant: signature, output
 
     @property
     def instructor(self) -> Path:
         return self.folder / "instructor"
+
+    @property
+    def backends(self) -> list[str]:
+        return [self.backend] + (["cuda"] if self.cuda else [])
+
+    def backend_of(self, path) -> str:
+        """The variant a submission file is: .cu is the CUDA one, .py the lab's backend."""
+        suffix = Path(path).suffix
+        if suffix == ".cu":
+            if not self.cuda:
+                raise LabError(f"lab {self.number} has no CUDA variant: hand in a .py file")
+            return "cuda"
+        if suffix != ".py":
+            raise LabError(f"{Path(path).name}: lab {self.number} takes a .py file"
+                           + (" or a .cu file" if self.cuda else ""))
+        return self.backend
+
+    def tests_for(self, backend: str, tests=None) -> list[LabTest]:
+        return [t for t in (self.tests if tests is None else tests)
+                if not t.backends or backend in t.backends]
+
+    def solution(self, backend: str) -> Path:
+        return self.instructor / ("solution.cu" if backend == "cuda" else "solution.py")
+
+    def starter(self, backend: str) -> Path:
+        return self.folder / ("starter.cu" if backend == "cuda" else "starter.py")
 
 
 def _tests(entries, where: str) -> list[LabTest]:
@@ -157,9 +199,12 @@ def load(folder: Path) -> Lab:
         raise LabError(f"{where}: {exc}") from None
     tests = _tests(spec.pop("tests", []), str(where))
     try:
-        return Lab(folder=folder, tests=tests, **spec)
+        lab = Lab(folder=folder, tests=tests, **spec)
     except TypeError as exc:
         raise LabError(f"{where}: {exc}") from None
+    if lab.cuda and "signature" not in lab.cuda:
+        raise LabError(f"{where}: [cuda] gives no signature")
+    return lab
 
 
 def hidden_tests(path: Path) -> LabTests:
@@ -191,7 +236,8 @@ def start(lab: Lab, into: Path) -> list[Path]:
     """Copies the student's files of `lab` into `into` (made if missing), never over a file
     that exists there; returns the files written."""
     into = Path(into)
-    targets = [(lab.folder / name, into / name) for name in STUDENT_FILES]
+    targets = [(lab.folder / name, into / name) for name in STUDENT_FILES
+               if (lab.folder / name).is_file()]
     clash = [str(t) for _s, t in targets if t.exists()]
     if clash:
         raise LabError(f"{', '.join(clash)} exists already: nothing copied (start in an empty "

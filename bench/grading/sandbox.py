@@ -25,6 +25,7 @@ import os
 import struct
 import sys
 import traceback
+from pathlib import Path
 
 
 def read_message(stream):
@@ -51,9 +52,19 @@ def write_message(stream, message) -> None:
     stream.flush()
 
 
-def _load(path: str, function: str):
+def _load(path: str, function: str, cuda_spec: dict | None = None, op: str = ""):
+    """(module, function) of a Python submission; of a .cu file (cuda_lab.py), (None, the
+    student's host function wrapped as a function of the op's tensors)."""
     from bench.plugins import import_file
 
+    if path.endswith(".cu"):
+        from bench import device as dev, problems
+        from bench.grading import cuda_lab
+
+        names = [name for name, _ in problems.get(op).arguments]
+        fn = cuda_lab.CudaFunction(Path(path), cuda_spec or {}, names,
+                                   "cuda" if dev.has_gpu() else "cpu")
+        return None, fn
     module = import_file(path, "submission")
     fn = getattr(module, function, None)
     if not callable(fn):
@@ -68,7 +79,8 @@ class _Submission:
 
     def __init__(self, module, fn, backend: str):
         self.backend, self.name, self._fn = backend, "submission", fn
-        self._params = {k: v for k, v in vars(module).items()
+        found = vars(module) if module is not None else getattr(fn, "constants", {})
+        self._params = {k: v for k, v in found.items()
                         if k.isupper() and isinstance(v, int) and not isinstance(v, bool)}
 
     def tile_params(self, precision=None) -> dict:
@@ -89,8 +101,10 @@ def _where_wrong(module, fn, problem, out, inputs, request, device) -> str:
         tol = problem.tolerance(request["shape"], precision)
         if problem.error(out, inputs, precision=precision) <= tol:
             return ""
+        # the rerun that names reads past the inputs watches Triton loads: not a .cu file's
+        rerun_on = device if module is not None else "none"
         return check.failure_note(_Submission(module, fn, request["backend"]), problem, out,
-                                  inputs, precision, "random", tol, device)
+                                  inputs, precision, "random", tol, rerun_on)
     except Exception:          # advice only: never in the way of the verdict
         return ""
 
@@ -115,9 +129,13 @@ def _call(module, fn, request, device: str, previous: list) -> dict:
 
     answer = {"nonce": request["nonce"], "out": None, "error": "", "counted": None,
               "same_output": False, "note": ""}
+    cuda = module is None             # a .cu submission (cuda_lab.CudaFunction)
     try:
         nbytes = problem.output_nbytes(request["shape"], request["precision"])
-        if device == "cpu":           # every call: the grader checks who wrote the output
+        if device == "cpu" and cuda:  # the emulator counts (counted.cuh)
+            out, _ = check.poisoned_launch(watched, inputs, nbytes, device)
+            answer["counted"] = fn.last_counts
+        elif device == "cpu":         # every call: the grader checks who wrote the output
             with counted.counting() as c:
                 out, _ = check.poisoned_launch(watched, inputs, nbytes, device)
             answer["counted"] = {"loads": c.loads, "stores": c.stores,
@@ -139,6 +157,9 @@ def _call(module, fn, request, device: str, previous: list) -> dict:
     except guard.Refused as exc:
         answer["error"] = str(exc)
     except Exception as exc:       # the submission's own failure: reported, not fatal here
+        # a CUDA error is sticky: the context cannot run the next call, so the process
+        # ends after this answer and the grader starts a fresh one
+        answer["fatal"] = device == "cuda" and "CUDA error" in str(exc)
         frames = traceback.extract_tb(exc.__traceback__)
         where = next((f"line {f.lineno}" for f in reversed(frames)
                       if os.path.basename(f.filename) == request["file_name"]), "")
@@ -148,11 +169,18 @@ def _call(module, fn, request, device: str, previous: list) -> dict:
                               for x in given]
     answer["refused"] = [name for r in records for name in r.refused]
     answer["launches"] = [launch for r in records for launch in r.launches]
+    if cuda:
+        answer["launches"] += fn.last_launches
     return answer
 
 
 def main(argv: list[str]) -> int:
+    """argv: FILE FUNCTION [SPEC]; SPEC (JSON) for a .cu file: {"op", "cuda": lab.toml's
+    [cuda]}."""
+    import json
+
     path, function = argv[0], argv[1]
+    spec = json.loads(argv[2]) if len(argv) > 2 else {}
     channel = os.fdopen(os.dup(1), "wb")        # the answers' pipe, out of print()'s way
     os.dup2(2, 1)
     sys.stdout = sys.stderr
@@ -162,12 +190,13 @@ def main(argv: list[str]) -> int:
 
     device = dev.setup()
     try:
-        module, fn = _load(path, function)
+        module, fn = _load(path, function, spec.get("cuda"), spec.get("op", ""))
         loaded = {"nonce": "load", "error": ""}
     except BaseException as exc:      # noqa: BLE001: any import failure is the student's
         module = fn = None
         loaded = {"nonce": "load",
-                  "error": f"importing it raised {type(exc).__name__}: "
+                  "error": str(exc) if type(exc).__name__ == "CompileError" else
+                           f"importing it raised {type(exc).__name__}: "
                            f"{(str(exc).splitlines() or [''])[0][:200]}"}
     write_message(channel, loaded)
     if fn is None:
@@ -178,7 +207,10 @@ def main(argv: list[str]) -> int:
         if request is None:
             return 0
         request["file_name"] = os.path.basename(path)
-        write_message(channel, _call(module, fn, request, device, previous))
+        answer = _call(module, fn, request, device, previous)
+        write_message(channel, answer)
+        if answer.get("fatal"):
+            return 0
 
 
 if __name__ == "__main__":

@@ -7,7 +7,7 @@ and its no-spill check are tests/test_cuda_build.py's) with both instantiations,
 element-by-element count of what the kernels issue and the lecture-style formulas at tile
 multiples; the profile's target counts float4 load instructions as four elements (and fails
 a kernel whose loads were split into scalars); the sweep script names only parameters that
-exist; and every ladder kernel runs on the CPU emulator (tests/support/cuda_emulator/) at odd shapes
+exist; and every ladder kernel runs on the CPU emulator (bench/cuda_emulator/) at odd shapes
 on both paths, under AddressSanitizer. (GPU tier: tests/gpu/test_ffma_rungs.py.)
 """
 from __future__ import annotations
@@ -228,7 +228,7 @@ def test_driver_needs_no_cublas_by_default():
 
 # --------------------------------------------------------------------------- the emulator
 
-EMULATOR = ROOT / "tests" / "support" / "cuda_emulator"
+EMULATOR = ROOT / "bench" / "cuda_emulator"
 # (M, N, K, offset in floats): the scalar path (odd K or N, or an offset pointer) and the
 # 128-bit path (K, N multiples of 4, aligned), at tile edges, K = 0 and 1 x 1 x 1.
 # The last two give v8 (the emulator plays an H100: 132 SMs, sm_90) a split of K across a

@@ -2,7 +2,7 @@
 
 CPU tier: every instantiation (float32, float16, bfloat16; M small and N small; R = 1 ... 16;
 vector and scalar loads) builds for sm_90 without a spill (tests/cpu/test_cuda_build.py);
-the kernels run on the CPU emulator (tests/support/cuda_emulator/runner_skinny.cpp) in the
+the kernels run on the CPU emulator (bench/cuda_emulator/runner_skinny.cpp) in the
 three types at odd shapes, element by element against a float64 reference of the same
 inputs: both kernels (M small: threads along B's columns; N small: C^T = B^T A^T, warps
 along A's rows, lanes along k, summed by warp shuffles), M or N of 1, 3, 9 and 16, K of 0, 1

@@ -9,7 +9,7 @@ off the TMA path) and the lecture-style formulas at tile multiples; the profile'
 target checks tensor-pipe instructions x their multiply-adds against the model's (2048 per
 mma.sync, 64 BN 16 / 4 per warp of a wgmma) and the TMA rungs' loads by the bytes L2 sent;
 the fake kernels check what the op checks; the tile sweep names only parameters that exist;
-and t1 runs on the CPU emulator (tests/support/cuda_emulator/: warp-wide ldmatrix and
+and t1 runs on the CPU emulator (bench/cuda_emulator/: warp-wide ldmatrix and
 mma.sync emulated lane by lane) at odd shapes on both paths, checked element by element
 (TMA and wgmma have no emulator). (GPU tier: tests/gpu/test_tensor_core_rungs.py, and every
 CUDA matmul test in tests/gpu/test_matmul_cuda.py at fp16 and bf16.)
@@ -28,7 +28,7 @@ from bench import problems, profile, registry
 from bench.families.matmul.models import TENSOR_CORE_VERSIONS, MatmulShape, tma_path
 from bindings import config
 from tests.support import emulated
-from tests.support.cuda_emulator.emulate import EMULATED_TENSOR_CORE_RUNGS
+from bench.cuda_emulator.emulate import EMULATED_TENSOR_CORE_RUNGS
 from tests.support.tile_counts import count_tiles
 
 ROOT = Path(__file__).resolve().parents[2]

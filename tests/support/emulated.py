@@ -1,4 +1,4 @@
-"""Builds and runs kernels of cuda/ on the CPU emulator (tests/support/cuda_emulator/): the
+"""Builds and runs kernels of cuda/ on the CPU emulator (bench/cuda_emulator/): the
 kernel files rewritten by emulate.py, one runner compiled with g++ and AddressSanitizer,
 run at the given (M, N, K, offset) shapes. Used by the FFMA and the tensor-core rungs'
 CPU tests."""
@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-EMULATOR = ROOT / "tests" / "support" / "cuda_emulator"
+EMULATOR = ROOT / "bench" / "cuda_emulator"
 
 
 def gxx_with_barrier() -> str | None:

@@ -5,7 +5,7 @@
 // compares every element with a float64 reference of the same 16-bit inputs:
 // |c - ref| <= 2 (u + K 2^-24) sum_k |a b|, u the output's unit roundoff. C starts as NaN.
 // Built by tests/cpu/test_tensor_core_rungs.py with the kernels rewritten by emulate.py.
-#include <cuda_runtime.h>  // the emulator's (tests/support/cuda_emulator/cuda_runtime.h)
+#include <cuda_runtime.h>  // the emulator's (bench/cuda_emulator/cuda_runtime.h)
 
 #include <algorithm>
 #include <cmath>

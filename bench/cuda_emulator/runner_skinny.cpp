@@ -6,7 +6,7 @@
 // whose bound is 4 K 2^-24 sum_k |a b|). C and the workspace start as NaN, and the OFFSET
 // elements before C must stay untouched. Prints the workspace each shape asked for (0: one
 // split). Built by tests/cpu/test_matmul_skinny.py with the kernels rewritten by emulate.py.
-#include <cuda_runtime.h>  // the emulator's (tests/support/cuda_emulator/cuda_runtime.h)
+#include <cuda_runtime.h>  // the emulator's (bench/cuda_emulator/cuda_runtime.h)
 
 #include <algorithm>
 #include <cmath>

@@ -3,7 +3,7 @@
 // allocations) and compares every element with a float64 reference; with a first argument
 // --only=VERSION (v3_smem_tiling), that version alone. Built by tests/cpu/test_ffma_rungs.py
 // with the kernels rewritten by emulate.py included below.
-#include <cuda_runtime.h>  // the emulator's (tests/support/cuda_emulator/cuda_runtime.h)
+#include <cuda_runtime.h>  // the emulator's (bench/cuda_emulator/cuda_runtime.h)
 
 #include <cmath>
 #include <cstring>

@@ -5,7 +5,7 @@ becomes the emulator's buffer. Writes one file that includes the FFMA ladder
 (all_kernels.inc), one that includes the tensor-core rungs (tensor_core_kernels.inc) and one
 that includes the paths beside the ladder (skinny_kernels.inc: cuda/matmul_skinny.cu).
 
-    python tests/support/cuda_emulator/emulate.py OUT_DIR
+    python bench/cuda_emulator/emulate.py OUT_DIR
 """
 from __future__ import annotations
 
@@ -13,7 +13,9 @@ import re
 import sys
 from pathlib import Path
 
-CUDA = Path(__file__).resolve().parents[3] / "cuda"
+_ROOT = Path(__file__).resolve().parents[2]
+# cuda/ of a checkout; in an installed copy the sources live in bindings/cuda/
+CUDA = _ROOT / "cuda" if (_ROOT / "cuda").is_dir() else _ROOT / "bindings" / "cuda"
 LAUNCH = re.compile(r"([\w:]+(?:<[^;]*?>)?)\s*<<<(.*?)>>>\s*\((.*?)\);", re.S)
 
 

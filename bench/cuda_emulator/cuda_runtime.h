@@ -13,6 +13,7 @@
 // What it cannot show: timing, bank conflicts, and races that a barrier in the wrong place
 // would cause only under the GPU's scheduling (compute-sanitizer's racecheck, on the GPU).
 #pragma once
+#include <atomic>
 #include <barrier>
 #include <cmath>
 #include <cstdint>
@@ -53,7 +54,20 @@ typedef void* cudaStream_t;
 enum { cudaSuccess = 0, cudaErrorInvalidValue = 1, cudaErrorInvalidConfiguration = 9,
        cudaErrorNotSupported = 801, cudaErrorUnknown = 999 };
 enum cudaFuncAttribute { cudaFuncAttributeMaxDynamicSharedMemorySize = 8 };
-inline cudaError_t cudaGetLastError() { return cudaSuccess; }
+// The labs' builds (bench/grading/cuda_lab.py) define CVT_EMU_LAUNCH_ERRORS: a launch that
+// a GPU refuses (a grid of 0 blocks, more than 1024 threads a block) then leaves the GPU's
+// error for cudaGetLastError and runs nothing, as on a GPU; elsewhere it aborts.
+inline cudaError_t cvt_emu_last_error = cudaSuccess;
+inline cudaError_t cudaGetLastError() {
+  const cudaError_t e = cvt_emu_last_error;
+  cvt_emu_last_error = cudaSuccess;
+  return e;
+}
+inline const char* cudaGetErrorString(cudaError_t e) {
+  return e == cudaSuccess ? "no error"
+         : e == cudaErrorInvalidConfiguration ? "invalid configuration argument"
+         : e == cudaErrorInvalidValue ? "invalid argument" : "unknown error";
+}
 template <class F>
 cudaError_t cudaFuncSetAttribute(F, cudaFuncAttribute, int) { return cudaSuccess; }
 
@@ -148,12 +162,21 @@ inline thread_local WarpExchange* warp_exchange = nullptr;
 inline thread_local std::barrier<>* cluster_barrier = nullptr;
 inline thread_local unsigned cluster_rank = 0;
 inline float* block_smem() { return dynamic_smem[cluster_rank]; }
+inline std::atomic<long long> launches{0};   // kernels launched (the labs' grader reads it)
 
 // Blocks run one cluster after another; the `cluster_z` blocks of a cluster (consecutive
 // along z, as the kernels here group them) run at once.
 template <class Kernel, class... Args>
 void launch_clusters(dim3 grid, dim3 block, unsigned cluster_z, size_t smem_bytes,
                      Kernel kernel, Args... args) {
+#ifdef CVT_EMU_LAUNCH_ERRORS
+  if (grid.x < 1 || grid.y < 1 || grid.z < 1 || grid.x > 2147483647u || grid.y > 65535 ||
+      grid.z > 65535 || block.x * block.y * block.z < 1 || block.x * block.y * block.z > 1024 ||
+      block.z > 64) {
+    cvt_emu_last_error = cudaErrorInvalidConfiguration;
+    return;
+  }
+#endif
   if (grid.x < 1 || grid.y < 1 || grid.z < 1 || grid.x > 2147483647u ||
       grid.y > CVT_MAX_GRID_YZ || grid.z > CVT_MAX_GRID_YZ) {
     std::fprintf(stderr, "emulator: a grid of %u x %u x %u blocks (at most 2^31 - 1 x %d x %d)\n",
@@ -168,6 +191,7 @@ void launch_clusters(dim3 grid, dim3 block, unsigned cluster_z, size_t smem_byte
   }
   gridDim = grid;
   blockDim = block;
+  launches += 1;
   const unsigned n = block.x * block.y * block.z;
   for (unsigned bz0 = 0; bz0 < grid.z; bz0 += cluster_z)
     for (unsigned by = 0; by < grid.y; ++by)
