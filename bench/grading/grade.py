@@ -19,7 +19,10 @@ A call passes when:
       bench/grading/cuda_lab.py): an output computed some other way, with numpy or in the
       host function, is not the kernel's.
 A correctness test passes when all its calls pass: its points, else 0. A traffic test
-(kind = "traffic") also compares the counted loads and stores with the lab's bound.
+(kind = "traffic") also compares the counted loads and stores with the lab's bound; they
+are counted on the CPU (the Triton interpreter, the CUDA emulator) also on a machine with a
+GPU, in a second process that does not see it. A performance test (kind = "performance",
+GPU) times the submission beside a reference: run_performance.
 """
 from __future__ import annotations
 
@@ -75,9 +78,11 @@ class Graded:
 class Sandbox:
     """The submission's process (sandbox.py), restarted after it hangs or dies."""
 
-    def __init__(self, path: Path, function: str, timeout: float, spec: dict | None = None):
+    def __init__(self, path: Path, function: str, timeout: float, spec: dict | None = None,
+                 cpu: bool = False):
         self.path, self.function, self.timeout = path, function, timeout
         self.spec = spec or {}          # a .cu file's: {"op", "cuda": lab.toml's [cuda]}
+        self.cpu = cpu                  # hide the GPU: the Triton interpreter, the emulator
         self.proc = None
         self.load_error = ""
         self.stderr = None
@@ -85,6 +90,8 @@ class Sandbox:
     def start(self) -> None:
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
+        if self.cpu:
+            env["CUDA_VISIBLE_DEVICES"] = ""
         # the submission's prints go to a file: a pipe nobody reads would fill and block it
         self.stderr = tempfile.TemporaryFile()
         self.proc = subprocess.Popen(
@@ -286,8 +293,144 @@ def _bound(expr: str, shape) -> float:
     return float(eval(expr, {"__builtins__": {}, "ceil": math.ceil}, names))  # noqa: S307
 
 
+# ---------------------------------------------------------------------------------------
+# Performance tests (kind = "performance"): the submission against a reference, both timed
+# here, in alternating rounds, by this process's clock
+# ---------------------------------------------------------------------------------------
+
+TIMING_ROUNDS = 5
+LOOP_SECONDS = 0.03           # each round's loop: at least this long, where memory allows
+SET_BUDGET_BYTES = 2 << 30    # the distinct input sets (and their outputs) of one loop
+MAX_SETS = 2000
+
+
+def speed_credit(ratio: float, full_at: float, zero_at: float) -> float:
+    """The share of a performance test's points at `ratio` = reference time / yours: all of
+    them at full_at or above, none at zero_at or below, a straight line between."""
+    if not ratio > zero_at:
+        return 0.0
+    if ratio >= full_at:
+        return 1.0
+    return (ratio - zero_at) / (full_at - zero_at)
+
+
+class _Timed:
+    """One side of a performance test: its sandbox and the grader's clock around a loop."""
+
+    def __init__(self, box: Sandbox, request: dict):
+        self.box, self.request = box, request
+
+    def _stage(self, stage: str, **extra):
+        answer = self.box.call({**self.request, "time": {"stage": stage, **extra}})
+        if isinstance(answer, str):
+            return answer
+        return answer["error"] or answer
+
+    def prepare(self, seed: int, sets: int, fresh) -> str:
+        answer = self._stage("prepare", seed=seed, sets=sets, fresh=list(fresh))
+        return answer if isinstance(answer, str) else ""
+
+    def loop_seconds(self, ping: float) -> float | str:
+        started = time.perf_counter()
+        answer = self._stage("run")
+        took = time.perf_counter() - started
+        return answer if isinstance(answer, str) else max(took - ping, 1e-9)
+
+    def ping(self) -> float:
+        best = math.inf
+        for _ in range(5):
+            started = time.perf_counter()
+            self._stage("ping")
+            best = min(best, time.perf_counter() - started)
+        return best
+
+    def sample(self, k: int):
+        return self._stage("sample", k=k)
+
+
+def _set_bytes(problem, shape, precision) -> int:
+    """Bytes of one input set and its output."""
+    import torch
+
+    inputs = problem.inputs(shape, precision, seed=0, device="cpu")
+    return problem.output_nbytes(shape, precision) + sum(
+        x.numel() * x.element_size() for x in inputs if isinstance(x, torch.Tensor))
+
+
+def run_performance(test, lab, box: Sandbox, ref_box: Sandbox, backend: str, base: dict,
+                    hint: str) -> TestResult:
+    """The submission and the reference (test.reference, a file of the lab's), each on the
+    same fresh input sets, in TIMING_ROUNDS alternating rounds; score by speed_credit on the
+    ratio of the medians. Two outputs of the submission's last loop, picked afterwards, are
+    checked against float64 first: a fast wrong answer scores 0."""
+    from bench import problems
+
+    problem = problems.get(lab.op)
+    lines, shares = [], []
+    for text in test.shapes:
+        shape = problem.parse_shape(text)
+        precision = test.precisions[0]
+        request = {"op": lab.op, "shape": shape, "precision": precision, "backend": backend}
+        sides = {"yours": _Timed(box, request), "reference": _Timed(ref_box, request)}
+        ping = min(side.ping() for side in sides.values())
+        seed = secrets.randbits(30)
+        per_call = {}
+        for name, side in sides.items():          # a short loop first: how long is a call
+            why = side.prepare(seed, 3, lab.fresh) or ""
+            took = side.loop_seconds(ping) if not why else why
+            if isinstance(took, str):
+                whose = "" if name == "yours" else " (the reference's: tell the instructor)"
+                return TestResult(**base, score=0.0, status="failed",
+                                  output=f"{text}: {took}{whose}{hint}")
+            per_call[name] = took / 3
+        by_memory = max(SET_BUDGET_BYTES // max(_set_bytes(problem, shape, precision), 1), 3)
+        sets = int(min(MAX_SETS, by_memory,
+                       max(3, math.ceil(LOOP_SECONDS / max(min(per_call.values()), 1e-7)))))
+        seed = secrets.randbits(30)
+        for side in sides.values():
+            why = side.prepare(seed, sets, lab.fresh)
+            if why:
+                return TestResult(**base, score=0.0, status="failed", output=f"{text}: {why}")
+        times = {name: [] for name in sides}
+        for _ in range(TIMING_ROUNDS):
+            for name, side in sides.items():
+                took = side.loop_seconds(ping)
+                if isinstance(took, str):
+                    return TestResult(**base, score=0.0, status="failed",
+                                      output=f"{text}: {took}{hint}")
+                times[name].append(took / sets)
+        judged = SimpleNamespace(random_stream=lab.random_stream, name=lab.slug)
+        for k in sorted({secrets.randbelow(sets), sets - 1}):
+            got = sides["yours"].sample(k)
+            if isinstance(got, str):
+                return TestResult(**base, score=0.0, status="failed", output=f"{text}: {got}")
+            err = problem.error(got["out"], got["inputs"], precision=precision, kernel=judged)
+            tol = problem.tolerance(shape, precision)
+            if not err <= tol:
+                return TestResult(**base, score=0.0, status="failed",
+                                  output=f"{text}: the timed loop's output for input set {k} "
+                                         f"is wrong (error {err:.3g}, at most {tol:.3g} "
+                                         f"passes): a fast wrong answer scores nothing{hint}")
+        for side in sides.values():
+            side._stage("free")
+        mine = sorted(times["yours"])[len(times["yours"]) // 2]
+        ref = sorted(times["reference"])[len(times["reference"]) // 2]
+        ratio = ref / mine
+        share = speed_credit(ratio, test.full_at, test.zero_at)
+        shares.append(share)
+        lines.append(f"{text} {precision}: yours {mine * 1e3:.4g} ms, the reference "
+                     f"({ref_box.path.name}) {ref * 1e3:.4g} ms: {ratio:.2f}x its speed; "
+                     f"{share * test.points:.3g} of {test.points:g} points (all at "
+                     f">= {test.full_at:g}x, none at <= {test.zero_at:g}x, a line between)")
+        lines.append(f"(median of {TIMING_ROUNDS} alternating rounds, each {sets} calls on "
+                     f"distinct inputs, timed by the grader's clock)")
+    score = round(test.points * sum(shares) / max(len(shares), 1), 3)   # the shapes' mean
+    return TestResult(**base, score=score, status="passed" if score == test.points else "failed",
+                      output="\n".join(lines) + (hint if score < test.points else ""))
+
+
 def run_test(test: labs_mod.LabTest, lab, box: Sandbox, path: Path, device: str,
-             backend: str = "") -> TestResult:
+             backend: str = "", ref_box: Sandbox | None = None) -> TestResult:
     from bench import problems
 
     problem = problems.get(lab.op)
@@ -296,10 +439,13 @@ def run_test(test: labs_mod.LabTest, lab, box: Sandbox, path: Path, device: str,
     hint = (test.cuda_hint if backend == "cuda" and test.cuda_hint else test.hint)
     hint = f"\nhint: {hint}" if hint else ""
     if test.kind == "traffic" and device == "cuda":
-        return TestResult(**base, score=0.0, status="not run",
-                          output="counted under the Triton interpreter: runs on a CPU")
-    if test.kind == "performance" and device != "cuda":
+        # counted on the CPU, also where a GPU is (box: a process that does not see it)
+        device = "cpu"
+    if test.kind == "performance" and device != "cuda" and not os.environ.get(
+            "CVT_LAB_TIME_ON_CPU"):      # (the CPU tier's test of the timing itself)
         return TestResult(**base, score=0.0, status="not run", output="needs a GPU")
+    if test.kind == "performance":
+        return run_performance(test, lab, box, ref_box, backend, base, hint)
     lines = []
     for text in test.shapes:
         shape = problem.parse_shape(text)
@@ -353,12 +499,29 @@ def grade(lab: labs_mod.Lab, submission: Path, hidden: labs_mod.LabTests | None 
     result = Graded(lab, str(submission))
     spec = {"op": lab.op, "cuda": lab.cuda} if backend == "cuda" else None
     box = Sandbox(submission, lab.function, timeout or lab.timeout, spec)
+    refs: dict[str, Sandbox] = {}        # performance tests' references, one process each
+    cpu_box = None                       # traffic tests on a GPU machine: counted on the CPU
     try:
         tests = lab.tests_for(backend, [*lab.tests, *(hidden.tests if hidden else [])])
         for test in tests:
             started = time.monotonic()
-            result.tests.append(run_test(test, lab, box, submission, device, backend))
+            ref_box, test_box = None, box
+            if test.kind == "traffic" and device == "cuda":
+                if cpu_box is None:
+                    cpu_box = Sandbox(submission, lab.function, timeout or lab.timeout, spec,
+                                      cpu=True)
+                test_box = cpu_box
+            if test.kind == "performance":
+                ref = lab.reference(test, backend)
+                if str(ref) not in refs:
+                    refs[str(ref)] = Sandbox(ref, lab.function, timeout or lab.timeout, spec)
+                ref_box = refs[str(ref)]
+            result.tests.append(run_test(test, lab, test_box, submission, device, backend,
+                                         ref_box))
             result.tests[-1].output += f"\n({time.monotonic() - started:.1f} s)"
     finally:
         box.stop()
+        for other in [*refs.values(), cpu_box]:
+            if other is not None:
+                other.stop()
     return result

@@ -34,7 +34,10 @@ lab.toml:
     precisions = ["fp32"]
     hint = "..."                    # shown when it fails (cuda_hint: the CUDA variant's)
     kind = "correct"                # or "traffic" (max_loads, max_stores: formulas of the
-                                    # shape's M, N, K or n), or "performance" (GPU)
+                                    # shape's M, N, K or n), or "performance" (GPU):
+    reference = "instructor/solution.py"  # performance: timed beside the submission
+    full_at = 0.5                   # performance: all points at 0.5x the reference's speed,
+    zero_at = 0.1                   # none at 0.1x, a straight line between (grade.py)
     visibility = "visible"          # Gradescope's: visible, hidden, after_due_date, ...
     backends = ["triton"]           # only these variants take the test (default: every one)
 """
@@ -72,6 +75,9 @@ class LabTest:
     max_stores: str = ""
     tolerance: float = 0.0
     backends: list[str] = field(default_factory=list)   # empty: every variant of the lab
+    reference: str = ""     # performance: a file of the lab's folder ("" = the variant's solution)
+    full_at: float = 0.5    # performance: all points at this ratio (reference time / yours)
+    zero_at: float = 0.1    # performance: no points at or below this ratio
 
 
 @dataclass
@@ -169,6 +175,13 @@ class Lab:
     def solution(self, backend: str) -> Path:
         return self.instructor / ("solution.cu" if backend == "cuda" else "solution.py")
 
+    def reference(self, test: LabTest, backend: str) -> Path:
+        """The file a performance test times the submission against."""
+        path = self.folder / test.reference if test.reference else self.solution(backend)
+        if not path.is_file():
+            raise LabError(f"lab {self.number}: test {test.name}: no reference file {path}")
+        return path
+
     def starter(self, backend: str) -> Path:
         return self.folder / ("starter.cu" if backend == "cuda" else "starter.py")
 
@@ -185,6 +198,8 @@ def _tests(entries, where: str) -> list[LabTest]:
         if test.visibility not in VISIBILITY:
             raise LabError(f"{where}: test {test.name}: visibility must be one of "
                            f"{', '.join(VISIBILITY)}")
+        if test.kind == "performance" and not 0 <= test.zero_at < test.full_at:
+            raise LabError(f"{where}: performance test {test.name}: 0 <= zero_at < full_at")
         if test.kind == "traffic" and not (test.max_loads or test.max_stores):
             raise LabError(f"{where}: traffic test {test.name} gives no max_loads or max_stores")
         out.append(test)

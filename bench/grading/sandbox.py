@@ -174,6 +174,78 @@ def _call(module, fn, request, device: str, previous: list) -> dict:
     return answer
 
 
+class _Timing:
+    """A performance test's side of this process (grade.py, performance tests): `sets`
+    inputs drawn here on the GPU from the grader's seed, each different, so that no call
+    can reuse an earlier call's answer; the timed loop calls the submission once per set,
+    and the grader's own clock, not this process's, measures it (the whole request, less a
+    ping's round trip). Afterwards the grader asks for outputs of sets it picks then, and
+    checks them against its float64 reference."""
+
+    def __init__(self):
+        self.sets, self.outs = [], []
+
+    def handle(self, module, fn, request, device) -> dict:
+        import torch
+
+        from bench import problems
+        from bench.grading import guard
+
+        t = request["time"]
+        answer = {"nonce": request["nonce"], "error": ""}
+        stage = t["stage"]
+        try:
+            if stage == "ping":
+                return answer
+            if stage == "prepare":
+                problem = problems.get(request["op"])
+                names = [name for name, _ in problem.arguments]
+                template = list(problem.inputs(request["shape"], request["precision"],
+                                               seed=t["seed"], device="cpu"))
+                g = torch.Generator(device=device).manual_seed(t["seed"])
+                self.sets, self.outs = [], []
+                for k in range(t["sets"]):
+                    inputs = []
+                    for x in template:
+                        if isinstance(x, torch.Tensor):
+                            y = torch.empty(x.shape, dtype=x.dtype, device=device)
+                            y.normal_(generator=g) if y.is_floating_point() else y.copy_(x)
+                            x = y
+                        inputs.append(x)
+                    for name in t.get("fresh", []):
+                        inputs[names.index(name)] = t["seed"] + k
+                    self.sets.append(inputs)
+                if hasattr(fn, "timing"):
+                    fn.timing = True          # a .cu file: no profiler inside the loop
+                with guard.watching() as record:
+                    for _ in range(2):        # compile, then one warm call
+                        fn(*self.sets[0])
+                torch.cuda.synchronize() if device == "cuda" else None
+                if record.refused:
+                    answer["error"] = f"computed with torch ops ({', '.join(record.refused)})"
+                return answer
+            if stage == "run":
+                with guard.watching() as record:
+                    self.outs = [fn(*inputs) for inputs in self.sets]
+                    torch.cuda.synchronize() if device == "cuda" else None
+                if record.refused:
+                    answer["error"] = f"computed with torch ops ({', '.join(record.refused)})"
+                return answer
+            if stage == "sample":
+                k = t["k"]
+                answer["out"] = self.outs[k].detach().to("cpu").clone()
+                answer["inputs"] = [x.detach().to("cpu").clone() if isinstance(x, torch.Tensor)
+                                    else x for x in self.sets[k]]
+                return answer
+            if stage == "free":
+                self.sets, self.outs = [], []
+                return answer
+            answer["error"] = f"no timing stage {stage!r}"
+        except Exception as exc:          # the submission's failure, reported
+            answer["error"] = f"{type(exc).__name__}: {(str(exc).splitlines() or [''])[0][:200]}"
+        return answer
+
+
 def main(argv: list[str]) -> int:
     """argv: FILE FUNCTION [SPEC]; SPEC (JSON) for a .cu file: {"op", "cuda": lab.toml's
     [cuda]}."""
@@ -202,11 +274,15 @@ def main(argv: list[str]) -> int:
     if fn is None:
         return 0
     previous: list = []
+    timing = _Timing()
     while True:
         request = read_message(requests)
         if request is None:
             return 0
         request["file_name"] = os.path.basename(path)
+        if "time" in request:
+            write_message(channel, timing.handle(module, fn, request, device))
+            continue
         answer = _call(module, fn, request, device, previous)
         write_message(channel, answer)
         if answer.get("fatal"):

@@ -1,0 +1,105 @@
+"""CPU tier: the labs' CUDA variants (bench/grading/cuda_lab.py). A .cu submission runs on
+the CUDA emulator (bench/cuda_emulator/) with its kernels' pointer parameters counted
+(counted.cuh): what the rewrite makes of a kernel, the counts, and the ways a CUDA
+submission can go wrong or cheat that a Python one cannot (host code computing the output,
+a raw pointer that escapes the count, a launch CUDA refuses, a file that does not compile).
+tests/cpu/test_labs.py grades each lab's CUDA solution, starter and planted bugs;
+tests/gpu/test_labs_gpu.py the same through nvcc on a GPU."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from bench.grading import cuda_lab, labs
+
+ROOT = Path(__file__).resolve().parents[2]
+SOLUTION = (ROOT / "labs" / "01_vector_add" / "instructor" / "solution.cu").read_text()
+
+
+def test_the_signature_is_read_into_pointers_integers_and_floats():
+    name, params = cuda_lab.parse_signature(
+        "void f(const float* __restrict__ x, float *out, long n, float p, int seed)")
+    assert name == "f"
+    assert [(p.name, p.kind) for p in params] == [
+        ("x", "pointer"), ("out", "pointer"), ("n", "int"), ("p", "float"), ("seed", "int")]
+    with pytest.raises(ValueError, match="void name"):
+        cuda_lab.parse_signature("int f(float* x)")
+
+
+def test_only_the_kernels_pointer_parameters_are_counted():
+    source = ("template <int T>\n__global__ void __launch_bounds__(256) k(const float* __restrict__ a,"
+              " float* b, int n) {}\nvoid host(const float* a, float* b) {}\n")
+    out = cuda_lab.counted_kernels(source)
+    assert "cvt_emu::counted<const float> a" in out and "cvt_emu::counted<float> b" in out
+    assert "int n)" in out and "void host(const float* a, float* b)" in out
+    assert cuda_lab.kernel_names(source) == {"k"}
+    assert cuda_lab.tile_constants("#define TILE 32\nconstexpr int BLOCK = 256;\n") == {
+        "TILE": 32, "BLOCK": 256}
+
+
+def grade(tmp_path, number, source: str, *extra):
+    path = tmp_path / "submission.cu"
+    path.write_text(source)
+    out = tmp_path / "out"
+    run = subprocess.run([sys.executable, "-m", "bench", "grade", str(number), str(path),
+                          "--out", str(out), *extra], capture_output=True, text=True,
+                         timeout=600, cwd=ROOT,
+                         env={**os.environ, "PYTHONPATH": str(ROOT), "CUDA_VISIBLE_DEVICES": ""})
+    assert (out / "results.json").is_file(), run.stdout + run.stderr
+    results = json.loads((out / "results.json").read_text())
+    return run.returncode, {t["name"]: t for t in results["tests"]}
+
+
+def test_the_solution_is_counted_element_by_element(tmp_path):
+    status, tests = grade(tmp_path, 1, SOLUTION)
+    assert status == 0, tests
+    assert "8198 counted, bound 2 * n = 8198" in tests["each element read once"]["output"]
+    assert "half precision" not in tests            # a Triton-only test
+
+
+def test_host_code_that_computes_the_output_scores_zero(tmp_path):
+    cheat = SOLUTION.replace("    vector_add_kernel<<<blocks, BLOCK>>>(x, y, out, n);",
+                             "    for (long i = 0; i < n; ++i) out[i] = x[i] + y[i];\n"
+                             "    vector_add_kernel<<<1, 1>>>(x, y, out, 0);")
+    status, tests = grade(tmp_path, 1, cheat)
+    assert status == 1
+    assert all(t["score"] == 0 for t in tests.values()), tests
+    assert "must be written by the kernel" in tests["many blocks"]["output"]
+
+
+def test_a_pointer_that_escapes_the_count_is_not_graded_on_traffic(tmp_path):
+    escaped = SOLUTION.replace("    out[i] = x[i] + y[i];",
+                               "    const float* xs = x;\n    out[i] = xs[i] + y[i];")
+    status, tests = grade(tmp_path, 1, escaped)
+    assert tests["many blocks"]["status"] == "passed"              # still right
+    assert tests["each element read once"]["score"] == 0
+    assert "raw pointers taken" in tests["each element read once"]["output"]
+
+
+def test_a_launch_cuda_refuses_fails_as_on_a_gpu(tmp_path):
+    too_big = SOLUTION.replace("    vector_add_kernel<<<blocks, BLOCK>>>(x, y, out, n);",
+                               "    vector_add_kernel<<<(n + 2047) / 2048, 2048>>>(x, y, out, n);")
+    status, tests = grade(tmp_path, 1, too_big)
+    assert status == 1
+    assert "invalid configuration argument" in tests["one block"]["output"]
+
+
+def test_a_file_that_does_not_compile_is_named_with_its_line(tmp_path):
+    broken = SOLUTION.replace("  if (i < n) {", "  if (i < n) {{")
+    status, tests = grade(tmp_path, 1, broken)
+    assert status == 1 and all(t["score"] == 0 for t in tests.values())
+    assert "compiling it failed: submission.cu:" in tests["one block"]["output"]
+
+
+def test_a_cu_file_for_a_lab_without_a_cuda_variant_is_refused_before_grading(tmp_path):
+    lab = labs.Lab(number=9, slug="x", title="x", op="vector_add", function="f",
+                   backend="triton", folder=tmp_path)
+    with pytest.raises(labs.LabError, match="no CUDA variant"):
+        lab.backend_of("a.cu")
+    with pytest.raises(labs.LabError, match="takes a .py file"):
+        lab.backend_of("a.txt")
