@@ -6,7 +6,8 @@ the lab gives (lab.toml, [cuda] signature), for example
     void vector_add(const float* x, const float* y, float* out, long n)
 
 Pointers are the tensors' memory, row-major and contiguous: the op's inputs by their names
-(bench/problems: x, y; a, b; ...) and `out`, which this module allocates (lab.toml, [cuda]
+(bench/problems: x, y; a, b; ...) and the output (`out`, or the one pointer parameter whose
+name is no input's), which this module allocates (lab.toml, [cuda]
 output: "x" is empty_like(x), "M, N" a shape of the sizes below). Integer and float
 parameters are the op's scalars (p, seed) or sizes: n (elements of the first input), M, N,
 K (a matmul's), rows and cols (the first input as rows of its last dimension).
@@ -143,22 +144,30 @@ def _nvcc() -> str:
     return found
 
 
-def build(path: Path, signature: str, device: str, workdir: Path) -> ctypes.CDLL:
-    """The submission and its entry compiled into a shared library, loaded."""
+def compile_library(path: Path, signature: str, device: str, workdir: Path,
+                    include: str = "", arch: str = "") -> Path:
+    """The submission and its entry compiled into a shared library (not loaded): nvcc for
+    `arch` (default: this GPU's) where device is "cuda", g++ and the emulator elsewhere.
+    The submission is compiled as a copy in `workdir`, so that the headers it includes in
+    quotes are the lab's (`include`: the lab's folder, e.g. lab 6's cvt_lab_mma.cuh), not
+    copies beside it."""
     name, params = parse_signature(signature)
     source = Path(path).read_text()
     workdir.mkdir(parents=True, exist_ok=True)
-    key = hashlib.sha256((source + signature + device).encode()).hexdigest()[:16]
+    key = hashlib.sha256((source + signature + device + arch).encode()).hexdigest()[:16]
     lib = workdir / f"lab_{key}.so"
+    includes = [f"-I{include}"] if include else []
     if device == "cuda":
-        import torch
+        if not arch:
+            import torch
 
-        major, minor = torch.cuda.get_device_capability()
+            major, minor = torch.cuda.get_device_capability()
+            arch = f"sm_{major}{minor}{'a' if major == 9 else ''}"
+        (workdir / "submission.cu").write_text(source)
         entry = workdir / "entry.cu"
-        entry.write_text(entry_source(str(Path(path).resolve()), name, params, gpu=True))
-        cmd = [_nvcc(), "-O3", "-lineinfo", "-shared", "-Xcompiler", "-fPIC",
-               f"-arch=sm_{major}{minor}{'a' if major == 9 else ''}", "-std=c++17",
-               str(entry), "-o", str(lib)]
+        entry.write_text(entry_source("submission.cu", name, params, gpu=True))
+        cmd = [_nvcc(), "-O3", "-lineinfo", "-shared", "-Xcompiler", "-fPIC", f"-arch={arch}",
+               "-std=c++17", *includes, str(entry), "-o", str(lib)]
     else:
         from bench.cuda_emulator.emulate import rewrite
 
@@ -169,14 +178,20 @@ def build(path: Path, signature: str, device: str, workdir: Path) -> ctypes.CDLL
         entry = workdir / "entry.cpp"
         entry.write_text(entry_source("submission.cu", name, params, gpu=False))
         cmd = [gxx, "-std=c++20", "-O1", "-shared", "-fPIC", "-pthread", "-w",
-               "-DCVT_EMU_LAUNCH_ERRORS",
-               f"-I{EMULATOR}", str(entry), "-o", str(lib)]
+               "-DCVT_EMU_LAUNCH_ERRORS", "-DCVT_EMULATED", f"-I{EMULATOR}", *includes,
+               str(entry), "-o", str(lib)]
     done = subprocess.run(cmd, capture_output=True, text=True, cwd=workdir)
     if done.returncode != 0:
         text = (done.stderr or done.stdout).replace(str(workdir / "submission.cu"),
                                                     Path(path).name)
         raise CompileError(f"compiling it failed: {_first_error(text)}")
-    return ctypes.CDLL(str(lib))
+    return lib
+
+
+def build(path: Path, signature: str, device: str, workdir: Path,
+          include: str = "") -> ctypes.CDLL:
+    """compile_library's library, loaded."""
+    return ctypes.CDLL(str(compile_library(path, signature, device, workdir, include)))
 
 
 class CudaFunction:
@@ -190,7 +205,8 @@ class CudaFunction:
         self.kernels = kernel_names(source)
         self.constants = tile_constants(source)
         self._tmp = tempfile.TemporaryDirectory(prefix="cvt_lab_")
-        self.lib = build(self.path, spec["signature"], device, Path(self._tmp.name))
+        self.lib = build(self.path, spec["signature"], device, Path(self._tmp.name),
+                         spec.get("include", ""))
         self.lib.cvt_lab_entry.restype = ctypes.c_int
         self.lib.cvt_lab_error.restype = ctypes.c_char_p
         self.last_launches: list[tuple[str, str]] = []
@@ -227,6 +243,9 @@ class CudaFunction:
                 raise ValueError(f"{self.name}: input {arg} is not contiguous")
         names.update(self._sizes(tensors))
         names["out"] = out = self._out(names, tensors)
+        for param in self.params:     # the one pointer that is no input's is the output
+            if param.kind == "pointer" and param.name not in names:
+                names[param.name] = out
         pointers, ints, floats = [], [], []
         for param in self.params:
             if param.name not in names:

@@ -497,7 +497,8 @@ def grade(lab: labs_mod.Lab, submission: Path, hidden: labs_mod.LabTests | None 
     submission = Path(submission).resolve()
     backend = lab.backend_of(submission)
     result = Graded(lab, str(submission))
-    spec = {"op": lab.op, "cuda": lab.cuda} if backend == "cuda" else None
+    spec = ({"op": lab.op, "cuda": {**lab.cuda, "include": str(lab.folder)}}
+            if backend == "cuda" else None)
     box = Sandbox(submission, lab.function, timeout or lab.timeout, spec)
     refs: dict[str, Sandbox] = {}        # performance tests' references, one process each
     cpu_box = None                       # traffic tests on a GPU machine: counted on the CPU

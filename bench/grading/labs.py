@@ -53,7 +53,8 @@ _PACKAGE = Path(__file__).resolve().parents[1]
 LABS_DIR = _PACKAGE / "labs" if (_PACKAGE / "labs").is_dir() else _PACKAGE.parent / "labs"
 KINDS = ("correct", "traffic", "performance")
 VISIBILITY = ("visible", "hidden", "after_due_date", "after_published")
-STUDENT_FILES = ("README.md", "starter.py", "starter.cu")   # those the lab has
+STUDENT_FILES = ("README.md", "starter.py", "starter.cu",    # those the lab has
+                 "cvt_lab_mma.cuh")
 
 
 class LabError(ValueError):
@@ -154,6 +155,8 @@ class Lab:
 
     @property
     def backends(self) -> list[str]:
+        if self.backend == "cuda":        # a lab in CUDA alone (lab 6)
+            return ["cuda"]
         return [self.backend] + (["cuda"] if self.cuda else [])
 
     def backend_of(self, path) -> str:
@@ -163,9 +166,11 @@ class Lab:
             if not self.cuda:
                 raise LabError(f"lab {self.number} has no CUDA variant: hand in a .py file")
             return "cuda"
-        if suffix != ".py":
-            raise LabError(f"{Path(path).name}: lab {self.number} takes a .py file"
-                           + (" or a .cu file" if self.cuda else ""))
+        if suffix != ".py" or self.backend == "cuda":
+            takes = {("triton", False): "a .py file", ("triton", True): "a .py or a .cu file",
+                     ("cuda", True): "a .cu file"}.get((self.backend, bool(self.cuda)),
+                                                         "a .py file")
+            raise LabError(f"{Path(path).name}: lab {self.number} takes {takes}")
         return self.backend
 
     def tests_for(self, backend: str, tests=None) -> list[LabTest]:

@@ -103,3 +103,22 @@ def test_a_cu_file_for_a_lab_without_a_cuda_variant_is_refused_before_grading(tm
         lab.backend_of("a.cu")
     with pytest.raises(labs.LabError, match="takes a .py file"):
         lab.backend_of("a.txt")
+
+
+CUDA_FILES = sorted(p for lab in labs.all_labs() if lab.cuda
+                    for p in (lab.starter("cuda"), lab.solution("cuda")))
+
+
+@pytest.mark.parametrize("path", CUDA_FILES, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_every_labs_cuda_file_compiles_with_nvcc(path, tmp_path):
+    """What the GPU builds: each lab's CUDA starter and solution, with the grader's entry,
+    for sm_90a (the H100 and H200) and sm_80 (lab 6's mma.sync needs 8.0)."""
+    import shutil
+
+    if shutil.which("nvcc") is None and not Path("/usr/local/cuda/bin/nvcc").is_file():
+        pytest.skip("needs nvcc")
+    lab = next(lab for lab in labs.all_labs() if path.is_relative_to(lab.folder))
+    for arch in ("sm_90a", "sm_80"):
+        lib = cuda_lab.compile_library(path, lab.cuda["signature"], "cuda", tmp_path / arch,
+                                       str(lab.folder), arch=arch)
+        assert lib.is_file()
