@@ -28,7 +28,8 @@ ROOT = Path(__file__).resolve().parents[2]
 CHEATS = ROOT / "tests" / "data" / "labs" / "cheats"
 LAB1 = ROOT / "labs" / "01_vector_add"
 LABS = {1: LAB1, 2: ROOT / "labs" / "02_thread_tiling", 3: ROOT / "labs" / "03_tiled_matmul",
-        4: ROOT / "labs" / "04_relu_dropout", 5: ROOT / "labs" / "05_softmax"}
+        4: ROOT / "labs" / "04_relu_dropout", 5: ROOT / "labs" / "05_softmax",
+        6: ROOT / "labs" / "06_tensor_cores"}
 
 
 # the CPU tier grades on the CPU even where a GPU is present: Triton's interpreter, counted
@@ -51,7 +52,7 @@ def graded(tmp_path, *args):
 
 
 def failing(results) -> dict[str, str]:
-    return {t["name"]: t["output"] for t in results["tests"] if t["status"] == "failed"}
+    return {t["name"]: t["output"] for t in results["tests"] if t.get("status") == "failed"}
 
 
 def test_lab_list_and_start(tmp_path):
@@ -61,12 +62,13 @@ def test_lab_list_and_start(tmp_path):
     listed = subprocess.run([sys.executable, "-m", "bench", "lab", "list"], cwd=ROOT,
                             capture_output=True, text=True, env={**os.environ, **CPU_ONLY})
     assert listed.returncode == 0 and " 1  Vector add" in listed.stdout, listed.stdout
-    assert all((lab.folder / f).is_file() for lab in labs.all_labs()
-               for f in ("README.md", "starter.py", "instructor/solution.py"))
+    assert all((lab.folder / "README.md").is_file() and lab.starter(b).is_file()
+               and lab.solution(b).is_file() for lab in labs.all_labs() for b in lab.backends)
     started = subprocess.run([sys.executable, "-m", "bench", "lab", "start", "1",
                               str(tmp_path / "mine")], cwd=ROOT, capture_output=True, text=True)
     assert started.returncode == 0, started.stderr
-    assert sorted(p.name for p in (tmp_path / "mine").iterdir()) == ["README.md", "starter.py"]
+    assert sorted(p.name for p in (tmp_path / "mine").iterdir()) == [
+        "README.md", "starter.cu", "starter.py"]
     again = subprocess.run([sys.executable, "-m", "bench", "lab", "start", "1",
                             str(tmp_path / "mine")], cwd=ROOT, capture_output=True, text=True)
     assert again.returncode == 2 and "exists already" in again.stderr
@@ -83,22 +85,40 @@ def test_every_lab_is_tested_here():
     assert {lab.number: lab.folder for lab in labs.all_labs()} == LABS
 
 
-@pytest.mark.parametrize("number", sorted(LABS))
-def test_the_solution_scores_full_marks(number, tmp_path):
-    lab = LABS[number]
-    status, results = graded(tmp_path, number, lab / "instructor" / "solution.py", "--hidden",
-                             lab / "instructor" / "hidden.toml")
+def _variants(slow_cuda: bool = False):
+    """(lab, backend) for every variant of every lab; with slow_cuda, the CUDA variants but
+    lab 1's in the slow tier (each runs on the CPU emulator)."""
+    from bench.grading import labs
+
+    return [pytest.param(number, backend, id=f"lab{number}-{backend}",
+                         marks=(pytest.mark.slow,) if slow_cuda and backend == "cuda"
+                         and number != 1 else ())
+            for number, folder in sorted(LABS.items())
+            for backend in labs.load(folder).backends]
+
+
+@pytest.mark.parametrize("number,backend", _variants())
+def test_the_solution_scores_full_marks(number, backend, tmp_path):
+    from bench.grading import labs
+
+    lab = labs.load(LABS[number])
+    status, results = graded(tmp_path, number, lab.solution(backend), "--hidden",
+                             lab.instructor / "hidden.toml")
     assert status == 0 and not failing(results), failing(results)
     assert results["score"] == sum(t["max_score"] for t in results["tests"]) > 0
+    speed = [t for t in results["tests"] if t["name"].startswith("speed")]
+    assert all(t["max_score"] == 0 and "not run (needs a GPU" in t["output"] for t in speed)
     assert {t["visibility"] for t in results["tests"]} == {"visible", "after_published"}
 
 
-@pytest.mark.parametrize("number", sorted(LABS))
-def test_the_starter_scores_nothing_and_says_why(number, tmp_path):
-    status, results = graded(tmp_path, number, LABS[number] / "starter.py")
+@pytest.mark.parametrize("number,backend", _variants(slow_cuda=True))
+def test_the_starter_scores_nothing_and_says_why(number, backend, tmp_path):
+    from bench.grading import labs
+
+    status, results = graded(tmp_path, number, labs.load(LABS[number]).starter(backend))
     assert status == 1 and results["score"] == 0, results
     why = failing(results)
-    assert len(why) == len(results["tests"])
+    assert len(why) == sum(t["max_score"] > 0 for t in results["tests"])
     assert all(any(w in out for w in ("never written", "wrong at", "wrong beyond"))
                for out in why.values()), why
 
@@ -120,7 +140,7 @@ def test_every_planted_bug_loses_its_points(number, bug, tmp_path):
     declares, each reason with its phrase (the bug's pattern)."""
     from bench.grading import labs
 
-    path = tmp_path / f"{bug.name}.py"
+    path = tmp_path / f"{bug.name}{bug.suffix}"
     path.write_text(bug.source(labs.load(LABS[number])))
     status, results = graded(tmp_path, number, path)
     fails = failing(results)
@@ -177,7 +197,7 @@ def test_every_cheat_scores_zero_with_its_reason(cheat, tmp_path):
     status, results = graded(tmp_path, 1, CHEATS / cheat, "--timeout", 5 if hangs else 60)
     assert status == 1 and results["score"] == 0, failing(results)
     reasons = failing(results)
-    assert len(reasons) == len(results["tests"]), reasons
+    assert len(reasons) == sum(t["max_score"] > 0 for t in results["tests"]), reasons
     assert all(CHEATS_REASONS[cheat] in why for why in reasons.values()), reasons
 
 

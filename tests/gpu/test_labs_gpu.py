@@ -1,8 +1,11 @@
-"""The labs' grader on a GPU (bench/grading/): each lab's solution scores full marks on its
-correctness tests (the counted-traffic tests say "not run": they count under the Triton
-interpreter), its starter scores 0, and the cheats that a GPU changes (torch computing the
-answer, this suite's kernel, a mutated input, a cached output, a crash of the process) score
-0 with their reasons. tests/cpu/test_labs.py has the rest, on the CPU."""
+"""The labs' grader on a GPU (bench/grading/): each lab's solution (each variant: Triton and
+CUDA) scores full marks on its correctness tests, its counted-traffic tests (counted on the
+CPU, in a process that does not see the GPU) and its speed test (timed beside the reference
+on this GPU); each starter scores 0; each planted bug of a CUDA variant loses its tests; and
+the cheats that a GPU changes score 0 with their reasons: torch computing the answer, this
+suite's kernel, a mutated input, a cached output, a crash of the process, a CUDA host
+function that copies the inputs to the host and back, and an illegal address (the next test
+gets a fresh process and context). tests/cpu/test_labs.py has the rest, on the CPU."""
 from __future__ import annotations
 
 import json
@@ -15,29 +18,69 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 CHEATS = ROOT / "tests" / "data" / "labs" / "cheats"
-LABS = {1: ROOT / "labs" / "01_vector_add", 2: ROOT / "labs" / "02_thread_tiling",
-        3: ROOT / "labs" / "03_tiled_matmul",
-        4: ROOT / "labs" / "04_relu_dropout", 5: ROOT / "labs" / "05_softmax"}
+LAB_DIRS = sorted(p for p in (ROOT / "labs").glob("[0-9][0-9]_*") if (p / "lab.toml").is_file())
 
 
 def _graded(tmp_path, *args):
     out = tmp_path / "out"
     run = subprocess.run([sys.executable, "-m", "bench", "grade", *map(str, args), "--out",
-                          str(out)], capture_output=True, text=True, timeout=600, cwd=ROOT,
+                          str(out)], capture_output=True, text=True, timeout=900, cwd=ROOT,
                          env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert (out / "results.json").is_file(), run.stdout + run.stderr
     return run.returncode, json.loads((out / "results.json").read_text())
 
 
-@pytest.mark.parametrize("number", sorted(LABS))
-def test_solution_and_starter_on_the_gpu(number, tmp_path):
-    lab = LABS[number]
-    status, results = _graded(tmp_path / "s", number, lab / "instructor" / "solution.py")
-    assert status == 0, results
-    assert all(t["status"] == "passed" or "interpreter" in t["output"]
-               for t in results["tests"]), results
-    status, results = _graded(tmp_path / "t", number, lab / "starter.py")
-    assert status == 1 and results["score"] == 0, results
+def _why(results) -> str:
+    return "\n".join(f"{t['name']}: {t.get('status', 'not run')} "
+                     f"{t['score']}/{t['max_score']}: {t['output']}" for t in results["tests"])
+
+
+def _variants():
+    from bench.grading import labs
+
+    out = []
+    for folder in LAB_DIRS:
+        lab = labs.load(folder)
+        for backend in lab.backends:
+            out.append(pytest.param(folder, backend, id=f"{folder.name}-{backend}"))
+    return out
+
+
+@pytest.mark.parametrize("folder,backend", _variants())
+def test_solution_and_starter_on_the_gpu(folder, backend, tmp_path):
+    from bench.grading import labs
+
+    lab = labs.load(folder)
+    status, results = _graded(tmp_path / "s", lab.number, lab.solution(backend))
+    assert status == 0, _why(results)
+    assert all(t.get("status") == "passed" for t in results["tests"]), _why(results)
+    speed = [t for t in results["tests"] if "speed" in t["name"]]
+    for t in speed:
+        print(f"{folder.name} {backend}: {t['output']}")
+    status, results = _graded(tmp_path / "t", lab.number, lab.starter(backend))
+    assert status == 1 and results["score"] == 0, _why(results)
+
+
+def _cuda_bugs():
+    from bench.grading import labs
+
+    return [pytest.param(folder, bug.name, id=f"{folder.name}-{bug.name}")
+            for folder in LAB_DIRS for bug in labs.bugs(labs.load(folder))
+            if bug.suffix == ".cu"]
+
+
+@pytest.mark.parametrize("folder,name", _cuda_bugs())
+def test_cuda_bugs_lose_their_tests_on_the_gpu(folder, name, tmp_path):
+    from bench.grading import labs
+
+    lab = labs.load(folder)
+    bug = next(b for b in labs.bugs(lab) if b.name == name)
+    path = tmp_path / f"{bug.name}.cu"
+    path.write_text(bug.source(lab))
+    status, results = _graded(tmp_path, lab.number, path)
+    failed = {t["name"]: t["output"] for t in results["tests"] if t.get("status") == "failed"}
+    assert set(bug.fails) <= set(failed), _why(results)
+    assert all(bug.says in failed[t] for t in bug.fails), _why(results)
 
 
 @pytest.mark.parametrize("cheat,reason", [
@@ -46,5 +89,41 @@ def test_solution_and_starter_on_the_gpu(number, tmp_path):
     ("cache_output.py", "previous call's output"), ("crash.py", "its process ended")])
 def test_cheats_score_zero_on_the_gpu(cheat, reason, tmp_path):
     status, results = _graded(tmp_path, 1, CHEATS / cheat, "--timeout", 60)
-    assert status == 1 and results["score"] == 0, results
-    assert all(reason in t["output"] for t in results["tests"] if t["status"] == "failed")
+    assert status == 1 and results["score"] == 0, _why(results)
+    failed = [t for t in results["tests"] if t.get("status") == "failed"]
+    assert failed and all(reason in t["output"] for t in failed), _why(results)
+
+
+SOLUTION_CU = (ROOT / "labs" / "01_vector_add" / "instructor" / "solution.cu").read_text()
+LAUNCH = "    vector_add_kernel<<<blocks, BLOCK>>>(x, y, out, n);"
+
+
+def test_a_cuda_host_function_that_computes_on_the_host_scores_zero(tmp_path):
+    cheat = tmp_path / "host_copy.cu"
+    cheat.write_text("#include <vector>\n" + SOLUTION_CU.replace(LAUNCH, """\
+    std::vector<float> hx(n), hy(n);
+    cudaMemcpy(hx.data(), x, n * sizeof(float), cudaMemcpyDeviceToHost);
+    cudaMemcpy(hy.data(), y, n * sizeof(float), cudaMemcpyDeviceToHost);
+    for (long i = 0; i < n; ++i) hx[i] += hy[i];
+    cudaMemcpy(out, hx.data(), n * sizeof(float), cudaMemcpyHostToDevice);
+    vector_add_kernel<<<1, 1>>>(x, y, out, 0);"""))
+    status, results = _graded(tmp_path, 1, cheat)
+    assert status == 1, _why(results)
+    gpu_tests = [t for t in results["tests"] if t["name"] in ("one block", "many blocks")]
+    assert all(t["score"] == 0 and "copied memory between the host and the GPU" in t["output"]
+               for t in gpu_tests), _why(results)
+
+
+def test_an_illegal_address_fails_its_test_and_the_next_one_runs_fresh(tmp_path):
+    """Lab 1's first test writes far past the output; the CUDA context is lost, the process
+    ends after its answer, and the next tests run in a fresh process (and fail only on
+    their own merits: here the same write)."""
+    wild = tmp_path / "wild.cu"
+    wild.write_text(SOLUTION_CU.replace("    out[i] = x[i] + y[i];",
+                                        "    out[i + (1L << 40)] = x[i] + y[i];"))
+    status, results = _graded(tmp_path, 1, wild, "--timeout", 60)
+    assert status == 1 and results["score"] == 0, _why(results)
+    first = results["tests"][0]
+    assert "CUDA error" in first["output"] or "process ended" in first["output"], _why(results)
+    # every GPU test ran (none was left hanging behind the lost context)
+    assert all(t.get("status") in ("failed", "passed") for t in results["tests"]), _why(results)
