@@ -67,7 +67,8 @@ def test_the_installed_copy_runs_outside_the_repository(installed, tmp_path):
 
 def test_the_installed_copy_starts_and_grades_a_lab(installed, tmp_path, monkeypatch):
     """A teaching assistant's path, outside the repository: `lab start`, then `grade` of the
-    starter (0) and of the solution the installed copy holds (full marks), results.json."""
+    starter (0) and of the solutions the installed copy holds (full marks; the CUDA one on
+    the installed emulator), results.json."""
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")   # graded on the CPU here, GPU or not
     started = _run_outside(installed, tmp_path, "-m", "bench", "lab", "start", "1", "mine")
     assert started.returncode == 0, started.stderr
@@ -78,6 +79,9 @@ def test_the_installed_copy_starts_and_grades_a_lab(installed, tmp_path, monkeyp
                         "--out", "graded")
     assert done.returncode == 0 and ": 10/10" in done.stdout, done.stdout + done.stderr
     assert (tmp_path / "graded" / "results.json").is_file()
+    cuda = _run_outside(installed, tmp_path, "-m", "bench", "grade", "1",
+                        str(solution.with_suffix(".cu")))
+    assert cuda.returncode == 0 and ": 9/9" in cuda.stdout, cuda.stdout + cuda.stderr
 
 
 def test_the_installed_copy_records_its_version(installed, tmp_path):
