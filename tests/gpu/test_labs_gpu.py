@@ -1,6 +1,7 @@
 """The labs' grader on a GPU (bench/grading/): each lab's solution scores full marks on its
 correctness tests (the counted-traffic tests say "not run": they count under the Triton
-interpreter), its starter scores 0, and the cheats that a GPU changes (torch computing the
+interpreter, or the CUDA emulator), its starter scores 0, in each variant of the lab (the
+Triton files, and the .cu files nvcc builds where the lab has a CUDA variant), and the cheats that a GPU changes (torch computing the
 answer, this suite's kernel, a mutated input, a cached output, a crash of the process) score
 0 with their reasons. tests/cpu/test_labs.py has the rest, on the CPU."""
 from __future__ import annotations
@@ -29,14 +30,23 @@ def _graded(tmp_path, *args):
     return run.returncode, json.loads((out / "results.json").read_text())
 
 
-@pytest.mark.parametrize("number", sorted(LABS))
-def test_solution_and_starter_on_the_gpu(number, tmp_path):
+def _variants():
+    params = []
+    for number, folder in sorted(LABS.items()):
+        params.append(pytest.param(number, ".py", id=f"lab{number}-triton"))
+        if (folder / "starter.cu").is_file():
+            params.append(pytest.param(number, ".cu", id=f"lab{number}-cuda"))
+    return params
+
+
+@pytest.mark.parametrize("number,suffix", _variants())
+def test_solution_and_starter_on_the_gpu(number, suffix, tmp_path):
     lab = LABS[number]
-    status, results = _graded(tmp_path / "s", number, lab / "instructor" / "solution.py")
+    status, results = _graded(tmp_path / "s", number, lab / "instructor" / f"solution{suffix}")
     assert status == 0, results
-    assert all(t["status"] == "passed" or "interpreter" in t["output"]
+    assert all(t["status"] == "passed" or t["status"] == "not run"
                for t in results["tests"]), results
-    status, results = _graded(tmp_path / "t", number, lab / "starter.py")
+    status, results = _graded(tmp_path / "t", number, lab / f"starter{suffix}")
     assert status == 1 and results["score"] == 0, results
 
 
