@@ -1,7 +1,9 @@
 """The course labs and their grader (labs/, bench/grading/), on the CPU through the Triton
-interpreter, end to end as a teaching assistant runs them: `cvt-bench lab list`, `lab start`,
+interpreter (a lab's CUDA variant, its .cu files, through the CUDA emulator: bench/grading/
+cuda_lab.py), end to end as a teaching assistant runs them: `cvt-bench lab list`, `lab start`,
 `grade` of the reference solution (full marks, visible and hidden tests), of the starter (0
-on correctness, and it runs), of every planted bug of labs/*/instructor/bugs.toml (each loses
+on correctness, and it runs), each in every variant of the lab, of every planted bug of
+labs/*/instructor/bugs.toml (each loses
 the points it should, with a message naming its pattern; `cvt-bench lab check`), and of a
 gallery of cheats
 (tests/data/labs/cheats: torch computing the answer, this suite's own kernel, numpy behind a
@@ -35,6 +37,9 @@ LABS = {1: LAB1, 2: ROOT / "labs" / "02_thread_tiling", 3: ROOT / "labs" / "03_t
 # the CPU tier grades on the CPU even where a GPU is present: Triton's interpreter, counted
 # traffic (tests/gpu/test_labs_gpu.py grades on the GPU)
 CPU_ONLY = {"CUDA_VISIBLE_DEVICES": ""}
+# The one lab whose CUDA solution the fast tier grades (about 4 s): the emulator runs a CPU
+# thread per CUDA thread, and the other .cu files take the slow tier (`make test-slow`).
+FAST_CUDA_LAB = 2
 
 
 def grade(*args, timeout=300):
@@ -68,7 +73,7 @@ def test_lab_list_and_start(tmp_path):
                               str(tmp_path / "mine")], cwd=ROOT, capture_output=True, text=True)
     assert started.returncode == 0, started.stderr
     assert sorted(p.name for p in (tmp_path / "mine").iterdir()) == [
-        "README.md", "starter.cu", "starter.py"]
+        "README.md", "starter.cu", "starter.py"]     # lab 1 has a CUDA variant
     again = subprocess.run([sys.executable, "-m", "bench", "lab", "start", "1",
                             str(tmp_path / "mine")], cwd=ROOT, capture_output=True, text=True)
     assert again.returncode == 2 and "exists already" in again.stderr
@@ -85,25 +90,28 @@ def test_every_lab_is_tested_here():
     assert {lab.number: lab.folder for lab in labs.all_labs()} == LABS
 
 
-def _variants(slow_cuda: bool = False):
-    """(lab, backend) for every variant of every lab; with slow_cuda, the CUDA variants but
-    lab 1's in the slow tier (each runs on the CPU emulator)."""
+def _variants(kind: str):
+    """(lab number, its solution or starter) for every variant of every lab: the Triton
+    file, and the .cu file where the lab has a CUDA variant (slow, but FAST_CUDA_LAB's
+    solution)."""
     from bench.grading import labs
 
-    return [pytest.param(number, backend, id=f"lab{number}-{backend}",
-                         marks=(pytest.mark.slow,) if slow_cuda and backend == "cuda"
-                         and number != 1 else ())
-            for number, folder in sorted(LABS.items())
-            for backend in labs.load(folder).backends]
+    params = []
+    for number, folder in sorted(LABS.items()):
+        lab = labs.load(folder)
+        for backend in lab.backends:
+            path = lab.solution(backend) if kind == "solution" else lab.starter(backend)
+            slow = backend == "cuda" and not (kind == "solution" and number == FAST_CUDA_LAB)
+            params.append(pytest.param(number, path, id=f"lab{number}-{backend}",
+                                       marks=pytest.mark.slow if slow else ()))
+    return params
 
 
-@pytest.mark.parametrize("number,backend", _variants())
-def test_the_solution_scores_full_marks(number, backend, tmp_path):
-    from bench.grading import labs
-
-    lab = labs.load(LABS[number])
-    status, results = graded(tmp_path, number, lab.solution(backend), "--hidden",
-                             lab.instructor / "hidden.toml")
+@pytest.mark.parametrize("number,solution", _variants("solution"))
+def test_the_solution_scores_full_marks(number, solution, tmp_path):
+    lab = LABS[number]
+    status, results = graded(tmp_path, number, solution, "--hidden",
+                             lab / "instructor" / "hidden.toml")
     assert status == 0 and not failing(results), failing(results)
     assert results["score"] == sum(t["max_score"] for t in results["tests"]) > 0
     speed = [t for t in results["tests"] if t["name"].startswith("speed")]
@@ -111,11 +119,9 @@ def test_the_solution_scores_full_marks(number, backend, tmp_path):
     assert {t["visibility"] for t in results["tests"]} == {"visible", "after_published"}
 
 
-@pytest.mark.parametrize("number,backend", _variants(slow_cuda=True))
-def test_the_starter_scores_nothing_and_says_why(number, backend, tmp_path):
-    from bench.grading import labs
-
-    status, results = graded(tmp_path, number, labs.load(LABS[number]).starter(backend))
+@pytest.mark.parametrize("number,starter", _variants("starter"))
+def test_the_starter_scores_nothing_and_says_why(number, starter, tmp_path):
+    status, results = graded(tmp_path, number, starter)
     assert status == 1 and results["score"] == 0, results
     why = failing(results)
     assert len(why) == sum(t["max_score"] > 0 for t in results["tests"])
@@ -136,8 +142,9 @@ def _bugs():
 
 @pytest.mark.parametrize("number,bug", _bugs())
 def test_every_planted_bug_loses_its_points(number, bug, tmp_path):
-    """Each bug of a lab's bugs.toml (the solution with one change) fails the tests it
-    declares, each reason with its phrase (the bug's pattern)."""
+    """Each bug of a lab's bugs.toml (the solution with one change, solution.py's or
+    solution.cu's) fails the tests it declares, each reason with its phrase (the bug's
+    pattern)."""
     from bench.grading import labs
 
     path = tmp_path / f"{bug.name}{bug.suffix}"
@@ -149,21 +156,32 @@ def test_every_planted_bug_loses_its_points(number, bug, tmp_path):
 
 
 def test_every_lab_plants_bugs():
+    """At least three per variant: the Triton file's, and the CUDA file's where there is one."""
     from bench.grading import labs
 
-    assert all(len(labs.bugs(labs.load(folder))) >= 3 for folder in LABS.values())
+    for folder in LABS.values():
+        lab = labs.load(folder)
+        suffixes = [bug.suffix for bug in labs.bugs(lab)]
+        for backend in lab.backends:
+            assert suffixes.count(lab.solution(backend).suffix) >= 3, (folder.name, backend)
 
 
 @pytest.mark.slow
 def test_lab_check_grades_solution_starter_and_bugs():
-    """The instructor's `cvt-bench lab check N`: a line per file, exit 0 when each behaves."""
+    """The instructor's `cvt-bench lab check N`: a line per file (the solution and the
+    starter of each variant, then each bug), exit 0 when each behaves."""
+    from bench.grading import labs
+
     run = subprocess.run([sys.executable, "-m", "bench", "lab", "check", "1"], cwd=ROOT,
                          capture_output=True, text=True, timeout=600,
                          env={**os.environ, **CPU_ONLY})
     assert run.returncode == 0, run.stdout + run.stderr
     lines = run.stdout.splitlines()
     assert lines[0].startswith("solution") and lines[1].startswith("starter")
-    assert len(lines) == 6 and all(line.endswith("ok") for line in lines), run.stdout
+    assert lines[2].startswith("solution (cuda)") and lines[3].startswith("starter (cuda)")
+    lab = labs.load(LAB1)
+    assert len(lines) == 2 * len(lab.backends) + len(labs.bugs(lab)), run.stdout
+    assert all(line.endswith("ok") for line in lines), run.stdout
 
 
 # each cheat: a phrase of the reason every one of its tests gives
