@@ -18,7 +18,34 @@ def setup() -> str:
     if has_gpu():
         return "cuda"
     os.environ.setdefault("TRITON_INTERPRET", "1")
+    interpreter_numpy_compat()
     return "cpu"
+
+
+def interpreter_numpy_compat() -> None:
+    """Triton 3.6's interpreter holds a scalar as a one-element array and turns it into a
+    Python int with int(array) (a kernel's `range(0, K, BLOCK_K)`), which numpy 2.4 refuses
+    for arrays of one dimension ("only 0-dimensional arrays can be converted to Python
+    scalars"). Its patch of tl.tensor.__index__ is wrapped to take the element instead: the
+    same value under any numpy. (Where numpy is older than 2.4, nothing changes.)"""
+    try:
+        from triton.runtime import interpreter
+    except ImportError:
+        return
+    original = getattr(interpreter, "_patch_lang_tensor", None)
+    if original is None or getattr(original, "cvt_numpy_compat", False):
+        return
+
+    def index(self):
+        data = self.handle.data
+        return int(data.reshape(-1)[0]) if getattr(data, "size", 0) == 1 else int(data)
+
+    def patched(tensor, scope):
+        original(tensor, scope)
+        scope.set_attr(tensor, "__index__", index)
+
+    patched.cvt_numpy_compat = True
+    interpreter._patch_lang_tensor = patched
 
 
 def gpu_capability() -> tuple[int, int] | None:

@@ -63,6 +63,28 @@ inline cudaError_t cudaGetLastError() {
   cvt_emu_last_error = cudaSuccess;
   return e;
 }
+// Host code's memory calls: device memory is host memory here.
+enum cudaMemcpyKind { cudaMemcpyHostToHost = 0, cudaMemcpyHostToDevice = 1,
+                      cudaMemcpyDeviceToHost = 2, cudaMemcpyDeviceToDevice = 3,
+                      cudaMemcpyDefault = 4 };
+inline cudaError_t cudaMemcpy(void* dst, const void* src, size_t bytes, cudaMemcpyKind) {
+  std::memmove(dst, src, bytes);
+  return cudaSuccess;
+}
+inline cudaError_t cudaMemset(void* dst, int value, size_t bytes) {
+  std::memset(dst, value, bytes);
+  return cudaSuccess;
+}
+inline cudaError_t cudaMalloc(void** ptr, size_t bytes) {
+  *ptr = std::malloc(bytes > 0 ? bytes : 1);
+  return *ptr ? cudaSuccess : cudaErrorUnknown;
+}
+inline cudaError_t cudaFree(void* ptr) {
+  std::free(ptr);
+  return cudaSuccess;
+}
+inline cudaError_t cudaDeviceSynchronize() { return cudaSuccess; }
+
 inline const char* cudaGetErrorString(cudaError_t e) {
   return e == cudaSuccess ? "no error"
          : e == cudaErrorInvalidConfiguration ? "invalid configuration argument"
@@ -170,9 +192,14 @@ template <class Kernel, class... Args>
 void launch_clusters(dim3 grid, dim3 block, unsigned cluster_z, size_t smem_bytes,
                      Kernel kernel, Args... args) {
 #ifdef CVT_EMU_LAUNCH_ERRORS
-  if (grid.x < 1 || grid.y < 1 || grid.z < 1 || grid.x > 2147483647u || grid.y > 65535 ||
-      grid.z > 65535 || block.x * block.y * block.z < 1 || block.x * block.y * block.z > 1024 ||
-      block.z > 64) {
+  // as CUDA 13 answers: an empty grid is an invalid argument, a block too big an invalid
+  // configuration
+  if (grid.x < 1 || grid.y < 1 || grid.z < 1) {
+    cvt_emu_last_error = cudaErrorInvalidValue;
+    return;
+  }
+  if (grid.x > 2147483647u || grid.y > 65535 || grid.z > 65535 ||
+      block.x * block.y * block.z < 1 || block.x * block.y * block.z > 1024 || block.z > 64) {
     cvt_emu_last_error = cudaErrorInvalidConfiguration;
     return;
   }

@@ -75,7 +75,38 @@ def _mode(record: Record):
                               f"work itself")
             return func(*args, **(kwargs or {}))
 
+    _refuse_wrapped_triton(Watch, record)
     return Watch()
+
+
+def _refuse_wrapped_triton(mode_class, record: Record) -> None:
+    """A Triton kernel behind a torch.library op (torch.library.wrap_triton, as this suite's
+    ops are) reaches a dispatch mode as a higher-order op, not as an aten op: refused here
+    too, and named by its kernel's file."""
+    try:
+        from torch._higher_order_ops.triton_kernel_wrap import (
+            kernel_side_table, triton_kernel_wrapper_functional, triton_kernel_wrapper_mutation)
+    except ImportError:          # a torch without them has no such ops either
+        return
+
+    def refuse(mode, *args, kernel_idx=None, **kwargs):
+        try:
+            name, file = _kernel_file(kernel_side_table.get_kernel(kernel_idx))
+        except Exception:
+            name, file = "a Triton kernel", ""
+        record.refused.append(name)
+        what = (f"this suite's own kernel {name}" if _in_suite(file)
+                else f"the Triton kernel {name} through a torch.library op")
+        raise Refused(f"the call computed with {what}: a lab's kernel must do the work itself, "
+                      f"launched from the file handed in")
+
+    for hop in (triton_kernel_wrapper_mutation, triton_kernel_wrapper_functional):
+        hop.py_impl(mode_class)(refuse)
+
+
+def _in_suite(file: str) -> bool:
+    root = Path(__file__).resolve().parents[2]
+    return any(file.startswith(str(root / d)) for d in ("triton_impl", "bench", "bindings"))
 
 
 def _kernel_file(fn) -> tuple[str, str]:

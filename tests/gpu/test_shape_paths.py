@@ -172,7 +172,7 @@ def _suite_params():
     for name, category, text in suite.SUITE:
         s = MatmulShape.parse(text)
         marks = [] if name in FAST_SUITE_SHAPES else [pytest.mark.slow]
-        if max(s.M * s.K, s.K * s.N, s.M * s.N) >= 2 ** 27:
+        if max(s.M * s.K, s.K * s.N, s.M * s.N) >= 2 ** 26:
             # its float64 references take gigabytes (tf32: several at once): one at a time
             marks.append(pytest.mark.xdist_group(GROUP))
         out.append(pytest.param(s, id=f"{name}-{text}", marks=marks))
