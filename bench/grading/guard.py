@@ -91,17 +91,28 @@ def _refuse_wrapped_triton(mode_class, record: Record) -> None:
 
     def refuse(mode, *args, kernel_idx=None, **kwargs):
         try:
-            name, file = _kernel_file(kernel_side_table.get_kernel(kernel_idx))
+            kernel = kernel_side_table.get_kernel(kernel_idx)
         except Exception:
-            name, file = "a Triton kernel", ""
-        record.refused.append(name)
-        what = (f"this suite's own kernel {name}" if _in_suite(file)
-                else f"the Triton kernel {name} through a torch.library op")
-        raise Refused(f"the call computed with {what}: a lab's kernel must do the work itself, "
-                      f"launched from the file handed in")
+            kernel = None
+        raise wrapped_refusal(kernel, record)
 
     for hop in (triton_kernel_wrapper_mutation, triton_kernel_wrapper_functional):
         hop.py_impl(mode_class)(refuse)
+
+
+def wrapped_refusal(kernel, record: Record) -> Refused:
+    """Why a Triton kernel launched through a torch.library op is refused, named."""
+    name, file = _kernel_file(kernel) if kernel is not None else ("a Triton kernel", "")
+    inner = kernel
+    while inner is not None and getattr(inner, "__code__", None) is None and hasattr(inner, "fn"):
+        inner = inner.fn
+    module = getattr(inner, "__module__", "") or ""
+    record.refused.append(name)
+    ours = _in_suite(file) or module.split(".")[0] in ("triton_impl", "bench", "bindings")
+    what = (f"this suite's own kernel {name}" if ours
+            else f"the Triton kernel {name} through a torch.library op")
+    return Refused(f"the call computed with {what}: a lab's kernel must do the work itself, "
+                   f"launched from the file handed in")
 
 
 def _in_suite(file: str) -> bool:
@@ -110,7 +121,10 @@ def _in_suite(file: str) -> bool:
 
 
 def _kernel_file(fn) -> tuple[str, str]:
-    inner = getattr(fn, "fn", fn)
+    """(name, file) of a kernel: a JITFunction, or an Autotuner or heuristics around one."""
+    inner = fn
+    while getattr(inner, "__code__", None) is None and hasattr(inner, "fn"):
+        inner = inner.fn
     code = getattr(inner, "__code__", None)
     return (getattr(inner, "__name__", "kernel"),
             str(Path(code.co_filename).resolve()) if code else "")

@@ -122,3 +122,16 @@ def test_every_labs_cuda_file_compiles_with_nvcc(path, tmp_path):
         lib = cuda_lab.compile_library(path, lab.cuda["signature"], "cuda", tmp_path / arch,
                                        str(lab.folder), arch=arch)
         assert lib.is_file()
+
+
+def test_a_suite_kernel_behind_a_torch_library_op_is_named_as_the_suites():
+    """On a GPU this suite's Triton ops reach the grader's dispatch mode as a higher-order op
+    holding the kernel (autotuned ones inside an Autotuner): the refusal names it as this
+    suite's own kernel (bench/grading/guard.py, wrapped_refusal)."""
+    from bench.grading import guard
+    from triton_impl import matmul_autotuned, vector_add
+
+    for kernel in (vector_add.vector_add_kernel, matmul_autotuned.matmul_autotuned_kernel):
+        why = str(guard.wrapped_refusal(kernel, guard.Record()))
+        assert "this suite's own kernel" in why, why
+    assert "through a torch.library op" in str(guard.wrapped_refusal(len, guard.Record()))
