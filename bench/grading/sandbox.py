@@ -141,8 +141,8 @@ def _call(module, fn, request, device: str, previous: list) -> dict:
             answer["counted"] = {"loads": c.loads, "stores": c.stores,
                                  "load_bytes": c.load_bytes, "store_bytes": c.store_bytes,
                                  "launches": len(c.launches)}
-        else:
-            out, _ = check.poisoned_launch(watched, inputs, nbytes, device)
+        else:                         # a GPU: the inputs between NaN margins there too
+            out, _ = check.poisoned_launch(watched, inputs, nbytes, device, margins=True)
         if isinstance(out, torch.Tensor):
             # the previous output is kept alive until now, so that its memory cannot be
             # handed out again: the same storage is the same tensor, not a reused address
