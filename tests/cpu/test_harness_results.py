@@ -4,6 +4,7 @@ from __future__ import annotations
 import csv
 import json
 import math
+from pathlib import Path
 
 import pytest
 
@@ -85,3 +86,13 @@ def test_derive_percentages():
     assert rows[1]["pct_reference"] == 50
     assert rows[1]["roof_tflops"] == 50.0          # compute-bound at this intensity
     assert rows[1]["pct_roof"] == pytest.approx(43.0)
+
+
+def test_results_hold_no_scripts_or_patches():
+    """results/ holds what harness commands wrote: logs, CSV, JSON, figures, reports. An
+    experiment's scripts, shims and patches live on a branch or in history, cited by commit
+    (results/h100_sweeps/t6_large_tile_runs/README.md)."""
+    root = Path(__file__).resolve().parents[2] / "results"
+    code = sorted(str(p.relative_to(root)) for p in root.rglob("*")
+                  if p.suffix in (".sh", ".py", ".patch", ".cu", ".cuh", ".cpp", ".h"))
+    assert code == [], code

@@ -182,8 +182,9 @@ def test_eager_launch_calls_the_kernel_directly():
 
 # --------------------------------------------------------------------------- grouped order
 
-def test_grouped_order_seed_example():
-    """The 5 x 4 example of seed 004 with GROUP_M = 3, on the kernel and in Python."""
+def test_grouped_order_guide_example():
+    """The 5 x 4 example of "A Practitioner's Guide to Triton" (its grouped matmul) with
+    GROUP_M = 3, on the kernel and in Python."""
     want = [[0, 3, 6, 9], [1, 4, 7, 10], [2, 5, 8, 11], [12, 14, 16, 18], [13, 15, 17, 19]]
     assert matmul_grouped.grouped_order(5, 4, 3) == want
     assert matmul_grouped.launch_order(5, 4, 3, device="cpu").tolist() == want
