@@ -45,7 +45,7 @@ def rewrite(source: str) -> str:
         smem = config[2] if len(config) > 2 else "0"
         return f"cvt_emu::launch({config[0]}, {config[1]}, {smem}, {m.group(1)}, {m.group(3)});"
 
-    source = re.sub(r"extern __shared__ __align__\(\d+\) ([\w ]+?) (\w+)\[\];",
+    source = re.sub(r"extern\s+__shared__\s+(?:__align__\(\d+\)\s+)?([\w ]+?)\s*(\w+)\s*\[\s*\];",
                     r"\1* \2 = reinterpret_cast<\1*>(cvt_emu::block_smem());", source)
     return LAUNCH.sub(launch, source)
 

@@ -135,3 +135,28 @@ def test_a_suite_kernel_behind_a_torch_library_op_is_named_as_the_suites():
         why = str(guard.wrapped_refusal(kernel, guard.Record()))
         assert "this suite's own kernel" in why, why
     assert "through a torch.library op" in str(guard.wrapped_refusal(len, guard.Record()))
+
+
+def test_the_emulator_takes_what_a_students_kernel_may_use(tmp_path):
+    """Dynamic shared memory without __align__, the other warp shuffles, __syncwarp,
+    warpSize, device math and min: a student's CUDA runs on the CPU as written."""
+    source = """#include <cuda_runtime.h>
+constexpr int BLOCK = 64;
+__global__ void k(const float* x, const float* y, float* out, long n) {
+  extern __shared__ float buf[];
+  long i = static_cast<long>(blockIdx.x) * BLOCK + threadIdx.x;
+  float v = i < n ? float(x[i]) + float(y[i]) : 0.0f;
+  float s = v;
+  for (int d = 16; d > 0; d /= 2) s += __shfl_down_sync(0xffffffffu, s, d);
+  s = __shfl_sync(0xffffffffu, s, 0) + __shfl_up_sync(0xffffffffu, s, 1);
+  buf[threadIdx.x] = s;
+  __syncwarp();
+  __syncthreads();
+  if (i < n) out[i] = v + 0.0f * __expf(min(0.0f, buf[threadIdx.x] * 0.0f)) * warpSize;
+}
+void vector_add(const float* x, const float* y, float* out, long n) {
+  if (n > 0) k<<<(n + BLOCK - 1) / BLOCK, BLOCK, BLOCK * sizeof(float)>>>(x, y, out, n);
+}
+"""
+    status, tests = grade(tmp_path, 1, source)
+    assert status == 0, tests
