@@ -122,7 +122,19 @@ def entry_source(include: str, name: str, params: list[Param], gpu: bool) -> str
         lines += ['extern "C" void cvt_lab_counts(long long* out) {',
                   "  out[0] = cvt_emu::counted_loads; out[1] = cvt_emu::counted_stores;",
                   "  out[2] = cvt_emu::counted_load_bytes; out[3] = cvt_emu::counted_store_bytes;",
-                  "  out[4] = cvt_emu::counted_escapes; out[5] = cvt_emu::launches;", "}"]
+                  "  out[4] = cvt_emu::counted_escapes; out[5] = cvt_emu::launches;",
+                  "  out[6] = cvt_emu::outside_loads; out[7] = cvt_emu::outside_stores;",
+                  "  out[8] = (long long)cvt_emu::first_outside_load.load();",
+                  "  out[9] = (long long)cvt_emu::first_outside_store.load();", "}",
+                  'extern "C" void cvt_lab_extents(void* const* begin, const long long* bytes,',
+                  "                                int n) {",
+                  "  cvt_emu::extents = n < cvt_emu::kMaxExtents ? n : cvt_emu::kMaxExtents;",
+                  "  for (int i = 0; i < cvt_emu::extents; ++i) {",
+                  "    cvt_emu::extent_begin[i] = static_cast<const char*>(begin[i]);",
+                  "    cvt_emu::extent_end[i] = static_cast<const char*>(begin[i]) + bytes[i];",
+                  "  }",
+                  "  cvt_emu::first_outside_load = nullptr; cvt_emu::first_outside_store = nullptr;",
+                  "}"]
     return "\n".join(lines) + "\n"
 
 
@@ -266,7 +278,9 @@ class CudaFunction:
         elif self.device == "cuda":
             self._call_gpu(p, i, f)
         else:
-            self._call_cpu(p, i, f)
+            tensors = {param.name: names[param.name] for param in self.params
+                       if param.kind == "pointer"}
+            self._call_cpu(p, i, f, tensors)
         return out
 
     def _raise(self, error: int) -> None:
@@ -275,16 +289,24 @@ class CudaFunction:
             raise RuntimeError(f"CUDA error {error} after the call{where}: "
                                f"{self.lib.cvt_lab_error(error).decode()}")
 
-    def _call_cpu(self, p, i, f) -> None:
-        before = (ctypes.c_longlong * 6)()
+    def _call_cpu(self, p, i, f, tensors: dict) -> None:
+        spans = [(name, t.data_ptr(), t.numel() * t.element_size(), tuple(t.shape))
+                 for name, t in tensors.items()]
+        begin = (ctypes.c_void_p * max(len(spans), 1))(*[s[1] for s in spans])
+        size = (ctypes.c_longlong * max(len(spans), 1))(*[s[2] for s in spans])
+        self.lib.cvt_lab_extents(begin, size, len(spans))
+        before = (ctypes.c_longlong * 10)()
         self.lib.cvt_lab_counts(before)
         error = self.lib.cvt_lab_entry(p, i, f)
         self._raise(error)
-        after = (ctypes.c_longlong * 6)()
+        after = (ctypes.c_longlong * 10)()
         self.lib.cvt_lab_counts(after)
-        d = [a - b for a, b in zip(after, before)]
+        d = [a - b for a, b in zip(after[:8], before[:8])]
         self.last_counts = {"loads": d[0], "stores": d[1], "load_bytes": d[2],
-                            "store_bytes": d[3], "escapes": d[4], "launches": d[5]}
+                            "store_bytes": d[3], "escapes": d[4], "launches": d[5],
+                            "outside_loads": d[6], "outside_stores": d[7],
+                            "first_outside_load": _where(after[8], spans) if d[6] else "",
+                            "first_outside_store": _where(after[9], spans) if d[7] else ""}
         self.last_launches = [("a CUDA kernel", str(self.path))] * d[5]
 
     def _call_gpu(self, p, i, f) -> None:
@@ -309,6 +331,30 @@ class CudaFunction:
         self.last_launches = [(k, str(self.path) if k in self.kernels else "elsewhere")
                               for k in ran]
         self.last_counts = None
+
+
+def _where(address: int, spans) -> str:
+    """An address outside every tensor, by the nearest one: "4 bytes past the end of b
+    (64x48)" or "8 bytes before the start of a (...)"."""
+    best = None
+    for name, start, nbytes, shape in spans:
+        size = max(nbytes // max(1, _numel(shape)), 1)
+        gap = start - address if address < start else address - (start + nbytes)
+        k = gap // size
+        where = ((f"{k + 1} elements before the start of {name}" if k else
+                  f"just before the start of {name}") if address < start else
+                 (f"{k + 1} elements past the end of {name}" if k else
+                  f"just past the end of {name}"))
+        if best is None or gap < best[0]:
+            best = (gap, f"{where} ({'x'.join(map(str, shape)) or 'a scalar'})")
+    return best[1] if best else "outside every tensor"
+
+
+def _numel(shape) -> int:
+    n = 1
+    for d in shape:
+        n *= d
+    return n
 
 
 def is_cuda_file(path) -> bool:

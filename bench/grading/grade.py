@@ -234,6 +234,12 @@ def _judge_call(problem, lab, shape, precision, inputs, answer, path: Path,
     for before, after in zip(inputs, answer["inputs_after"]):
         if isinstance(before, torch.Tensor) and not _same(before, after):
             return "changed its inputs (a kernel reads A and B, it writes only its output)"
+    counted = answer["counted"] or {}
+    if counted.get("outside_stores"):       # the CUDA emulator's bounds check (counted.cuh)
+        return (f"stored {counted['outside_stores']} elements outside every tensor it was "
+                f"given at {shape}, the first {counted['first_outside_store']}: a store "
+                f"needs the same bounds check as its loads (on a GPU it would overwrite "
+                f"memory that is not the output's)")
     out = answer["out"]
     judged = SimpleNamespace(random_stream=lab.random_stream, name=lab.slug)
     try:
@@ -247,7 +253,6 @@ def _judge_call(problem, lab, shape, precision, inputs, answer, path: Path,
                 f"first at flat index {int(bad[0])}: "
                 + (note or "never written (the grader fills outputs with NaN before the "
                            "call), or computed from reads past the inputs"))
-    counted = answer["counted"] or {}
     stored = counted.get("stores")
     if stored is not None and not counted.get("escapes") and stored < out.numel():
         return (f"its kernels stored {stored} elements and the output has {out.numel()}: "

@@ -109,6 +109,16 @@ def _where_wrong(module, fn, problem, out, inputs, request, device) -> str:
         return ""
 
 
+def _emulator_reads(counted: dict, note: str) -> str:
+    """A wrong output's note, told by the emulator's bounds check (counted.cuh): reads
+    outside every tensor named, else NaN told to be never written."""
+    if counted.get("outside_loads"):
+        return (f"reads past the inputs: {counted['outside_loads']} loads outside every "
+                f"tensor, the first {counted['first_outside_load']}; {note}")
+    return note.replace("never written, or computed from reads past the inputs",
+                        "never written (the emulator saw every load inside the tensors)")
+
+
 def _call(module, fn, request, device: str, previous: list) -> dict:
     """One graded call: poisoned output memory, the inputs between poisoned margins on the
     CPU (bench/check.py, poisoned_launch), the call watched (bench/grading/guard.py)."""
@@ -152,6 +162,8 @@ def _call(module, fn, request, device: str, previous: list) -> dict:
             previous[:] = [out]
             answer["out"] = out.detach().to("cpu").clone()
             answer["note"] = _where_wrong(module, fn, problem, out, inputs, request, device)
+            if cuda and answer["counted"] and answer["note"]:
+                answer["note"] = _emulator_reads(answer["counted"], answer["note"])
         else:
             answer["error"] = f"returned {type(out).__name__}, not a tensor"
     except guard.Refused as exc:

@@ -43,6 +43,7 @@ def test_only_the_kernels_pointer_parameters_are_counted():
 
 
 def grade(tmp_path, number, source: str, *extra):
+    tmp_path.mkdir(parents=True, exist_ok=True)
     path = tmp_path / "submission.cu"
     path.write_text(source)
     out = tmp_path / "out"
@@ -160,3 +161,18 @@ void vector_add(const float* x, const float* y, float* out, long n) {
 """
     status, tests = grade(tmp_path, 1, source)
     assert status == 0, tests
+
+
+def test_the_emulator_names_reads_past_an_input_and_refuses_stores_past_the_output(tmp_path):
+    """counted.cuh checks every access against the tensors of the call: a read past x is
+    named with its distance, a store past the output is dropped and fails the call (on a
+    GPU it would overwrite another allocation)."""
+    reads = SOLUTION.replace("    out[i] = x[i] + y[i];", "    out[i] = x[i] + y[i] + 0.0f * x[i + 1];")
+    status, tests = grade(tmp_path / "r", 1, reads)
+    why = tests["a partial last block"]["output"]
+    assert "reads past the inputs: 1 loads outside every tensor, the first just past the end " \
+           "of x (1000)" in why, why
+    stores = SOLUTION.replace("  if (i < n) {", "  {")
+    status, tests = grade(tmp_path / "s", 1, stores)
+    why = tests["a partial last block"]["output"]
+    assert "stored 24 elements outside every tensor" in why and "past the end of out" in why, why
