@@ -17,8 +17,9 @@ It departs from the hardware where the hardware does more than the program asks:
 value loaded twice is counted twice, so the count is what the threads request, the models'
 "global loads", not what DRAM or L2 moves: `bench profile` measures those), no 32-byte sectors
 or 128-byte lines (a strided load counts its elements, not the sectors it touches), and no
-prefetch or TMA boxes beyond the mask. CUDA kernels are not counted here (the CUDA emulator
-of the tests, bench/cuda_emulator, runs them on the CPU for correctness only).
+prefetch or TMA boxes beyond the mask. CUDA kernels are not counted here: the CUDA emulator
+(bench/cuda_emulator) counts a lab's CUDA kernels through their pointer parameters
+(counted.cuh, bench/grading/cuda_lab.py), element by element in the same way.
 
     from bench import counted
     with counted.counting() as c:
