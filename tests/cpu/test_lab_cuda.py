@@ -4,7 +4,8 @@ the CUDA emulator (bench/cuda_emulator/) with its kernels' pointer parameters co
 submission can go wrong or cheat that a Python one cannot (host code computing the output,
 a raw pointer that escapes the count, a launch CUDA refuses, a file that does not compile).
 tests/cpu/test_labs.py grades each lab's CUDA solution, starter and planted bugs;
-tests/gpu/test_labs_gpu.py the same through nvcc on a GPU."""
+tests/gpu/test_labs_gpu.py the same through nvcc on a GPU. (Each grade here compiles and
+runs a file on the emulator: the cases past the first few are in the slow tier.)"""
 from __future__ import annotations
 
 import json
@@ -73,6 +74,7 @@ def test_host_code_that_computes_the_output_scores_zero(tmp_path):
     assert "must be written by the kernel" in tests["many blocks"]["output"]
 
 
+@pytest.mark.slow
 def test_a_pointer_that_escapes_the_count_is_not_graded_on_traffic(tmp_path):
     escaped = SOLUTION.replace("    out[i] = x[i] + y[i];",
                                "    const float* xs = x;\n    out[i] = xs[i] + y[i];")
@@ -82,6 +84,7 @@ def test_a_pointer_that_escapes_the_count_is_not_graded_on_traffic(tmp_path):
     assert "raw pointers taken" in tests["each element read once"]["output"]
 
 
+@pytest.mark.slow
 def test_a_launch_cuda_refuses_fails_as_on_a_gpu(tmp_path):
     too_big = SOLUTION.replace("    vector_add_kernel<<<blocks, BLOCK>>>(x, y, out, n);",
                                "    vector_add_kernel<<<(n + 2047) / 2048, 2048>>>(x, y, out, n);")
@@ -138,6 +141,7 @@ def test_a_suite_kernel_behind_a_torch_library_op_is_named_as_the_suites():
     assert "through a torch.library op" in str(guard.wrapped_refusal(len, guard.Record()))
 
 
+@pytest.mark.slow
 def test_the_emulator_takes_what_a_students_kernel_may_use(tmp_path):
     """Dynamic shared memory without __align__, the other warp shuffles, __syncwarp,
     warpSize, device math and min: a student's CUDA runs on the CPU as written."""
@@ -163,6 +167,7 @@ void vector_add(const float* x, const float* y, float* out, long n) {
     assert status == 0, tests
 
 
+@pytest.mark.slow
 def test_the_emulator_names_reads_past_an_input_and_refuses_stores_past_the_output(tmp_path):
     """counted.cuh checks every access against the tensors of the call: a read past x is
     named with its distance, a store past the output is dropped and fails the call (on a
