@@ -70,14 +70,18 @@ def write(graded, out_dir: Path) -> list[Path]:
 
 
 def gradebook(all_graded, path: Path) -> Path:
-    """One row per submission: its file, score, max and each test's points."""
-    names = [t.name for t in all_graded[0].tests] if all_graded else []
+    """One row per submission: its file, score, max and each test's points. The columns are
+    every test any file took, in order; a test a file did not take (the other variant's, a
+    .py file's half-precision test beside a .cu file) is an empty cell, not a 0."""
+    names: list[str] = []
+    for g in all_graded:
+        names += [t.name for t in g.tests if t.name not in names]
     buf = io.StringIO()
     w = csv.writer(buf)
     w.writerow(["submission", "score", "max_score", *names])
     for g in all_graded:
         by = {t.name: t.score for t in g.tests}
         w.writerow([Path(g.submission).name, f"{g.score:g}", f"{g.max_score:g}",
-                    *(f"{by.get(n, 0):g}" for n in names)])
+                    *(f"{by[n]:g}" if n in by else "" for n in names)])
     atomic_write_text(path, buf.getvalue())
     return path

@@ -181,3 +181,17 @@ def test_the_emulator_names_reads_past_an_input_and_refuses_stores_past_the_outp
     status, tests = grade(tmp_path / "s", 1, stores)
     why = tests["a partial last block"]["output"]
     assert "stored 24 elements outside every tensor" in why and "past the end of out" in why, why
+
+
+def test_a_gradebook_of_both_variants_leaves_the_tests_a_file_did_not_take_empty(tmp_path):
+    import csv
+
+    from bench.grading import grade, outputs
+
+    lab = labs.get(1)
+    py = grade.Graded(lab, "a.py", [grade.TestResult("one block", 1, 1, ""),
+                                    grade.TestResult("half precision", 1, 0, "", status="failed")])
+    cu = grade.Graded(lab, "b.cu", [grade.TestResult("one block", 1, 1, "")])
+    rows = list(csv.reader(outputs.gradebook([py, cu], tmp_path / "book.csv").open()))
+    assert rows == [["submission", "score", "max_score", "one block", "half precision"],
+                    ["a.py", "1", "2", "1", "0"], ["b.cu", "1", "1", "1", ""]]
