@@ -40,6 +40,12 @@ def _why(results) -> str:
                      f"{t['score']}/{t['max_score']}: {t['output']}" for t in results["tests"])
 
 
+# the fast tier grades lab 1 (both variants) and lab 6 on the GPU; the rest, each a
+# process, a build and a timed speed test, are slow (`make test-all`, .ci/gpu.sh slow-1)
+FAST_VARIANTS = {("01_vector_add", "triton"), ("01_vector_add", "cuda"),
+                 ("06_tensor_cores", "cuda")}
+
+
 def _variants():
     from bench.grading import labs
 
@@ -47,7 +53,9 @@ def _variants():
     for folder in LAB_DIRS:
         lab = labs.load(folder)
         for backend in lab.backends:
-            out.append(pytest.param(folder, backend, id=f"{folder.name}-{backend}"))
+            fast = (folder.name, backend) in FAST_VARIANTS
+            out.append(pytest.param(folder, backend, id=f"{folder.name}-{backend}",
+                                    marks=() if fast else pytest.mark.slow))
     return out
 
 
@@ -70,7 +78,8 @@ def test_solution_and_starter_on_the_gpu(folder, backend, tmp_path):
 def _cuda_bugs():
     from bench.grading import labs
 
-    return [pytest.param(folder, bug.name, id=f"{folder.name}-{bug.name}")
+    return [pytest.param(folder, bug.name, id=f"{folder.name}-{bug.name}",
+                         marks=pytest.mark.slow)
             for folder in LAB_DIRS for bug in labs.bugs(labs.load(folder))
             if bug.suffix == ".cu"]
 
@@ -90,9 +99,11 @@ def test_cuda_bugs_lose_their_tests_on_the_gpu(folder, name, tmp_path):
 
 
 @pytest.mark.parametrize("cheat,reason", [
-    ("torch_add.py", "torch's add"), ("suite_kernel.py", "this suite's own kernel"),
-    ("mutate_input.py", "changed its inputs"),
-    ("cache_output.py", "previous call's output"), ("crash.py", "its process ended")])
+    ("torch_add.py", "torch's add"),
+    pytest.param("suite_kernel.py", "this suite's own kernel", marks=pytest.mark.slow),
+    pytest.param("mutate_input.py", "changed its inputs", marks=pytest.mark.slow),
+    pytest.param("cache_output.py", "previous call's output", marks=pytest.mark.slow),
+    pytest.param("crash.py", "its process ended", marks=pytest.mark.slow)])
 def test_cheats_score_zero_on_the_gpu(cheat, reason, tmp_path):
     status, results = _graded(tmp_path, 1, CHEATS / cheat, "--timeout", 60)
     assert status == 1 and results["score"] == 0, _why(results)
@@ -120,6 +131,7 @@ def test_a_cuda_host_function_that_computes_on_the_host_scores_zero(tmp_path):
                for t in gpu_tests), _why(results)
 
 
+@pytest.mark.slow
 def test_an_illegal_address_fails_its_test_and_the_next_one_runs_fresh(tmp_path):
     """Lab 1's first test writes far past the output; the CUDA context is lost, the process
     ends after its answer, and the next tests run in a fresh process (and fail only on
