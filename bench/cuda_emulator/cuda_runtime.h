@@ -54,7 +54,7 @@ typedef void* cudaStream_t;
 enum { cudaSuccess = 0, cudaErrorInvalidValue = 1, cudaErrorInvalidConfiguration = 9,
        cudaErrorNotSupported = 801, cudaErrorUnknown = 999 };
 enum cudaFuncAttribute { cudaFuncAttributeMaxDynamicSharedMemorySize = 8 };
-// The labs' builds (bench/grading/cuda_lab.py) define CVT_EMU_LAUNCH_ERRORS: a launch that
+// The labs' builds (bench/grading/cuda_lab.py) define CVT_EMULATED: a launch that
 // a GPU refuses (a grid of 0 blocks, more than 1024 threads a block) then leaves the GPU's
 // error for cudaGetLastError and runs nothing, as on a GPU; elsewhere it aborts.
 inline cudaError_t cvt_emu_last_error = cudaSuccess;
@@ -191,7 +191,7 @@ inline std::atomic<long long> launches{0};   // kernels launched (the labs' grad
 template <class Kernel, class... Args>
 void launch_clusters(dim3 grid, dim3 block, unsigned cluster_z, size_t smem_bytes,
                      Kernel kernel, Args... args) {
-#ifdef CVT_EMU_LAUNCH_ERRORS
+#ifdef CVT_EMULATED
   // as CUDA 13 answers: an empty grid is an invalid argument, a block too big an invalid
   // configuration
   if (grid.x < 1 || grid.y < 1 || grid.z < 1) {

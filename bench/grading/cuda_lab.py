@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import ctypes
 import hashlib
+import math
 import re
 import shutil
 import subprocess
@@ -190,7 +191,7 @@ def compile_library(path: Path, signature: str, device: str, workdir: Path,
         entry = workdir / "entry.cpp"
         entry.write_text(entry_source("submission.cu", name, params, gpu=False))
         cmd = [gxx, "-std=c++20", "-O1", "-shared", "-fPIC", "-pthread", "-w",
-               "-DCVT_EMU_LAUNCH_ERRORS", "-DCVT_EMULATED", f"-I{EMULATOR}", *includes,
+               "-DCVT_EMULATED", f"-I{EMULATOR}", *includes,
                str(entry), "-o", str(lib)]
     done = subprocess.run(cmd, capture_output=True, text=True, cwd=workdir)
     if done.returncode != 0:
@@ -338,7 +339,7 @@ def _where(address: int, spans) -> str:
     (64x48)" or "8 bytes before the start of a (...)"."""
     best = None
     for name, start, nbytes, shape in spans:
-        size = max(nbytes // max(1, _numel(shape)), 1)
+        size = max(nbytes // max(1, math.prod(shape)), 1)
         gap = start - address if address < start else address - (start + nbytes)
         k = gap // size
         where = ((f"{k + 1} elements before the start of {name}" if k else
@@ -348,14 +349,3 @@ def _where(address: int, spans) -> str:
         if best is None or gap < best[0]:
             best = (gap, f"{where} ({'x'.join(map(str, shape)) or 'a scalar'})")
     return best[1] if best else "outside every tensor"
-
-
-def _numel(shape) -> int:
-    n = 1
-    for d in shape:
-        n *= d
-    return n
-
-
-def is_cuda_file(path) -> bool:
-    return Path(path).suffix == ".cu"

@@ -42,12 +42,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import SimpleNamespace
 
-from bench.grading import labs as labs_mod
+from bench.grading import guard, labs as labs_mod
 from bench.grading.sandbox import read_message, write_message
 
 ROOT = Path(__file__).resolve().parents[2]
 MAX_ANSWER_BYTES = 1 << 34    # an answer's size as its header says: 16 GiB at most
-SUITE_DIRS = tuple(str(ROOT / d) + os.sep for d in ("triton_impl", "bench", "bindings"))
 
 
 @dataclass
@@ -227,7 +226,7 @@ def _judge_call(problem, lab, shape, precision, inputs, answer, path: Path,
     for kernel, file in launches:
         if file == own:
             continue
-        if file.startswith(SUITE_DIRS):
+        if file.startswith(guard.SUITE_DIRS):
             return f"launched this suite's own kernel {kernel} ({Path(file).name})"
         if file != own:
             return f"launched {kernel} from {file}: a lab's kernels live in the file handed in"

@@ -22,6 +22,7 @@ not").
 from __future__ import annotations
 
 import contextlib
+import os
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,6 +39,12 @@ ALLOWED = frozenset({
     "stride", "numel", "dim", "_local_scalar_dense", "result_type", "is_same_size", "set_",
     "resize_", "as_strided_",
 })
+
+
+# where this suite's own kernels live: launching one is no lab's work
+SUITE_PACKAGES = ("triton_impl", "bench", "bindings")
+SUITE_DIRS = tuple(str(Path(__file__).resolve().parents[2] / d) + os.sep
+                   for d in SUITE_PACKAGES)
 
 
 class Refused(RuntimeError):
@@ -103,28 +110,25 @@ def _refuse_wrapped_triton(mode_class, record: Record) -> None:
 def wrapped_refusal(kernel, record: Record) -> Refused:
     """Why a Triton kernel launched through a torch.library op is refused, named."""
     name, file = _kernel_file(kernel) if kernel is not None else ("a Triton kernel", "")
-    inner = kernel
-    while inner is not None and getattr(inner, "__code__", None) is None and hasattr(inner, "fn"):
-        inner = inner.fn
-    module = getattr(inner, "__module__", "") or ""
+    module = getattr(_unwrap(kernel), "__module__", "") or ""
     record.refused.append(name)
-    ours = _in_suite(file) or module.split(".")[0] in ("triton_impl", "bench", "bindings")
+    ours = file.startswith(SUITE_DIRS) or module.split(".")[0] in SUITE_PACKAGES
     what = (f"this suite's own kernel {name}" if ours
             else f"the Triton kernel {name} through a torch.library op")
     return Refused(f"the call computed with {what}: a lab's kernel must do the work itself, "
                    f"launched from the file handed in")
 
 
-def _in_suite(file: str) -> bool:
-    root = Path(__file__).resolve().parents[2]
-    return any(file.startswith(str(root / d)) for d in ("triton_impl", "bench", "bindings"))
+def _unwrap(fn):
+    """The Python function inside a JITFunction, or an Autotuner or heuristics around one."""
+    while fn is not None and getattr(fn, "__code__", None) is None and hasattr(fn, "fn"):
+        fn = fn.fn
+    return fn
 
 
 def _kernel_file(fn) -> tuple[str, str]:
     """(name, file) of a kernel: a JITFunction, or an Autotuner or heuristics around one."""
-    inner = fn
-    while getattr(inner, "__code__", None) is None and hasattr(inner, "fn"):
-        inner = inner.fn
+    inner = _unwrap(fn)
     code = getattr(inner, "__code__", None)
     return (getattr(inner, "__name__", "kernel"),
             str(Path(code.co_filename).resolve()) if code else "")
