@@ -201,11 +201,31 @@ class _Timing:
     def __init__(self):
         self.sets, self.outs = [], []
 
+    @staticmethod
+    def _calls(fn, sets, device) -> tuple[list, str]:
+        """fn on each input set, watched, then synchronized: (outputs, why refused or '').
+        A .cu file's function skips its profiler for these calls only (timing), so that the
+        correctness tests after a performance test are watched as before."""
+        from bench import device as dev
+        from bench.grading import guard
+
+        timed = hasattr(fn, "timing")
+        if timed:
+            fn.timing = True
+        try:
+            with guard.watching() as record:
+                outs = [fn(*inputs) for inputs in sets]
+                dev.synchronize(device)
+        finally:
+            if timed:
+                fn.timing = False
+        refused = record.refused
+        return outs, (f"computed with torch ops ({', '.join(refused)})" if refused else "")
+
     def handle(self, module, fn, request, device) -> dict:
         import torch
 
         from bench import problems
-        from bench.grading import guard
 
         t = request["time"]
         answer = {"nonce": request["nonce"], "error": ""}
@@ -231,21 +251,11 @@ class _Timing:
                     for name in t.get("fresh", []):
                         inputs[names.index(name)] = t["seed"] + k
                     self.sets.append(inputs)
-                if hasattr(fn, "timing"):
-                    fn.timing = True          # a .cu file: no profiler inside the loop
-                with guard.watching() as record:
-                    for _ in range(2):        # compile, then one warm call
-                        fn(*self.sets[0])
-                torch.cuda.synchronize() if device == "cuda" else None
-                if record.refused:
-                    answer["error"] = f"computed with torch ops ({', '.join(record.refused)})"
+                # compile, then one warm call
+                answer["error"] = self._calls(fn, [self.sets[0]] * 2, device)[1]
                 return answer
             if stage == "run":
-                with guard.watching() as record:
-                    self.outs = [fn(*inputs) for inputs in self.sets]
-                    torch.cuda.synchronize() if device == "cuda" else None
-                if record.refused:
-                    answer["error"] = f"computed with torch ops ({', '.join(record.refused)})"
+                self.outs, answer["error"] = self._calls(fn, self.sets, device)
                 return answer
             if stage == "sample":
                 k = t["k"]

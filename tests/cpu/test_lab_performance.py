@@ -102,3 +102,23 @@ def test_a_timed_loop_that_answers_wrong_scores_zero(timing_lab, tmp_path):
     graded = grade.grade(timing_lab, lazy)
     [test] = graded.tests
     assert test.score == 0 and "the timed loop's output" in test.output, test.output
+
+
+def test_a_cuda_function_is_unwatched_only_inside_the_timed_calls():
+    """A .cu file's function skips its profiler while timed (CudaFunction.timing), and only
+    then: the correctness tests after a performance test are watched again."""
+    import torch
+
+    from bench.grading.sandbox import _Timing
+
+    class Fn:
+        timing = False
+        seen = []
+
+        def __call__(self, x):
+            self.seen.append(self.timing)
+            return torch.empty_like(x)
+
+    fn = Fn()
+    outs, why = _Timing._calls(fn, [[torch.zeros(3)]] * 2, "cpu")
+    assert (len(outs), why, Fn.seen, fn.timing) == (2, "", [True, True], False)
