@@ -43,7 +43,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 from bench.grading import guard, labs as labs_mod
-from bench.grading.sandbox import read_message, write_message
+from bench.grading.sandbox import CHANGED_INPUTS, SAME_OUTPUT, read_message, write_message
 
 ROOT = Path(__file__).resolve().parents[2]
 MAX_ANSWER_BYTES = 1 << 34    # an answer's size as its header says: 16 GiB at most
@@ -216,7 +216,7 @@ def _judge_call(problem, lab, shape, precision, inputs, answer, path: Path,
     if answer["refused"]:
         return f"computed with torch ops ({', '.join(sorted(set(answer['refused'])))})"
     if answer["same_output"]:
-        return "returned the previous call's output tensor (outputs are allocated per call)"
+        return SAME_OUTPUT
     own = str(path.resolve())
     launches = answer["launches"]
     empty = answer["out"] is not None and answer["out"].numel() == 0
@@ -232,7 +232,7 @@ def _judge_call(problem, lab, shape, precision, inputs, answer, path: Path,
             return f"launched {kernel} from {file}: a lab's kernels live in the file handed in"
     for before, after in zip(inputs, answer["inputs_after"]):
         if isinstance(before, torch.Tensor) and not _same(before, after):
-            return "changed its inputs (a kernel reads A and B, it writes only its output)"
+            return CHANGED_INPUTS
     counted = answer["counted"] or {}
     if counted.get("outside_stores"):       # the CUDA emulator's bounds check (counted.cuh)
         return (f"stored {counted['outside_stores']} elements outside every tensor it was "

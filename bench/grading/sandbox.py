@@ -27,6 +27,11 @@ import sys
 import traceback
 from pathlib import Path
 
+# what the grader says of two cheats, found by a correctness call (grade._judge_call) or by
+# a performance test's timed loop (_Timing)
+SAME_OUTPUT = "returned the previous call's output tensor (outputs are allocated per call)"
+CHANGED_INPUTS = "changed its inputs (a kernel reads A and B, it writes only its output)"
+
 
 def read_message(stream):
     """One message from a binary stream, or None at its end."""
@@ -199,13 +204,17 @@ class _Timing:
     checks them against its float64 reference."""
 
     def __init__(self):
-        self.sets, self.outs = [], []
+        self.sets, self.outs, self.drawn = [], [], []
 
     @staticmethod
     def _calls(fn, sets, device) -> tuple[list, str]:
         """fn on each input set, watched, then synchronized: (outputs, why refused or '').
+        Each output must be a tensor of its own: every output stays alive to the end of the
+        loop, so a storage handed back twice is an output reused, not an address recycled.
         A .cu file's function skips its profiler for these calls only (timing), so that the
         correctness tests after a performance test are watched as before."""
+        import torch
+
         from bench import device as dev
         from bench.grading import guard
 
@@ -220,7 +229,33 @@ class _Timing:
             if timed:
                 fn.timing = False
         refused = record.refused
-        return outs, (f"computed with torch ops ({', '.join(refused)})" if refused else "")
+        if refused:
+            return outs, f"computed with torch ops ({', '.join(refused)})"
+        if not all(isinstance(out, torch.Tensor) for out in outs):
+            return outs, "returned something other than a tensor"
+        def storage(x):
+            return x.untyped_storage().data_ptr()
+
+        for out, inputs in zip(outs, sets):   # an output written into an input changed it
+            if out.numel() and any(isinstance(x, torch.Tensor) and x.numel()
+                                   and storage(x) == storage(out) for x in inputs):
+                return outs, CHANGED_INPUTS
+        storages = [storage(out) for out in outs if out.numel()]
+        return outs, (SAME_OUTPUT if len(set(storages)) < len(storages) else "")
+
+    @staticmethod
+    def _draw(template, g, device) -> list:
+        """One input set like the template's, its floating tensors drawn from generator g."""
+        import torch
+
+        inputs = []
+        for x in template:
+            if isinstance(x, torch.Tensor):
+                y = torch.empty(x.shape, dtype=x.dtype, device=device)
+                y.normal_(generator=g) if y.is_floating_point() else y.copy_(x)
+                x = y
+            inputs.append(x)
+        return inputs
 
     def handle(self, module, fn, request, device) -> dict:
         import torch
@@ -239,18 +274,14 @@ class _Timing:
                 template = list(problem.inputs(request["shape"], request["precision"],
                                                seed=t["seed"], device="cpu"))
                 g = torch.Generator(device=device).manual_seed(t["seed"])
-                self.sets, self.outs = [], []
+                self.sets, self.outs, self.drawn = [], [], []
                 for k in range(t["sets"]):
-                    inputs = []
-                    for x in template:
-                        if isinstance(x, torch.Tensor):
-                            y = torch.empty(x.shape, dtype=x.dtype, device=device)
-                            y.normal_(generator=g) if y.is_floating_point() else y.copy_(x)
-                            x = y
-                        inputs.append(x)
+                    state = g.get_state()        # to draw set k again: were its inputs kept?
+                    inputs = self._draw(template, g, device)
                     for name in t.get("fresh", []):
                         inputs[names.index(name)] = t["seed"] + k
                     self.sets.append(inputs)
+                    self.drawn.append((template, state))
                 # compile, then one warm call
                 answer["error"] = self._calls(fn, [self.sets[0]] * 2, device)[1]
                 return answer
@@ -259,12 +290,20 @@ class _Timing:
                 return answer
             if stage == "sample":
                 k = t["k"]
+                template, state = self.drawn[k]
+                g = torch.Generator(device=device)
+                g.set_state(state)
+                again = self._draw(template, g, device)
+                if not all(torch.equal(a, b) for a, b in zip(again, self.sets[k])
+                           if isinstance(a, torch.Tensor)):
+                    answer["error"] = CHANGED_INPUTS
+                    return answer
                 answer["out"] = self.outs[k].detach().to("cpu").clone()
                 answer["inputs"] = [x.detach().to("cpu").clone() if isinstance(x, torch.Tensor)
                                     else x for x in self.sets[k]]
                 return answer
             if stage == "free":
-                self.sets, self.outs = [], []
+                self.sets, self.outs, self.drawn = [], [], []
                 return answer
             answer["error"] = f"no timing stage {stage!r}"
         except Exception as exc:          # the submission's failure, reported

@@ -104,6 +104,32 @@ def test_a_timed_loop_that_answers_wrong_scores_zero(timing_lab, tmp_path):
     assert test.score == 0 and "the timed loop's output" in test.output, test.output
 
 
+@pytest.mark.parametrize("cheat,reason", [
+    ("mutate_input.py", "changed its inputs"),
+    ("cache_output.py", "previous call's output")])
+def test_the_timed_loop_catches_the_cheats_a_correctness_call_catches(timing_lab, cheat,
+                                                                      reason):
+    """Input mutation and output reuse, seen in the timed loop itself: the sets the grader
+    checks afterwards are drawn again from their seed and compared, and every output of the
+    loop must be a tensor of its own."""
+    graded = grade.grade(timing_lab, ROOT / "tests" / "data" / "labs" / "cheats" / cheat)
+    [test] = graded.tests
+    assert test.score == 0 and reason in test.output, test.output
+
+
+def test_an_input_changed_behind_a_right_output_is_caught_in_the_timed_loop(timing_lab,
+                                                                           tmp_path):
+    """A right answer in a fresh output, with y overwritten after it: the sets the grader
+    checks are drawn again from their seed and compared with what the loop left."""
+    spoils = _variant(tmp_path, "spoils.py", "    return out\n", (
+        "    if n:\n"
+        "        vector_add_kernel[(triton.cdiv(n, BLOCK),)](x, y, y, n, BLOCK=BLOCK)\n"
+        "    return out\n"))
+    graded = grade.grade(timing_lab, spoils)
+    [test] = graded.tests
+    assert test.score == 0 and "changed its inputs" in test.output, test.output
+
+
 def test_a_cuda_function_is_unwatched_only_inside_the_timed_calls():
     """A .cu file's function skips its profiler while timed (CudaFunction.timing), and only
     then: the correctness tests after a performance test are watched again."""
