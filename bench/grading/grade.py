@@ -19,9 +19,11 @@ A call passes when:
       bench/grading/cuda_lab.py): an output computed some other way, with numpy or in the
       host function, is not the kernel's.
 A correctness test passes when all its calls pass: its points, else 0. A traffic test
-(kind = "traffic") also compares the counted loads and stores with the lab's bound; they
-are counted on the CPU (the Triton interpreter, the CUDA emulator) also on a machine with a
-GPU, in a second process that does not see it. A performance test (kind = "performance",
+(kind = "traffic") also compares the counted loads and stores with the lab's bound. On a
+GPU Nsight Compute counts them, in a second process run under ncu (counters.py,
+run_traffic_on_gpu); on a CPU, or a GPU machine where ncu cannot count (no ncu, no access
+to the counters, CVT_LAB_COUNT_ON_CPU set), the Triton interpreter or the CUDA emulator
+counts them, in a process that does not see the GPU, and the test says so. A performance test (kind = "performance",
 GPU) times the submission beside a reference: run_performance.
 """
 from __future__ import annotations
@@ -78,10 +80,11 @@ class Sandbox:
     """The submission's process (sandbox.py), restarted after it hangs or dies."""
 
     def __init__(self, path: Path, function: str, timeout: float, spec: dict | None = None,
-                 cpu: bool = False):
+                 cpu: bool = False, prefix: list[str] | None = None):
         self.path, self.function, self.timeout = path, function, timeout
         self.spec = spec or {}          # a .cu file's: {"op", "cuda": lab.toml's [cuda]}
         self.cpu = cpu                  # hide the GPU: the Triton interpreter, the emulator
+        self.prefix = prefix or []      # a program it runs under (counters.py: ncu)
         self.proc = None
         self.load_error = ""
         self.stderr = None
@@ -94,8 +97,8 @@ class Sandbox:
         # the submission's prints go to a file: a pipe nobody reads would fill and block it
         self.stderr = tempfile.TemporaryFile()
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "bench.grading.sandbox", str(self.path), self.function,
-             json.dumps(self.spec)],
+            [*self.prefix, sys.executable, "-m", "bench.grading.sandbox", str(self.path),
+             self.function, json.dumps(self.spec)],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.stderr, bufsize=0,
             cwd=str(self.path.parent), env=env, start_new_session=True)
         answer = self._answer(max(self.timeout, 120.0))
@@ -112,6 +115,18 @@ class Sandbox:
         if self.proc is not None:
             self.proc.wait()
         self.proc = None
+
+    def finish(self, seconds: float) -> None:
+        """Its requests' end: the process ends of itself (a program it runs under writes
+        what it collected), or is stopped after `seconds`."""
+        if self.proc is None:
+            return
+        try:
+            self.proc.stdin.close()
+            self.proc.wait(timeout=seconds)
+        except (OSError, subprocess.TimeoutExpired):
+            pass
+        self.stop()
 
     def _stderr_tail(self) -> str:
         try:
@@ -451,6 +466,30 @@ def run_test(test: labs_mod.LabTest, lab, box: Sandbox, path: Path, device: str,
     if test.kind == "performance":
         return run_performance(test, lab, box, ref_box, backend, base, hint)
     lines = []
+    for shape, precision, inputs in _calls_of(test, problem, lab):
+        answer = box.call({"inputs": list(inputs), "op": lab.op, "shape": shape,
+                           "precision": precision, "backend": lab.backend})
+        why = _judge_call(problem, lab, shape, precision, inputs, answer, path, backend)
+        if why:
+            return TestResult(**base, score=0.0, status="failed", output=why + hint)
+        if test.kind == "traffic":
+            got = answer["counted"] or {}
+            if got.get("escapes"):
+                return TestResult(
+                    **base, score=0.0, status="failed",
+                    output=f"{shape}: {got['escapes']} raw pointers taken from the kernel's "
+                           f"arguments (&p[i], a cast, or `T* q = p + i`): accesses through "
+                           f"them are not counted, so the traffic cannot be graded; index "
+                           f"the arguments (p[i]), or keep `auto q = p + i`")
+            why = _over_bound(test, shape, got, lines, "counted")
+            if why:
+                return TestResult(**base, score=0.0, status="failed", output=why + hint)
+    return TestResult(**base, score=test.points, status="passed",
+                      output="\n".join(lines) or "every call within tolerance")
+
+
+def _calls_of(test, problem, lab):
+    """(shape, precision, inputs) of each call of a test: fresh inputs from fresh seeds."""
     for text in test.shapes:
         shape = problem.parse_shape(text)
         for precision in test.precisions:
@@ -460,36 +499,102 @@ def run_test(test: labs_mod.LabTest, lab, box: Sandbox, path: Path, device: str,
                 names = [name for name, _ in problem.arguments]
                 for name in lab.fresh:        # e.g. dropout's seed: a new mask every call
                     inputs[names.index(name)] = secrets.randbits(31)
-                answer = box.call({"inputs": list(inputs), "op": lab.op, "shape": shape,
-                                   "precision": precision, "backend": lab.backend})
-                why = _judge_call(problem, lab, shape, precision, inputs, answer, path,
-                                  backend)
-                if why:
-                    return TestResult(**base, score=0.0, status="failed", output=why + hint)
-                if test.kind == "traffic":
-                    got = answer["counted"] or {}
-                    if got.get("escapes"):
-                        return TestResult(
-                            **base, score=0.0, status="failed",
-                            output=f"{shape}: {got['escapes']} raw pointers taken from the "
-                                   f"kernel's arguments (&p[i], a cast, or `T* q = p + i`): "
-                                   f"accesses through them are not counted, so the traffic "
-                                   f"cannot be graded; index the arguments (p[i]), or keep "
-                                   f"`auto q = p + i`")
-                    for what in ("loads", "stores"):
-                        limit = getattr(test, f"max_{what}")
-                        if not limit:
-                            continue
-                        bound = _bound(limit, shape)
-                        n = got.get(what, 0)
-                        lines.append(f"{shape} {what}: {n} counted, bound {limit} = {bound:.0f}")
-                        if n > bound * (1 + test.tolerance):
-                            return TestResult(
-                                **base, score=0.0, status="failed",
-                                output="\n".join(lines) + f"\nmore {what} than the bound"
-                                + hint)
+                yield shape, precision, inputs
+
+
+def _over_bound(test, shape, got: dict, lines: list, how: str) -> str:
+    """'' when got's loads and stores are within the test's bounds (a line each added to
+    lines), else lines and which bound was passed."""
+    for what in ("loads", "stores"):
+        limit = getattr(test, f"max_{what}")
+        if not limit:
+            continue
+        bound = _bound(limit, shape)
+        n = got.get(what, 0)
+        lines.append(f"{shape} {what}: {n:.0f} {how}, bound {limit} = {bound:.0f}")
+        if n > bound * (1 + test.tolerance):
+            return "\n".join(lines) + f"\nmore {what} than the bound"
+    return ""
+
+
+def run_traffic_on_gpu(test, lab, box: Sandbox, workdir: Path, path: Path,
+                       backend: str) -> TestResult | str:
+    """A traffic test counted by Nsight Compute (counters.py): box runs under ncu, each call
+    is judged as any other, and the counts are read from ncu's report once box has ended.
+    A string: why ncu counted nothing (the grader then counts on the CPU)."""
+    from bench import problems
+    from bench.grading import counters, cuda_lab
+
+    problem = problems.get(lab.op)
+    base = dict(name=test.name, points=test.points, visibility=test.visibility)
+    hint = (test.cuda_hint if backend == "cuda" and test.cuda_hint else test.hint)
+    hint = f"\nhint: {hint}" if hint else ""
+    made = []
+    try:
+        for shape, precision, inputs in _calls_of(test, problem, lab):
+            answer = box.call({"inputs": list(inputs), "op": lab.op, "shape": shape,
+                               "precision": precision, "backend": lab.backend,
+                               "profile": True})
+            why = _judge_call(problem, lab, shape, precision, inputs, answer, path, backend)
+            if why:
+                return TestResult(**base, score=0.0, status="failed", output=why + hint)
+            tensors = [x for x in inputs if hasattr(x, "element_size")]
+            made.append((shape, tensors[0].element_size(), answer["out"]))
+    finally:
+        box.finish(seconds=max(box.timeout, 60.0))
+    profiled = counters.calls(workdir)
+    if isinstance(profiled, str):
+        return profiled
+    if len(profiled) != len(made):
+        return f"Nsight Compute profiled {len(profiled)} of the test's {len(made)} calls"
+    own = set(cuda_lab.kernel_names(path.read_text())) if backend == "cuda" else None
+    lines = []
+    for (shape, in_size, out), got in zip(made, profiled):
+        if out.numel() == 0:
+            continue
+        if not got["kernels"]:
+            return TestResult(**base, score=0.0, status="failed",
+                              output=f"{shape}: no kernel ran in the profiled call" + hint)
+        strangers = sorted(set(got["kernels"]) - own) if own is not None else []
+        if strangers:
+            return TestResult(**base, score=0.0, status="failed",
+                              output=f"{shape}: the profiled call ran kernels that are not "
+                                     f"the file's: {', '.join(strangers)}" + hint)
+        counted = {"loads": got["load_bytes"] / in_size,
+                   "stores": got["store_bytes"] / out.element_size()}
+        if counted["stores"] < out.numel():
+            return TestResult(**base, score=0.0, status="failed",
+                              output=f"{shape}: its kernels stored {counted['stores']:.0f} "
+                                     f"elements (Nsight Compute) and the output has "
+                                     f"{out.numel()}: the output must be written by the "
+                                     f"kernel" + hint)
+        why = _over_bound(test, shape, counted, lines, "counted by Nsight Compute")
+        lines.append(f"{shape} DRAM: {got['dram_read_bytes']:.0f} bytes read, "
+                     f"{got['dram_write_bytes']:.0f} written (not graded)")
+        if why:
+            return TestResult(**base, score=0.0, status="failed", output=why + hint)
     return TestResult(**base, score=test.points, status="passed",
-                      output="\n".join(lines) or "every call within tolerance")
+                      output="\n".join(lines + ["(loads: bytes the load instructions and "
+                                                 "cp.async asked for, in input elements)"]))
+
+
+def _traffic_on_gpu(test, lab, submission: Path, backend: str, spec, timeout: float):
+    """A traffic test on a GPU: counted by Nsight Compute in a sandbox of its own, or why
+    not (no ncu here, no counters for this user: the caller counts on the CPU)."""
+    from bench.grading import counters
+
+    if os.environ.get("CVT_LAB_COUNT_ON_CPU"):
+        return "CVT_LAB_COUNT_ON_CPU is set"
+    with tempfile.TemporaryDirectory(prefix="cvt_ncu_") as workdir:
+        command = counters.command(Path(workdir))
+        if command is None:
+            return "no Nsight Compute (ncu) on this machine"
+        # ncu replays each profiled kernel: the calls take longer than the lab's timeout
+        box = Sandbox(submission, lab.function, 3 * timeout, spec, prefix=command)
+        try:
+            return run_traffic_on_gpu(test, lab, box, Path(workdir), submission, backend)
+        finally:
+            box.stop()
 
 
 def grade(lab: labs_mod.Lab, submission: Path, hidden: labs_mod.LabTests | None = None,
@@ -511,7 +616,15 @@ def grade(lab: labs_mod.Lab, submission: Path, hidden: labs_mod.LabTests | None 
         for test in tests:
             started = time.monotonic()
             ref_box, test_box = None, box
+            counted_why = ""           # why Nsight Compute did not count a traffic test
             if test.kind == "traffic" and device == "cuda":
+                graded = _traffic_on_gpu(test, lab, submission, backend, spec,
+                                         timeout or lab.timeout)
+                if not isinstance(graded, str):
+                    result.tests.append(graded)
+                    result.tests[-1].output += f"\n({time.monotonic() - started:.1f} s)"
+                    continue
+                counted_why = f"\n(counted on the CPU: {graded})"
                 if cpu_box is None:
                     cpu_box = Sandbox(submission, lab.function, timeout or lab.timeout, spec,
                                       cpu=True)
@@ -523,7 +636,7 @@ def grade(lab: labs_mod.Lab, submission: Path, hidden: labs_mod.LabTests | None 
                 ref_box = refs[str(ref)]
             result.tests.append(run_test(test, lab, test_box, submission, device, backend,
                                          ref_box))
-            result.tests[-1].output += f"\n({time.monotonic() - started:.1f} s)"
+            result.tests[-1].output += f"{counted_why}\n({time.monotonic() - started:.1f} s)"
     finally:
         box.stop()
         for other in [*refs.values(), cpu_box]:

@@ -1,8 +1,8 @@
 """The labs' grader on a GPU (bench/grading/): each lab's solution (each variant: Triton and
-CUDA) scores full marks on its correctness tests, its counted-traffic tests (counted on the
-CPU, in a process that does not see the GPU) and its speed test (timed beside the reference
-on this GPU); each starter scores 0; each planted bug of a CUDA variant loses its tests; and
-the cheats that a GPU changes score 0 with their reasons: torch computing the answer, this
+CUDA) scores full marks on its correctness tests, its traffic tests (counted by Nsight
+Compute: bench/grading/counters.py) and its speed test (timed beside the reference on this
+GPU); each starter scores 0; each planted bug, of either variant, loses its tests; and the
+cheats that a GPU changes score 0 with their reasons: torch computing the answer, this
 suite's kernel, a mutated input, a cached output, a crash of the process, a CUDA host
 function that copies the inputs to the host and back, and an illegal address (the next test
 gets a fresh process and context). tests/cpu/test_labs.py has the rest, on the CPU."""
@@ -15,6 +15,8 @@ import sys
 from pathlib import Path
 
 import pytest
+
+from bench.profile import find_ncu
 
 ROOT = Path(__file__).resolve().parents[2]
 CHEATS = ROOT / "tests" / "data" / "labs" / "cheats"
@@ -71,26 +73,29 @@ def test_solution_and_starter_on_the_gpu(folder, backend, tmp_path):
     assert all("x its speed" in t["output"] for t in speed), _why(results)
     assert all(t.get("status") == "passed" for t in results["tests"] if t not in speed), \
         _why(results)
+    if find_ncu():
+        traffic = [t for t in lab.tests_for(backend, lab.tests) if t.kind == "traffic"]
+        counted = [t for t in results["tests"] if "counted by Nsight Compute" in t["output"]]
+        assert len(counted) == len(traffic), _why(results)
     status, results = _graded(tmp_path / "t", lab.number, lab.starter(backend))
     assert status == 1 and results["score"] == 0, _why(results)
 
 
-def _cuda_bugs():
+def _bugs():
     from bench.grading import labs
 
     return [pytest.param(folder, bug.name, id=f"{folder.name}-{bug.name}",
                          marks=pytest.mark.slow)
-            for folder in LAB_DIRS for bug in labs.bugs(labs.load(folder))
-            if bug.suffix == ".cu"]
+            for folder in LAB_DIRS for bug in labs.bugs(labs.load(folder))]
 
 
-@pytest.mark.parametrize("folder,name", _cuda_bugs())
-def test_cuda_bugs_lose_their_tests_on_the_gpu(folder, name, tmp_path):
+@pytest.mark.parametrize("folder,name", _bugs())
+def test_planted_bugs_lose_their_tests_on_the_gpu(folder, name, tmp_path):
     from bench.grading import labs
 
     lab = labs.load(folder)
     bug = next(b for b in labs.bugs(lab) if b.name == name)
-    path = tmp_path / f"{bug.name}.cu"
+    path = tmp_path / f"{bug.name}{bug.suffix}"
     path.write_text(bug.source(lab))
     status, results = _graded(tmp_path, lab.number, path)
     failed = {t["name"]: t["output"] for t in results["tests"] if t.get("status") == "failed"}

@@ -1,0 +1,133 @@
+"""CPU tier: a lab's traffic test graded from Nsight Compute's counts
+(bench/grading/grade.py, run_traffic_on_gpu; bench/grading/counters.py). Here a stand-in
+sandbox answers lab 1's calls and a stand-in report gives the counts: within the bound it
+passes, over it fails, too few stores fail, a kernel that is not the file's fails, a call
+ncu did not profile is said, and where ncu cannot count the grader says so and counts on
+the CPU. tests/gpu/test_labs_gpu.py grades with the real ncu."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from bench.grading import counters, grade, labs
+
+ROOT = Path(__file__).resolve().parents[2]
+SOLUTION = ROOT / "labs" / "01_vector_add" / "instructor" / "solution.py"
+SOLUTION_CU = ROOT / "labs" / "01_vector_add" / "instructor" / "solution.cu"
+
+
+class _Box:
+    """A sandbox that adds x and y itself and says the file's kernel ran."""
+
+    timeout = 10.0
+
+    def __init__(self, path: Path):
+        self.path, self.calls, self.finished = path, 0, False
+
+    def call(self, request):
+        assert request["profile"] is True
+        x, y = request["inputs"]
+        self.calls += 1
+        return {"out": x + y, "inputs_after": [x, y], "launches": [("k", str(self.path))],
+                "refused": [], "same_output": False, "error": "", "counted": None,
+                "note": ""}
+
+    def finish(self, seconds):
+        self.finished = True
+
+
+def _traffic_test(lab):
+    return next(t for t in lab.tests if t.kind == "traffic")
+
+
+def _grade(monkeypatch, path, backend, per_call):
+    lab = labs.get(1)
+    test = _traffic_test(lab)
+    box = _Box(path)
+    calls = len(test.shapes) * len(test.precisions) * test.calls
+    monkeypatch.setattr(counters, "calls",
+                        lambda workdir: per_call if isinstance(per_call, str) else
+                        [dict(per_call) for _ in range(calls)])
+    result = grade.run_traffic_on_gpu(test, lab, box, Path("/nonexistent"), path, backend)
+    assert box.finished
+    return result, test
+
+
+def _counts(n_elements_loaded, n_elements_stored, kernels=("vector_add_kernel",)):
+    return {"kernels": list(kernels), "load_bytes": 4.0 * n_elements_loaded,
+            "store_bytes": 4.0 * n_elements_stored, "dram_read_bytes": 0.0,
+            "dram_write_bytes": 0.0}
+
+
+def _n(test):
+    [shape] = test.shapes
+    return int(shape)
+
+
+def test_within_the_bound_passes_and_says_who_counted(monkeypatch):
+    test = _traffic_test(labs.get(1))
+    n = _n(test)
+    result, _ = _grade(monkeypatch, SOLUTION, "triton", _counts(2 * n, n))
+    assert result.status == "passed", result.output
+    assert "counted by Nsight Compute" in result.output and "DRAM" in result.output
+
+
+def test_over_the_bound_fails(monkeypatch):
+    test = _traffic_test(labs.get(1))
+    n = _n(test)
+    result, _ = _grade(monkeypatch, SOLUTION, "triton", _counts(3 * n, n))
+    assert result.score == 0 and "more loads than the bound" in result.output, result.output
+
+
+def test_too_few_stores_fail(monkeypatch):
+    test = _traffic_test(labs.get(1))
+    n = _n(test)
+    result, _ = _grade(monkeypatch, SOLUTION, "triton", _counts(2 * n, n // 2))
+    assert result.score == 0 and "must be written by the kernel" in result.output
+
+
+def test_a_kernel_that_is_not_the_files_fails(monkeypatch):
+    test = _traffic_test(labs.get(1))
+    n = _n(test)
+    result, _ = _grade(monkeypatch, SOLUTION_CU, "cuda",
+                       _counts(2 * n, n, kernels=("vector_add_kernel", "gemv2T_kernel")))
+    assert result.score == 0 and "not the file's: gemv2T_kernel" in result.output
+
+
+def test_a_report_without_every_call_or_without_counters_is_said(monkeypatch):
+    why = _grade(monkeypatch, SOLUTION, "triton",
+                 "Nsight Compute may not read this GPU's counters here")[0]
+    assert why == "Nsight Compute may not read this GPU's counters here"
+
+
+def test_where_ncu_cannot_count_the_grader_says_so(monkeypatch):
+    monkeypatch.setenv("CVT_LAB_COUNT_ON_CPU", "1")
+    lab = labs.get(1)
+    why = grade._traffic_on_gpu(_traffic_test(lab), lab, SOLUTION, "triton", None, 10.0)
+    assert why == "CVT_LAB_COUNT_ON_CPU is set"
+    monkeypatch.delenv("CVT_LAB_COUNT_ON_CPU")
+    monkeypatch.setattr(counters, "command", lambda workdir: None)
+    why = grade._traffic_on_gpu(_traffic_test(lab), lab, SOLUTION, "triton", None, 10.0)
+    assert why == "no Nsight Compute (ncu) on this machine"
+
+
+@pytest.mark.parametrize("name,short", [
+    ("void vector_add_kernel<float>(const float *, const float *, float *, long)",
+     "vector_add_kernel"),
+    ("vector_add_kernel", "vector_add_kernel"),
+    ("void cvt::lab::tile_kernel(float *)", "tile_kernel")])
+def test_kernel_names_from_the_report(name, short):
+    assert counters.kernel_name(name) == short
+
+
+def test_the_sandbox_under_ncu_is_started_with_its_command(tmp_path):
+    """The command ncu is given: counters in the range alone, its report and log in the
+    test's folder (where there is an ncu)."""
+    command = counters.command(tmp_path)
+    if command is None:
+        pytest.skip("no ncu on this machine")
+    assert f"{counters.RANGE}/" in command and str(tmp_path / "traffic") in command
+    assert all(m in ",".join(command) for m in counters.METRICS.values())
+    box = grade.Sandbox(SOLUTION, "vector_add", 10.0, prefix=command)
+    assert box.prefix == command
