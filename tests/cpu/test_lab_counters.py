@@ -131,3 +131,32 @@ def test_the_sandbox_under_ncu_is_started_with_its_command(tmp_path):
     assert all(m in ",".join(command) for m in counters.METRICS.values())
     box = grade.Sandbox(SOLUTION, "vector_add", 10.0, prefix=command)
     assert box.prefix == command
+
+
+def _report(monkeypatch, tmp_path, values: str):
+    """counters.calls over a stand-in `ncu -i --csv` of one call: the marker, one kernel."""
+    import subprocess
+    from types import SimpleNamespace
+
+    names = list(counters.METRICS.values())
+    header = ",".join(f'"{h}"' for h in ["ID", "Kernel Name", *names])
+    units = ",".join(['""', '""', *['"byte"'] * len(names)])
+    marker = ",".join(['"0"', '"spin_kernel"', *['"0"'] * len(names)])
+    kernel = ",".join(['"1"', '"void add_kernel(float *)"', *values.split(",")])
+    (tmp_path / "traffic.ncu-rep").write_text("")
+    monkeypatch.setattr("bench.profile.find_ncu", lambda: "ncu")
+    monkeypatch.setattr(subprocess, "run", lambda *a, **k: SimpleNamespace(
+        stdout="\n".join([header, units, marker, kernel]), stderr="", returncode=0))
+    return counters.calls(tmp_path)
+
+
+def test_a_report_is_read_call_by_call(monkeypatch, tmp_path):
+    [call] = _report(monkeypatch, tmp_path, '"800","200","400","1024","0"')
+    assert call == {"kernels": ["add_kernel"], "load_bytes": 1000.0, "store_bytes": 400.0,
+                    "dram_read_bytes": 1024.0, "dram_write_bytes": 0.0}
+
+
+def test_a_count_ncu_has_no_value_of_is_said_not_read_as_zero(monkeypatch, tmp_path):
+    why = _report(monkeypatch, tmp_path, '"800","(!) n/a","400","1024","0"')
+    assert why == ("Nsight Compute has no value of "
+                   "smsp__sass_data_bytes_mem_global_op_ldgsts.sum on this GPU")
