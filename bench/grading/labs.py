@@ -89,7 +89,10 @@ class LabTests:
 @dataclass
 class Bug:
     """A planted bug (instructor/bugs.toml): the solution with `replace` changed to `with_`,
-    the tests it must fail, and a phrase the reason of each must contain."""
+    the tests it must fail, and a phrase the reason of each must contain. Where a GPU
+    grades it otherwise (a traffic bug the compiler undoes: the hardware never issues the
+    load that the source repeats), gpu_fails lists the tests it fails there and gpu_why
+    says why."""
     name: str
     why: str
     replace: str
@@ -97,6 +100,11 @@ class Bug:
     fails: list[str]
     says: str
     file: str = "solution.py"       # or solution.cu: a bug of the CUDA variant
+    gpu_fails: list[str] | None = None
+    gpu_why: str = ""
+
+    def fails_on(self, device: str) -> list[str]:
+        return self.fails if device != "cuda" or self.gpu_fails is None else self.gpu_fails
 
     @property
     def suffix(self) -> str:
@@ -127,10 +135,13 @@ def bugs(lab: "Lab") -> list[Bug]:
         raise LabError(f"{path}: {exc}") from None
     names = {t.name for t in lab.tests}
     for bug in found:
-        unknown = [f for f in bug.fails if f not in names]
+        unknown = [f for f in bug.fails + (bug.gpu_fails or []) if f not in names]
         if unknown:
             raise LabError(f"{path}: bug {bug.name} must fail {unknown}, which are no tests "
                            f"of lab {lab.number}")
+        if (bug.gpu_fails is None) != (not bug.gpu_why):
+            raise LabError(f"{path}: bug {bug.name}: gpu_fails and gpu_why come together "
+                           f"(the tests it fails on a GPU, and why they differ)")
     return found
 
 

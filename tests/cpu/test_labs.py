@@ -19,6 +19,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+import shutil
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
@@ -261,3 +262,23 @@ def test_bad_arguments_are_refused_before_any_work(tmp_path):
                         "none.toml")):
         run = grade(*args)
         assert run.returncode == 2 and says in run.stderr, run.stderr
+
+
+def test_a_bug_graded_otherwise_on_a_gpu_says_why(tmp_path):
+    """bugs.toml: gpu_fails (the tests a bug fails on a GPU) comes with gpu_why, and names
+    tests of the lab; fails_on picks by device."""
+    folder = tmp_path / "01_copy"
+    shutil.copytree(LAB1, folder)
+    bugs_toml = folder / "instructor" / "bugs.toml"
+    text = bugs_toml.read_text()
+    from bench.grading import labs
+
+    lab = labs.load(folder)
+    [bug] = [b for b in labs.bugs(lab) if b.name == "loads_y_twice"]
+    assert bug.fails_on("cpu") == ["each element read once"] and bug.fails_on("cuda") == []
+    bugs_toml.write_text(text.replace("gpu_why = ", "gpu_reason = ", 1))
+    with pytest.raises(labs.LabError):
+        labs.bugs(labs.load(folder))
+    bugs_toml.write_text(text.replace("gpu_fails = []", 'gpu_fails = ["no such test"]', 1))
+    with pytest.raises(labs.LabError, match="no such test"):
+        labs.bugs(labs.load(folder))
