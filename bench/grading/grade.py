@@ -521,7 +521,9 @@ def run_traffic_on_gpu(test, lab, box: Sandbox, workdir: Path, path: Path,
                        backend: str) -> TestResult | str:
     """A traffic test counted by Nsight Compute (counters.py): box runs under ncu, each call
     is judged as any other, and the counts are read from ncu's report once box has ended.
-    A string: why ncu counted nothing (the grader then counts on the CPU)."""
+    A string: why ncu counted nothing (the grader then counts on the CPU): no report, or the
+    process under ncu ended or hung (on the H200, one of 14 such processes running at once
+    ended with exit status 9 where the same call alone was counted and judged)."""
     from bench import problems
     from bench.grading import counters, cuda_lab
 
@@ -535,6 +537,8 @@ def run_traffic_on_gpu(test, lab, box: Sandbox, workdir: Path, path: Path,
             answer = box.call({"inputs": list(inputs), "op": lab.op, "shape": shape,
                                "precision": precision, "backend": lab.backend,
                                "profile": True})
+            if isinstance(answer, str):   # the process under ncu ended or hung: the CPU
+                return f"under Nsight Compute, {answer}"      # counts (and judges) again
             why = _judge_call(problem, lab, shape, precision, inputs, answer, path, backend)
             if why:
                 return TestResult(**base, score=0.0, status="failed", output=why + hint)

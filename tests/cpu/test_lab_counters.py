@@ -160,3 +160,15 @@ def test_a_count_ncu_has_no_value_of_is_said_not_read_as_zero(monkeypatch, tmp_p
     why = _report(monkeypatch, tmp_path, '"800","(!) n/a","400","1024","0"')
     assert why == ("Nsight Compute has no value of "
                    "smsp__sass_data_bytes_mem_global_op_ldgsts.sum on this GPU")
+
+
+def test_a_process_that_ends_under_ncu_is_counted_on_the_cpu_instead(monkeypatch):
+    class _Ended(_Box):
+        def call(self, request):
+            return "its process ended (exit status 9)"
+
+    lab = labs.get(1)
+    box = _Ended(SOLUTION)
+    why = grade.run_traffic_on_gpu(_traffic_test(lab), lab, box, Path("/nonexistent"),
+                                   SOLUTION, "triton")
+    assert why == "under Nsight Compute, its process ended (exit status 9)" and box.finished
