@@ -75,11 +75,11 @@
 #endif
 
 // v1.5 thread tiling: each thread computes a V x V block of C; blocks of T x T threads.
-#ifndef CVT_V15_V
-#define CVT_V15_V 4
+#ifndef CVT_V1_5_V
+#define CVT_V1_5_V 4
 #endif
-#ifndef CVT_V15_T
-#define CVT_V15_T 16
+#ifndef CVT_V1_5_T
+#define CVT_V1_5_T 16
 #endif
 
 // v2 register tiling: V x V accumulators per thread; blocks of T x T threads.

@@ -19,7 +19,7 @@
 //   precond.  float32, row-major contiguous; any M, N, K >= 0;
 //             the row blocks go on grid y, folded into (y, z) past 65535 blocks
 //             (fold_grid, block_y in common.cuh).
-//   params    V = CVT_V15_V, T x T threads per block (matmul_config.h).
+//   params    V = CVT_V1_5_V, T x T threads per block (matmul_config.h).
 //   run       python -m bench check --kernels cuda_v1.5* --shapes 1000x999x37
 #include "common.cuh"
 #include "launchers.h"
@@ -63,7 +63,7 @@ __global__ void matmul_v1_5_thread_tiling_kernel(const float* __restrict__ A,
 cudaError_t launch_matmul_v1_5_thread_tiling(const float* A, const float* B, float* C,
                                              int64_t M, int64_t N, int64_t K,
                                              cudaStream_t stream) {
-  constexpr int V = CVT_V15_V, T = CVT_V15_T;
+  constexpr int V = CVT_V1_5_V, T = CVT_V1_5_T;
   if (M == 0 || N == 0) return cudaSuccess;
   const int64_t gx = ceil_div(N, T * V), gy = ceil_div(M, T * V);
   dim3 grid;

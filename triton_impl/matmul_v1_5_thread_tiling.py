@@ -41,7 +41,7 @@ row by row.
   precond.  float32 (precision "fp32": fp32 FFMA, no tensor cores); any M, N, K >= 0;
             any strides (made row-major by the wrapper, as the CUDA op does);
             M <= 65535 * T * V (grid axis 1; the CUDA launcher folds past it).
-  params    V = CVT_V15_V, T = CVT_V15_T (cuda/matmul_config.h, read, never copied).
+  params    V = CVT_V1_5_V, T = CVT_V1_5_T (cuda/matmul_config.h, read, never copied).
   run       python -m bench check --kernels 'triton_v1.5*' --shapes 1000x999x37
 """
 from __future__ import annotations

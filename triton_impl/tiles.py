@@ -37,7 +37,7 @@ def v1_naive() -> dict[str, int]:
 def v1_5_thread_tiling() -> dict[str, int]:
     """A program is the CUDA block of T x T threads, each computing V x V."""
     h = _header()
-    return {"V": h["V15_V"], "T": h["V15_T"], "num_warps": _warps(h["V15_T"] ** 2)}
+    return {"V": h["V1_5_V"], "T": h["V1_5_T"], "num_warps": _warps(h["V1_5_T"] ** 2)}
 
 
 def v2_register_tiling() -> dict[str, int]:

@@ -76,7 +76,7 @@ def records() -> list[Kernel]:
                 "uncoalesced mapping cannot be written (see triton_impl/matmul_v1_naive.py)"),
         _record("cuda_v1.5_thread_tiling", "v1.5", "matmul_v1_5_thread_tiling",
                 "each thread computes a VxV block row by row, reusing each A value V times",
-                models.matmul_v1_5, _params(V="V15_V", T="V15_T"), "N³/V + N³",
+                models.matmul_v1_5, _params(V="V1_5_V", T="V1_5_T"), "N³/V + N³",
                 twin="triton_v1.5_thread_tiling"),
         _record("cuda_v2_register_tiling", "v2", "matmul_v2_register_tiling",
                 "VxV accumulators in registers; per k an outer product of V values of A and B",

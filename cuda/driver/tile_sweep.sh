@@ -14,8 +14,8 @@ mkdir -p "$out"
 
 # version | -D overrides
 candidates=(
-  "v1_5_thread_tiling|-DCVT_V15_V=2"
-  "v1_5_thread_tiling|-DCVT_V15_V=4"
+  "v1_5_thread_tiling|-DCVT_V1_5_V=2"
+  "v1_5_thread_tiling|-DCVT_V1_5_V=4"
   "v2_register_tiling|-DCVT_V2_V=2"
   "v2_register_tiling|-DCVT_V2_V=4"
   "v2_register_tiling|-DCVT_V2_V=8"

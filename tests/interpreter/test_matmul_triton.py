@@ -85,7 +85,7 @@ def test_twin_params_follow_the_cuda_header():
     assert matmul_v1_naive.params()["BLOCK"] == h["V1_BLOCK"]
     assert matmul_v1_naive.params()["num_warps"] == h["V1_BLOCK"] ** 2 // 32
     assert (matmul_v1_5_thread_tiling.params()["V"], matmul_v1_5_thread_tiling.params()["T"]) \
-        == (h["V15_V"], h["V15_T"])
+        == (h["V1_5_V"], h["V1_5_T"])
     assert (matmul_v2_register_tiling.params()["V"], matmul_v2_register_tiling.params()["T"]) \
         == (h["V2_V"], h["V2_T"])
     p3 = matmul_v3_smem_tiling.params()
