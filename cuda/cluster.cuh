@@ -1,19 +1,32 @@
 // Thread-block clusters (sm_90 and later): the blocks of a cluster run at the same time on
 // SMs of one GPC, wait for each other at a cluster barrier, and read each other's shared
-// memory (distributed shared memory, DSMEM). Three calls are all a kernel here needs; the
-// launcher starts a cluster of several blocks only on sm_90+, so before sm_90 a kernel
-// sees a cluster of one block, where the calls reduce to the block's own barrier and
-// shared memory.
+// memory (distributed shared memory, DSMEM). The suite's one vocabulary for them: a
+// block's rank, a barrier of the whole cluster, and the address of a variable in another
+// block. The launcher starts a cluster of several blocks only on sm_90+, so before sm_90 a
+// kernel sees a cluster of one block, where the calls reduce to the block's own rank 0,
+// barrier and shared memory.
 #pragma once
 #include <cooperative_groups.h>
 
 namespace cvt {
 
+// This block's rank in its cluster (0 .. cluster size - 1).
+__device__ __forceinline__ unsigned cluster_rank() {
+  unsigned rank = 0;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(rank));
+#endif
+  return rank;
+}
+
 // Waits until every thread of every block of the cluster has arrived; shared-memory
 // writes made before it are visible to the whole cluster after it (release / acquire).
+// Every thread of the block calls it (.aligned). On sm_90a the same machine code as
+// cooperative_groups::this_cluster().sync().
 __device__ __forceinline__ void cluster_sync() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  cooperative_groups::this_cluster().sync();
+  asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n"
+               ::: "memory");
 #else
   __syncthreads();
 #endif

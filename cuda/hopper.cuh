@@ -29,6 +29,7 @@
 #include <mutex>
 #include <type_traits>
 
+#include "cluster.cuh"  // cluster_rank, cluster_sync
 #include "common.cuh"
 #include "launchers.h"  // TensorCoreType, t1's launcher (the TMA rungs' other path)
 #include "mma.cuh"      // smem_address, pack_pair
@@ -306,21 +307,6 @@ __device__ __forceinline__ void warpgroup_registers_increase() {
 // __syncthreads is 0): one warpgroup can wait for its own four warps only.
 __device__ __forceinline__ void named_barrier(int id, int threads) {
   asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
-}
-
-// This block's rank in its cluster, and a barrier of every thread of the cluster.
-__device__ __forceinline__ unsigned cluster_rank() {
-  unsigned rank = 0;
-#ifdef CVT_HOPPER_DEVICE
-  asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(rank));
-#endif
-  return rank;
-}
-__device__ __forceinline__ void cluster_sync() {
-#ifdef CVT_HOPPER_DEVICE
-  asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n"
-               ::: "memory");
-#endif
 }
 
 // The ring's barriers of a warp-specialized rung (t3, t4, t5): full[s] completes on the
