@@ -8,7 +8,8 @@
     python -m bench plot --results results/h100 --out DIR  figures from a result set
     python -m bench report [--quick]                     everything, plus report.md
     python -m bench compare results/h100 results/h200    two result sets side by side
-    python -m bench readme-table                         the README's ladder table
+    python -m bench readme-table                         the kernel tables (docs/kernels.md)
+    python -m bench docs [--check]                       the docs' numbers from their result sets
     python -m bench lab list | lab start N DIR           the course labs (docs/labs.md)
     python -m bench grade N FILE... [--out DIR]          grade submissions of lab N
 
@@ -560,6 +561,29 @@ def cmd_readme_table(args) -> int:
     return 0
 
 
+def cmd_docs(args) -> int:
+    """Fills every marked block of README.md and docs/ from the result set it names
+    (bench/doc_blocks.py); --check writes nothing and exits 1 naming the blocks that
+    differ."""
+    from bench import doc_blocks
+
+    try:
+        if args.check:
+            bad = doc_blocks.stale()
+            if bad:
+                print("these blocks differ from their result sets (`python -m bench docs` "
+                      "rewrites them):\n" + "\n".join(f"  {b}" for b in bad))
+                return 1
+            print("every marked block of the docs matches its result set")
+            return 0
+        written = doc_blocks.fill()
+    except doc_blocks.DocBlockError as exc:
+        raise UsageError(str(exc)) from None
+    print("rewrote " + ", ".join(str(p.relative_to(doc_blocks.ROOT)) for p in written)
+          if written else "every marked block of the docs already matches its result set")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     from bench import results
 
@@ -692,7 +716,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     grading.add_commands(sub, common)
 
-    s = sub.add_parser("readme-table", parents=[common], help="print the README's ladder table (markdown)")
+    s = sub.add_parser("docs", help="fill the docs' marked blocks from the result sets "
+                                    "they name (bench/doc_blocks.py)")
+    s.add_argument("--check", action="store_true",
+                   help="write nothing; exit 1 naming every block that differs from its set")
+    s.set_defaults(func=cmd_docs)
+
+    s = sub.add_parser("readme-table", parents=[common], help="print the kernel tables of docs/kernels.md (markdown)")
     s.set_defaults(func=cmd_readme_table)
     return p
 

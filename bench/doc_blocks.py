@@ -1,0 +1,319 @@
+"""Numbers in the docs are generated from result sets, never typed: `python -m bench docs`.
+
+A number of README.md or of docs/ that comes from a committed result set sits inside a
+marked block naming the block and the set it reads:
+
+    <!-- cvt:begin ffma-ladder set=results/h100 -->
+    | version | CUDA kernel | TFLOP/s | ... |      (written by this module)
+    <!-- cvt:end ffma-ladder -->
+
+A block whose begin marker ends its line is filled with whole lines (a table, a paragraph);
+one followed by text on the same line is filled inline (a few numbers inside a sentence or
+a table cell). A block without `set=` reads no result set (the registry's kernel list).
+
+`python -m bench docs` fills every block from its set; `python -m bench docs --check`
+writes nothing and exits 1 listing the blocks whose text differs from what their set
+says (tests/cpu/test_doc_numbers.py runs the same check on every commit). Each renderer
+below reads the result files (bench/results.py), as the report does, and nothing else.
+"""
+from __future__ import annotations
+
+import math
+import os
+import re
+from pathlib import Path
+
+from bench import report, results
+from bench.results import num
+from bench.text import f, md_table
+
+ROOT = Path(__file__).resolve().parents[1]
+BEGIN = re.compile(r"<!-- cvt:begin (?P<name>[\w.-]+)(?: set=(?P<set>[\w./-]+))? -->")
+MATMUL_4096 = "4096x4096x4096"
+MATMUL_8192 = "8192x8192x8192"
+PRECISION_ORDER = ("fp32", "tf32", "fp16", "bf16")
+
+
+class DocBlockError(ValueError):
+    """A marked block that cannot be filled (the message is one line)."""
+
+
+def doc_files(root: Path = ROOT) -> list[Path]:
+    """The pages whose blocks are generated: README.md and every page under docs/."""
+    return [root / "README.md"] + sorted((root / "docs").rglob("*.md"))
+
+
+# ---------------------------------------------------------------------------------------
+# Reading a set
+# ---------------------------------------------------------------------------------------
+
+class ResultSet:
+    """One committed result set, read once, with the lookups the renderers need."""
+
+    def __init__(self, root: Path, name: str):
+        self.name = name.rstrip("/")
+        self.path = root / self.name
+        if not (self.path / "time.json").exists() and not (self.path / "check.json").exists():
+            raise DocBlockError(f"{self.name}: not a result set (no time.json or check.json)")
+        self.payloads = results.load_set(self.path)
+        self.env = next((p.get("env") for p in self.payloads.values() if p.get("env")), {}) or {}
+
+    def rows(self, kind: str) -> list[dict]:
+        return (self.payloads.get(kind) or {}).get("rows", [])
+
+    def timed(self, kernel: str, shape: str, precision: str) -> dict | None:
+        for r in self.rows("time"):
+            if (r["kernel"], r["shape"], r["precision"]) == (kernel, shape, precision) \
+                    and r.get("status") == "ok":
+                return r
+        return None
+
+    def profiled(self, kernel: str, shape: str, precision: str) -> dict | None:
+        for r in self.rows("profile"):
+            if (r["kernel"], r["shape"], r["precision"]) == (kernel, shape, precision):
+                return r
+        return None
+
+    def ceilings(self) -> dict:
+        return ((self.payloads.get("time") or {}).get("meta") or {}).get("ceilings") or {}
+
+
+def times(x) -> str:
+    """A ratio to cuBLAS as the docs write it: 0.95, 0.063, 0.010 (two significant digits
+    below 0.1)."""
+    x = num(x)
+    if math.isnan(x):
+        return "–"
+    return f"{x:.3f}" if x < 0.1 else f"{x:.2f}"
+
+
+def cube(shape: str) -> str:
+    """4096x4096x4096 -> 4096³; any other shape as it is."""
+    sides = shape.split("x")
+    return f"{sides[0]}³" if len(sides) == 3 and len(set(sides)) == 1 else shape
+
+
+def _ratio(row: dict | None, key: str = "pct_reference") -> float:
+    return num(row.get(key)) / 100 if row else math.nan
+
+
+def _link(doc: Path, target: Path, root: Path) -> str:
+    return Path(os.path.relpath(root / target, doc.parent)).as_posix()
+
+
+# ---------------------------------------------------------------------------------------
+# Renderers: (set, doc page, root) -> markdown
+# ---------------------------------------------------------------------------------------
+
+def render_result_set(s: ResultSet, doc: Path, root: Path) -> str:
+    """What the set is (GPU, date, commit, software), how many checks passed, the ceilings
+    measured in it and how the two timers agreed."""
+    env = s.env
+    here = _link(doc, Path(s.name), root)
+    kinds = [k for k in results.KINDS if k in s.payloads]
+    checks = [r for r in s.rows("check") if r.get("status") != "skip"]
+    passed = [r for r in checks if r.get("status") not in ("FAIL", "ERROR")]
+    c = s.ceilings()
+    cublas = c.get("cublas_tflops") or {}
+    shapes = sorted({r["shape"] for r in s.rows("profile") if r.get("op") == "matmul"},
+                    key=lambda x: int(x.split("x")[0]))
+    text = (f"Measured on an {env.get('gpu', 'unknown GPU')} on {env.get('date_utc', '')[:10]} "
+            f"(commit {env.get('git_sha', '?')}, torch {env.get('torch', '?')}, triton "
+            f"{env.get('triton', '?')}, CUDA {env.get('cuda_runtime', '?')}): "
+            f"{', '.join(kinds)} of the default suite, in [`{s.name}/`]({here}/) (the CSV/JSON "
+            f"files, [`report.md`]({here}/report.md) with its summary first, and the figures, "
+            f"all drawn from the files).")
+    if checks:
+        text += f" {len(passed)} of {len(checks)} checks passed."
+    if c:
+        text += (f" Ceilings measured in the same run: device copy "
+                 f"{f(num(c.get('copy_gbps')) / 1000, 2)} TB/s; cuBLAS "
+                 + ", ".join(f"{p} {f(cublas[p], 1)}" for p in PRECISION_ORDER if p in cublas)
+                 + f" TFLOP/s at {cube(c.get('cublas_shape', '?'))}.")
+    if shapes:
+        at = [cube(x) for x in shapes]
+        text += (" Nsight Compute counters at "
+                 + (", ".join(at[:-1]) + " and " if len(at) > 1 else "") + at[-1] + ".")
+    both = report.crosscheck_rows(s.payloads.get("time") or {})
+    if both:
+        agree = sum(abs(report._disagreement(r)) <= report.CROSSCHECK_AGREE for r in both)
+        text += (f" Every kernel of 0.2–100 ms was timed a second time by "
+                 f"`triton.testing.do_bench`: for {agree} of {len(both)} the two ratios to "
+                 f"the reference agree within {100 * report.CROSSCHECK_AGREE:.0f}%.")
+    return text
+
+
+def _ladder_kernels():
+    from bench import registry
+
+    return [k for k in registry.kernels() if k.backend == "cuda" and k.op == "matmul"
+            and k.version.startswith("v")]
+
+
+def render_ffma_ladder(s: ResultSet, doc: Path, root: Path) -> str:
+    """The FFMA ladder at 4096³ in fp32: each CUDA rung and its Triton twin, TFLOP/s and
+    × cuBLAS timed in the same run; then cuBLAS and triton_autotuned."""
+    from bench import registry
+
+    names = registry.by_name()
+    rows = []
+    for k in _ladder_kernels():
+        r = s.timed(k.name, MATMUL_4096, "fp32")
+        twin = s.timed(k.twin, MATMUL_4096, "fp32") if k.twin in names else None
+        rows.append([k.version, f"`{k.name}`", f(r and r["tflops"], 2), times(_ratio(r)),
+                     f"`{k.twin}`" if twin else "(no twin)",
+                     f(twin["tflops"], 2) if twin else "", times(_ratio(twin)) if twin else ""])
+    for name in ("cublas", "triton_autotuned"):
+        r = s.timed(name, MATMUL_4096, "fp32")
+        if r is None:
+            continue
+        cells = [f(r["tflops"], 2), times(_ratio(r))]
+        rows.append(["", f"`{name}`", *cells, "", "", ""] if name == "cublas"
+                    else ["", "", "", "", f"`{name}`", *cells])
+    return md_table(["rung", "CUDA kernel (fp32 FFMA, 4096³)", "TFLOP/s", "× cuBLAS",
+                     "Triton twin", "TFLOP/s", "× cuBLAS"], rows)
+
+
+def render_tensor_rungs(s: ResultSet, doc: Path, root: Path) -> str:
+    """The tensor-core rungs and triton_persistent at 4096³: TFLOP/s, × cuBLAS at the same
+    precision in the same run, the tensor pipe and the warp instructions Nsight Compute
+    counted; where the set timed 8192³ in alternating rounds, × cuBLAS there too."""
+    from bench import registry
+
+    kernels = [k for k in registry.kernels() if k.backend == "cuda" and k.op == "matmul"
+               and k.version.startswith("t")] + [registry.get("triton_persistent")]
+    rounds = any(num(r.get("alternating_pct_reference")) > 0 and r["shape"] == MATMUL_8192
+                 for r in s.rows("time"))
+    rows = []
+    for k in kernels:
+        for p in sorted(k.precisions, key=PRECISION_ORDER.index):
+            r = s.timed(k.name, MATMUL_4096, p)
+            if r is None:
+                continue
+            prof = s.profiled(k.name, MATMUL_4096, p) or {}
+            busy = num(prof.get("tensor_active_pct"))
+            inst = num(prof.get("warp_inst"))
+            row = [f"`{k.name}`", p, f(r["tflops"], 1), times(_ratio(r))]
+            if rounds:
+                row.append(times(_ratio(s.timed(k.name, MATMUL_8192, p),
+                                        "alternating_pct_reference")))
+            row += ["–" if math.isnan(busy) else f"{busy:.0f}%",
+                    "–" if math.isnan(inst) else f"{inst / 1e6:.1f} M"]
+            rows.append(row)
+    return md_table(["kernel", "precision", "TFLOP/s 4096³", "× cuBLAS 4096³"]
+                    + (["× cuBLAS 8192³, alternating rounds"] if rounds else [])
+                    + ["tensor pipe busy", "warp instructions"], rows)
+
+
+def render_cublas_ceilings(s: ResultSet, doc: Path, root: Path) -> str:
+    """Inline: cuBLAS at 4096³ as measured for the set's ceilings, and the date."""
+    cublas = s.ceilings().get("cublas_tflops") or {}
+    return (", ".join(f"{p} {f(cublas[p], 1)}" for p in PRECISION_ORDER if p in cublas)
+            + f" TFLOP/s ({s.env.get('date_utc', '')[:10]})")
+
+
+def render_cublas_timed(s: ResultSet, doc: Path, root: Path) -> str:
+    """Inline: cuBLAS at 4096³ as timed beside the kernels (the ratios divide by these)."""
+    parts = []
+    for p in PRECISION_ORDER:
+        r = s.timed("cublas", MATMUL_4096, p)
+        if r is not None:
+            parts.append(f"{p} {f(r['tflops'], 1)}")
+    return ", ".join(parts) + f" TFLOP/s ({s.env.get('date_utc', '')[:10]})"
+
+
+def render_kernels(s: ResultSet | None, doc: Path, root: Path) -> str:
+    """Every kernel of the registry, one line per op (no result set: the registry)."""
+    from bench import registry
+
+    ops: dict[str, list[str]] = {}
+    for k in registry.kernels():
+        ops.setdefault(k.op, []).append(f"`{k.name}`")
+    return "\n".join(f"- **{op}**: {', '.join(names)}" for op, names in ops.items())
+
+
+# name -> (renderer, reads a result set)
+BLOCKS = {
+    "result-set": (render_result_set, True),
+    "ffma-ladder": (render_ffma_ladder, True),
+    "tensor-rungs": (render_tensor_rungs, True),
+    "cublas-ceilings": (render_cublas_ceilings, True),
+    "cublas-timed": (render_cublas_timed, True),
+    "kernels": (render_kernels, False),
+}
+
+
+# ---------------------------------------------------------------------------------------
+# Filling and checking
+# ---------------------------------------------------------------------------------------
+
+def blocks(text: str):
+    """(name, set, start, end, inline) of every marked block of a page: text[start:end] is
+    what lies between its begin and end markers."""
+    found = []
+    pos = 0
+    while (m := BEGIN.search(text, pos)) is not None:
+        end_marker = f"<!-- cvt:end {m['name']} -->"
+        end = text.find(end_marker, m.end())
+        if end < 0:
+            raise DocBlockError(f"block {m['name']!r} has no end marker ({end_marker})")
+        inline = not text.startswith("\n", m.end())
+        found.append((m["name"], m["set"], m.end(), end, inline))
+        pos = end + len(end_marker)
+    return found
+
+
+def fill_text(text: str, doc: Path, root: Path = ROOT, cache: dict | None = None) -> str:
+    """The page with every block rewritten from its set."""
+    cache = {} if cache is None else cache
+    out, last = [], 0
+    for name, set_name, start, end, inline in blocks(text):
+        where = f"{doc.relative_to(root) if doc.is_relative_to(root) else doc}: block {name!r}"
+        if name not in BLOCKS:
+            raise DocBlockError(f"{where}: no such block (known: {', '.join(BLOCKS)})")
+        render, needs_set = BLOCKS[name]
+        if needs_set and not set_name:
+            raise DocBlockError(f"{where}: names no result set (set=results/...)")
+        s = None
+        if set_name:
+            if set_name not in cache:
+                cache[set_name] = ResultSet(root, set_name)
+            s = cache[set_name]
+        body = render(s, doc, root)
+        out += [text[last:start], body if inline else f"\n{body}\n"]
+        last = end
+    return "".join(out) + text[last:]
+
+
+def stale(root: Path = ROOT) -> list[str]:
+    """'page: block NAME (set)' for every block whose text differs from its set's."""
+    cache: dict = {}
+    bad = []
+    for page in doc_files(root):
+        text = page.read_text()
+        if "cvt:begin" not in text:
+            continue
+        new = fill_text(text, page, root, cache)
+        if new == text:
+            continue
+        old_blocks, new_blocks = blocks(text), blocks(new)
+        for (name, set_name, s0, e0, _), (_, _, s1, e1, _) in zip(old_blocks, new_blocks):
+            if text[s0:e0] != new[s1:e1]:
+                bad.append(f"{page.relative_to(root)}: block {name}"
+                           + (f" ({set_name})" if set_name else ""))
+    return bad
+
+
+def fill(root: Path = ROOT) -> list[Path]:
+    """Rewrites every page whose blocks differ from their sets; returns the pages written."""
+    cache: dict = {}
+    written = []
+    for page in doc_files(root):
+        text = page.read_text()
+        if "cvt:begin" not in text:
+            continue
+        new = fill_text(text, page, root, cache)
+        if new != text:
+            results.atomic_write_text(page, new)
+            written.append(page)
+    return written
