@@ -591,7 +591,7 @@ def build_parser() -> argparse.ArgumentParser:
     prog = invoked if invoked.startswith("cvt-bench") else "python -m bench"
     p = argparse.ArgumentParser(prog=prog, description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = p.add_subparsers(dest="command", required=True)
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--plugin", action="append", default=[], metavar="FILE",
                         help="a Python file of your own kernels (bench.plugins.kernel) to "
@@ -720,7 +720,7 @@ def build_parser() -> argparse.ArgumentParser:
                                     "they name (bench/doc_blocks.py)")
     s.add_argument("--check", action="store_true",
                    help="write nothing; exit 1 naming every block that differs from its set")
-    s.set_defaults(func=cmd_docs)
+    s.set_defaults(func=cmd_docs, plugin=[])   # the docs read the built-in registry only
 
     s = sub.add_parser("readme-table", parents=[common], help="print the kernel tables of docs/kernels.md (markdown)")
     s.set_defaults(func=cmd_readme_table)

@@ -120,9 +120,8 @@ def render_result_set(s: ResultSet, doc: Path, root: Path) -> str:
     text = (f"Measured on an {env.get('gpu', 'unknown GPU')} on {env.get('date_utc', '')[:10]} "
             f"(commit {env.get('git_sha', '?')}, torch {env.get('torch', '?')}, triton "
             f"{env.get('triton', '?')}, CUDA {env.get('cuda_runtime', '?')}): "
-            f"{', '.join(kinds)} of the default suite, in [`{s.name}/`]({here}/) (the CSV/JSON "
-            f"files, [`report.md`]({here}/report.md) with its summary first, and the figures, "
-            f"all drawn from the files).")
+            f"{', '.join(kinds)} of the default suite in [`{s.name}/`]({here}/), whose "
+            f"[`report.md`]({here}/report.md) and figures are drawn from its CSV/JSON files.")
     if checks:
         text += f" {len(passed)} of {len(checks)} checks passed."
     if c:
@@ -137,9 +136,9 @@ def render_result_set(s: ResultSet, doc: Path, root: Path) -> str:
     both = report.crosscheck_rows(s.payloads.get("time") or {})
     if both:
         agree = sum(abs(report._disagreement(r)) <= report.CROSSCHECK_AGREE for r in both)
-        text += (f" Every kernel of 0.2–100 ms was timed a second time by "
-                 f"`triton.testing.do_bench`: for {agree} of {len(both)} the two ratios to "
-                 f"the reference agree within {100 * report.CROSSCHECK_AGREE:.0f}%.")
+        text += (f" Timed again by `triton.testing.do_bench`, {agree} of {len(both)} kernels "
+                 f"agree with the harness within {100 * report.CROSSCHECK_AGREE:.0f}% "
+                 f"(as ratios to the reference).")
     return text
 
 
