@@ -38,8 +38,9 @@ class DocBlockError(ValueError):
     """A marked block that cannot be filled (the message is one line)."""
 
 
-def doc_files(root: Path = ROOT) -> list[Path]:
+def doc_files(root: Path | None = None) -> list[Path]:
     """The pages whose blocks are generated: README.md and every page under docs/."""
+    root = ROOT if root is None else root
     return [root / "README.md"] + sorted((root / "docs").rglob("*.md"))
 
 
@@ -284,8 +285,9 @@ def fill_text(text: str, doc: Path, root: Path = ROOT, cache: dict | None = None
     return "".join(out) + text[last:]
 
 
-def stale(root: Path = ROOT) -> list[str]:
+def stale(root: Path | None = None) -> list[str]:
     """'page: block NAME (set)' for every block whose text differs from its set's."""
+    root = ROOT if root is None else root
     cache: dict = {}
     bad = []
     for page in doc_files(root):
@@ -303,8 +305,9 @@ def stale(root: Path = ROOT) -> list[str]:
     return bad
 
 
-def fill(root: Path = ROOT) -> list[Path]:
+def fill(root: Path | None = None) -> list[Path]:
     """Rewrites every page whose blocks differ from their sets; returns the pages written."""
+    root = ROOT if root is None else root
     cache: dict = {}
     written = []
     for page in doc_files(root):
