@@ -6,6 +6,7 @@
 #   make test-all  every test, the slow ones too: compute-sanitizer over every kernel,
 #                  fuzzing, offsets past 2^31, every tuning candidate, the CPU emulators
 #   make test-slow the slow tests alone (CI: after make test)
+#   make docs      the numbers of README.md and docs/ from the result sets they name
 #
 # Both print the 25 slowest tests (--durations=25); PYTEST_ARGS adds pytest arguments.
 #
@@ -44,7 +45,7 @@ OUT ?= results/local
 REPORT_ARGS ?= $(if $(filter results/local,$(OUT)),--force,)
 PYTEST_ARGS ?=
 
-.PHONY: env build test test-all test-slow report clean
+.PHONY: env build test test-all test-slow report docs clean
 
 env: $(if $(filter system,$(CHOICE)),,$(VENV)/.installed-$(CHOICE))
 
@@ -87,6 +88,11 @@ test-slow: build
 
 report: build
 	$(PY) -m bench report --out $(OUT) $(REPORT_ARGS)
+
+# The numbers of README.md and docs/ from the committed result sets they name
+# (bench/doc_blocks.py); no GPU needed.
+docs: env
+	$(PY) -m bench docs
 
 clean:
 	rm -rf build bindings/_C*.so results/local
