@@ -9,7 +9,10 @@ marked block naming the block and the set it reads:
 
 A block whose begin marker ends its line is filled with whole lines (a table, a paragraph);
 one followed by text on the same line is filled inline (a few numbers inside a sentence or
-a table cell). A block without `set=` reads no result set (the registry's kernel list).
+a table cell). A block without `set=` reads no result set (the registry's kernel list);
+other KEY=VALUE words of the marker are the renderer's arguments:
+
+    v7 runs at <!-- cvt:begin timed set=results/h100 kernel=cuda_v7_lean_fetch precision=fp32 -->49.3 TFLOP/s, 0.95× cuBLAS<!-- cvt:end timed -->.
 
 `python -m bench docs` fills every block from its set; `python -m bench docs --check`
 writes nothing and exits 1 listing the blocks whose text differs from what their set
@@ -28,7 +31,7 @@ from bench.results import num
 from bench.text import f, md_table
 
 ROOT = Path(__file__).resolve().parents[1]
-BEGIN = re.compile(r"<!-- cvt:begin (?P<name>[\w.-]+)(?: set=(?P<set>[\w./-]+))? -->")
+BEGIN = re.compile(r"<!-- cvt:begin (?P<name>[\w.-]+)(?P<args>(?: \w+=[\w./-]+)*) -->")
 MATMUL_4096 = "4096x4096x4096"
 MATMUL_8192 = "8192x8192x8192"
 PRECISION_ORDER = ("fp32", "tf32", "fp16", "bf16")
@@ -205,6 +208,108 @@ def render_tensor_rungs(s: ResultSet, doc: Path, root: Path) -> str:
                     + ["tensor pipe busy", "warp instructions"], rows)
 
 
+def _issued(x) -> str:
+    """Issued over modelled loads: 1.0000 where it is the model, 0.25, 34."""
+    x = num(x)
+    if math.isnan(x):
+        return "–"
+    return f"{x:.0f}" if x >= 10 else f"{x:.4f}" if x > 0.9 else f"{x:.2f}"
+
+
+def _dram(prof: dict) -> float:
+    return num(prof.get("dram_read_bytes")) + num(prof.get("dram_write_bytes"))
+
+
+def render_ladder_counters(s: ResultSet, doc: Path, root: Path) -> str:
+    """The FFMA ladder at 4096³ with its counters: TFLOP/s and × cuBLAS from the timing,
+    issued/model, DRAM bytes, FLOP per DRAM byte and shared-memory wavefronts from Nsight
+    Compute; each Triton twin beside its rung."""
+    from bench import registry
+
+    names = registry.by_name()
+    rows = []
+    for k in _ladder_kernels():
+        r = s.timed(k.name, MATMUL_4096, "fp32")
+        prof = s.profiled(k.name, MATMUL_4096, "fp32") or {}
+        wave = num(prof.get("shared_wavefronts"))
+        fma = num(prof.get("ffma"))
+        flops = num(r["flops"]) if r else math.nan
+        row = [k.version, f"`{k.name}`", f(r and r["tflops"], 2), times(_ratio(r)),
+               _issued(prof.get("ratio_issued")), f"{_dram(prof) / 2**20:,.0f}" if prof else "–",
+               f(flops / _dram(prof), 0) if prof else "–",
+               f(wave / (fma / 2048), 1) if wave > 0 and fma > 0 else "–"]
+        twin = s.timed(k.twin, MATMUL_4096, "fp32") if k.twin in names else None
+        tprof = (s.profiled(k.twin, MATMUL_4096, "fp32") or {}) if twin else {}
+        if twin:
+            row += [f"`{k.twin}`", f(twin["tflops"], 2),
+                    f(num(twin["tflops"]) / num(r["tflops"]), 2) if r else "–",
+                    _issued(tprof.get("ratio_issued")),
+                    f(num(twin["flops"]) / _dram(tprof), 0) if tprof else "–"]
+        else:
+            row += ["(no twin)", "–", "–", "–", "–"]
+        rows.append(row)
+    ref = s.timed("cublas", MATMUL_4096, "fp32")
+    if ref:
+        rows.append(["", "`cublas`", f(ref["tflops"], 2), times(_ratio(ref))] + [""] * 9)
+    return md_table(["rung", "CUDA kernel", "TFLOP/s", "× cuBLAS", "issued / model",
+                     "DRAM, MiB", "FLOP per DRAM byte",
+                     "shared wavefronts per 2048 FMAs", "Triton twin", "TFLOP/s",
+                     "twin / CUDA", "twin's issued / model", "twin's FLOP per DRAM byte"],
+                    rows)
+
+
+def render_timed(s: ResultSet, doc: Path, root: Path, kernel: str, precision: str,
+                 shape: str = MATMUL_4096) -> str:
+    """Inline: one kernel's TFLOP/s and × cuBLAS (its reference) at one shape and precision."""
+    r = s.timed(kernel, shape, precision)
+    if r is None:
+        raise DocBlockError(f"{s.name} has no timing of {kernel} {shape} {precision}")
+    return f"{f(r['tflops'], 1)} TFLOP/s, {times(_ratio(r))}× cuBLAS"
+
+
+TIMERS = {"harness": "pct_reference", "dobench": "dobench_pct_reference",
+          "alternating": "alternating_pct_reference"}
+
+
+def render_ratio(s: ResultSet, doc: Path, root: Path, kernel: str, precision: str,
+                 shape: str = MATMUL_4096, timer: str = "harness") -> str:
+    """Inline: one kernel's × cuBLAS (its reference) at one shape and precision, by the
+    harness's timer, do_bench's or the alternating rounds': 0.95."""
+    r = s.timed(kernel, shape, precision)
+    if r is None:
+        raise DocBlockError(f"{s.name} has no timing of {kernel} {shape} {precision}")
+    if timer not in TIMERS:
+        raise DocBlockError(f"timer={timer}: one of {', '.join(TIMERS)}")
+    if not num(r.get(TIMERS[timer])) > 0:
+        raise DocBlockError(f"{s.name} has no {timer} ratio of {kernel} {shape} {precision}")
+    return times(_ratio(r, TIMERS[timer]))
+
+
+def render_tflops(s: ResultSet, doc: Path, root: Path, kernel: str, precision: str,
+                  shape: str = MATMUL_4096) -> str:
+    """Inline: one kernel's TFLOP/s at one shape and precision, as the docs round it: 709."""
+    r = s.timed(kernel, shape, precision)
+    if r is None:
+        raise DocBlockError(f"{s.name} has no timing of {kernel} {shape} {precision}")
+    x = num(r["tflops"])
+    return f"{x:.0f}" if x >= 100 else f"{x:.1f}"
+
+
+def render_cell(s: ResultSet, doc: Path, root: Path, kernel: str, precision: str,
+                shape: str = MATMUL_4096) -> str:
+    """Inline: one kernel at one shape in several precisions (precision=fp32/tf32), each
+    TFLOP/s (× cuBLAS): 39.9 (0.77) / 83.5 (0.22)."""
+    cells = []
+    for p in precision.split("/"):
+        r = s.timed(kernel, shape, p)
+        if r is None:
+            raise DocBlockError(f"{s.name} has no timing of {kernel} {shape} {p}")
+        x = num(r["tflops"])
+        cells.append(f"{x:.0f}" if x >= 100 else f"{x:.1f}")
+        cells[-1] += f" ({times(_ratio(r))})"
+    return " / ".join(cells)
+
+
 def render_cublas_ceilings(s: ResultSet, doc: Path, root: Path) -> str:
     """Inline: cuBLAS at 4096³ as measured for the set's ceilings, and the date."""
     cublas = s.ceilings().get("cublas_tflops") or {}
@@ -237,6 +342,11 @@ BLOCKS = {
     "result-set": (render_result_set, True),
     "ffma-ladder": (render_ffma_ladder, True),
     "tensor-rungs": (render_tensor_rungs, True),
+    "ladder-counters": (render_ladder_counters, True),
+    "timed": (render_timed, True),
+    "ratio": (render_ratio, True),
+    "tflops": (render_tflops, True),
+    "cell": (render_cell, True),
     "cublas-ceilings": (render_cublas_ceilings, True),
     "cublas-timed": (render_cublas_timed, True),
     "kernels": (render_kernels, False),
@@ -248,8 +358,9 @@ BLOCKS = {
 # ---------------------------------------------------------------------------------------
 
 def blocks(text: str):
-    """(name, set, start, end, inline) of every marked block of a page: text[start:end] is
-    what lies between its begin and end markers."""
+    """(name, set, start, end, inline, args) of every marked block of a page:
+    text[start:end] is what lies between its begin and end markers, args the marker's
+    other KEY=VALUE words (`kernel=triton_autotuned precision=fp32`)."""
     found = []
     pos = 0
     while (m := BEGIN.search(text, pos)) is not None:
@@ -258,7 +369,8 @@ def blocks(text: str):
         if end < 0:
             raise DocBlockError(f"block {m['name']!r} has no end marker ({end_marker})")
         inline = not text.startswith("\n", m.end())
-        found.append((m["name"], m["set"], m.end(), end, inline))
+        args = dict(a.split("=", 1) for a in m["args"].split())
+        found.append((m["name"], args.pop("set", None), m.end(), end, inline, args))
         pos = end + len(end_marker)
     return found
 
@@ -267,7 +379,7 @@ def fill_text(text: str, doc: Path, root: Path = ROOT, cache: dict | None = None
     """The page with every block rewritten from its set."""
     cache = {} if cache is None else cache
     out, last = [], 0
-    for name, set_name, start, end, inline in blocks(text):
+    for name, set_name, start, end, inline, args in blocks(text):
         where = f"{doc.relative_to(root) if doc.is_relative_to(root) else doc}: block {name!r}"
         if name not in BLOCKS:
             raise DocBlockError(f"{where}: no such block (known: {', '.join(BLOCKS)})")
@@ -279,7 +391,10 @@ def fill_text(text: str, doc: Path, root: Path = ROOT, cache: dict | None = None
             if set_name not in cache:
                 cache[set_name] = ResultSet(root, set_name)
             s = cache[set_name]
-        body = render(s, doc, root)
+        try:
+            body = render(s, doc, root, **args)
+        except (TypeError, DocBlockError) as exc:
+            raise DocBlockError(f"{where}: {exc}") from None
         out += [text[last:start], body if inline else f"\n{body}\n"]
         last = end
     return "".join(out) + text[last:]
@@ -298,7 +413,7 @@ def stale(root: Path | None = None) -> list[str]:
         if new == text:
             continue
         old_blocks, new_blocks = blocks(text), blocks(new)
-        for (name, set_name, s0, e0, _), (_, _, s1, e1, _) in zip(old_blocks, new_blocks):
+        for (name, set_name, s0, e0, *_), (_, _, s1, e1, *_) in zip(old_blocks, new_blocks):
             if text[s0:e0] != new[s1:e1]:
                 bad.append(f"{page.relative_to(root)}: block {name}"
                            + (f" ({set_name})" if set_name else ""))
