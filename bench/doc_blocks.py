@@ -310,6 +310,34 @@ def render_cell(s: ResultSet, doc: Path, root: Path, kernel: str, precision: str
     return " / ".join(cells)
 
 
+def render_tensor_sizes(s: ResultSet, doc: Path, root: Path) -> str:
+    """The tensor-core rungs and the Triton matmuls at 4096³ and 8192³ in bf16, fp16 and
+    tf32: at 4096³ TFLOP/s (× cuBLAS by the harness; by do_bench where it timed), at 8192³
+    TFLOP/s; × cuBLAS in the alternating rounds; cuBLAS's TFLOP/s last."""
+    from bench import registry
+
+    kernels = [k.name for k in registry.kernels() if k.backend == "cuda" and k.op == "matmul"
+               and k.version.startswith("t")] + ["triton_autotuned", "triton_persistent",
+                                                  "triton_batched"]
+    columns = [(p, shape) for p in ("bf16", "fp16", "tf32") for shape in (MATMUL_4096, MATMUL_8192)]
+
+    def cell(kernel: str, p: str, shape: str) -> str:
+        r = s.timed(kernel, shape, p)
+        if r is None:
+            return "–"
+        if kernel == "cublas":
+            return f(r["tflops"], 1)
+        if shape == MATMUL_8192:
+            return f"{f(r['tflops'], 1)}; {_ratio(r, TIMERS['alternating']):.3f}"
+        extra = (f"; {_ratio(r, TIMERS['dobench']):.3f}"
+                 if num(r.get(TIMERS["dobench"])) > 0 else "")
+        return f"{f(r['tflops'], 1)} ({_ratio(r):.3f}{extra})"
+
+    rows = [[f"`{k}`"] + [cell(k, p, shape) for p, shape in columns] for k in kernels]
+    rows.append(["cuBLAS"] + [cell("cublas", p, shape) for p, shape in columns])
+    return md_table(["kernel"] + [f"{p} {cube(shape)}" for p, shape in columns], rows)
+
+
 def render_cublas_ceilings(s: ResultSet, doc: Path, root: Path) -> str:
     """Inline: cuBLAS at 4096³ as measured for the set's ceilings, and the date."""
     cublas = s.ceilings().get("cublas_tflops") or {}
@@ -347,6 +375,7 @@ BLOCKS = {
     "ratio": (render_ratio, True),
     "tflops": (render_tflops, True),
     "cell": (render_cell, True),
+    "tensor-sizes": (render_tensor_sizes, True),
     "cublas-ceilings": (render_cublas_ceilings, True),
     "cublas-timed": (render_cublas_timed, True),
     "kernels": (render_kernels, False),

@@ -84,6 +84,11 @@ def test_docs_check_exits_1_naming_the_block(tmp_path, monkeypatch, capsys):
     ("<!-- cvt:begin ffma-ladder set=results/nonesuch -->\nx\n<!-- cvt:end ffma-ladder -->",
      "not a result set"),
     ("<!-- cvt:begin ffma-ladder set=results/h100 -->\nx\n", "no end marker"),
+    ("<!-- cvt:begin ratio set=results/h100 kernel=nonesuch precision=fp32 -->x"
+     "<!-- cvt:end ratio -->", "no timing of nonesuch"),
+    ("<!-- cvt:begin ratio set=results/h100 -->x<!-- cvt:end ratio -->", "kernel"),
+    ("<!-- cvt:begin ratio set=results/h100 kernel=cublas precision=fp32 timer=x -->x"
+     "<!-- cvt:end ratio -->", "timer=x"),
 ])
 def test_a_bad_block_is_named(text, message):
     with pytest.raises(doc_blocks.DocBlockError, match=message):
