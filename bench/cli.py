@@ -550,7 +550,8 @@ def cmd_compare(args) -> int:
 
 
 def readme_table() -> str:
-    """The README's tables, from the registry: each op family's, in family order."""
+    """The kernel tables of docs/kernels.md, from the registry: each op family's, in family
+    order."""
     from bench import families
 
     return "\n\n".join(t for family in families.families() for t in family.readme_tables())

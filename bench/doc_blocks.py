@@ -12,7 +12,9 @@ one followed by text on the same line is filled inline (a few numbers inside a s
 a table cell). A block without `set=` reads no result set (the registry's kernel list);
 other KEY=VALUE words of the marker are the renderer's arguments:
 
-    v7 runs at <!-- cvt:begin timed set=results/h100 kernel=cuda_v7_lean_fetch precision=fp32 -->49.3 TFLOP/s, 0.95× cuBLAS<!-- cvt:end timed -->.
+    v7 reaches
+    <!-- cvt:begin ratio set=results/h100 kernel=cuda_v7_lean_fetch precision=fp32 -->0.95
+    <!-- cvt:end ratio -->× cuBLAS.    (inline markers sit on one line in a page)
 
 `python -m bench docs` fills every block from its set; `python -m bench docs --check`
 writes nothing and exits 1 listing the blocks whose text differs from what their set

@@ -1,6 +1,6 @@
 """The registry: one record per kernel, the single source of truth of the suite.
 
-The CLI, the tests, the benchmarks, the plots and the README table all enumerate
+The CLI, the tests, the benchmarks, the plots and the kernel tables all enumerate
 :func:`kernels`; nothing else lists kernels by hand. Records live in the modules of
 ``bench/catalog/`` (one module per group of kernels, found by name); adding a kernel means
 adding its record there.
@@ -57,7 +57,7 @@ class Kernel:
     twin        name of the same algorithm in the other language, or None
     runs_on_cpu True if it can run without a GPU (Triton interpreter, torch on CPU)
     formula     the lecture's traffic formula as a student reads it ("2N³/V"), shown in
-                the README table and the report; "" if the kernel has none
+                the kernel tables and the report; "" if the kernel has none
     min_capability  the oldest GPU it runs on, as a compute capability: the suite's floor
                 (8, 0) (Ampere) for most, (9, 0) for the kernels that need Hopper
     needs       what a min_capability above the floor is for ("Hopper: TMA descriptors"),

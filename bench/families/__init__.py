@@ -11,7 +11,7 @@ exposes ``FAMILY``, an instance of :class:`Family`. It brings
     report_sections()  its sections of report.md, from the result files
     summary_lines()    its headline numbers, for the summary that opens report.md
     figures()          its figures, from the result files, and caption() for each
-    readme_tables()    the tables `python -m bench readme-table` prints for the README
+    readme_tables()    the tables `python -m bench readme-table` prints for docs/kernels.md
 
 Its kernels are records in a module of bench/catalog/ (``records()``), and its traffic models
 are functions those records point to. The harness (check, time, model, profile, plot,

@@ -38,7 +38,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.xdist_group(GROUP)]
 # Refusals by design at this file's shapes: kernel name -> test name -> a regular expression
 # the refusal's message must match. The CUDA launchers fold their rows of blocks into grid y
 # and z and compute every case; the Triton twins of v1-v3 keep a 2-D grid whose axis 1
-# holds at most 65535 programs (their documented precondition: README, "The ladder"):
+# holds at most 65535 programs (their documented precondition: docs/kernels.md, "The ladder"):
 # v1 puts N's tiles there (a wide B), v1.5, v2 and v3 put M's (a tall A).
 AXIS_1 = r"needs \d+ programs along grid axis 1, more than the 65535 CUDA allows"
 EXPECTED_REFUSALS: dict[str, dict[str, str]] = {

@@ -464,7 +464,7 @@ def section_tensor_cores(profile_payload: dict, time_payload: dict | None = None
 
 
 def readme_table() -> str:
-    """The README's ladder table, from the registry (CUDA ladder rows and their twins)."""
+    """The ladder table of docs/kernels.md, from the registry (CUDA ladder rows and their twins)."""
     from bench import registry
 
     rows = []

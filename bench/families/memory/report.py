@@ -229,8 +229,8 @@ def summary_lines(s: dict) -> list[str]:
 
 
 def readme_table() -> str:
-    """The README's table of the memory-bound kernels (every record, references and the
-    deliberately wrong copies included)."""
+    """The table of the memory-bound kernels in docs/kernels.md (every record, references
+    and the deliberately wrong copies included)."""
     from bench import registry
 
     head = ["op", "kernel", "backend", "version", "precisions", "what it is", "traffic"]
