@@ -10,11 +10,10 @@ marked block naming the block and the set it reads:
 A block whose begin marker ends its line is filled with whole lines (a table, a paragraph);
 one followed by text on the same line is filled inline (a few numbers inside a sentence or
 a table cell). A block without `set=` reads no result set (the registry's kernel list);
-other KEY=VALUE words of the marker are the renderer's arguments:
-
-    v7 reaches
-    <!-- cvt:begin ratio set=results/h100 kernel=cuda_v7_lean_fetch precision=fp32 -->0.95
-    <!-- cvt:end ratio -->× cuBLAS.    (inline markers sit on one line in a page)
+other KEY=VALUE words of the marker are the renderer's arguments: the inline block
+`ratio set=results/h100 kernel=cuda_v7_lean_fetch precision=fp32` writes v7's × cuBLAS at
+4096³ in that set, `0.95` (a marker is one line; the block between two markers may span
+several).
 
 `python -m bench docs` fills every block from its set; `python -m bench docs --check`
 writes nothing and exits 1 listing the blocks whose text differs from what their set
