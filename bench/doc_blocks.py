@@ -32,7 +32,7 @@ from bench.results import num
 from bench.text import f, md_table
 
 ROOT = Path(__file__).resolve().parents[1]
-BEGIN = re.compile(r"<!-- cvt:begin (?P<name>[\w.-]+)(?P<args>(?: \w+=[\w./-]+)*) -->")
+BEGIN = re.compile(r"<!-- cvt:begin (?P<name>[\w.-]+)(?P<args>(?: \w+=[\w./+-]+)*) -->")
 MATMUL_4096 = "4096x4096x4096"
 MATMUL_8192 = "8192x8192x8192"
 PRECISION_ORDER = ("fp32", "tf32", "fp16", "bf16")
@@ -339,6 +339,51 @@ def render_tensor_sizes(s: ResultSet, doc: Path, root: Path) -> str:
     return md_table(["kernel"] + [f"{p} {cube(shape)}" for p, shape in columns], rows)
 
 
+def _memory_rows(s: ResultSet, kernels: str, precision: str, shape: str) -> list[dict]:
+    """The timed rows of kernels (joined by '+') x precisions (joined by '/') at one shape,
+    in that order; a pair the set never timed is an error, not a gap."""
+    found = []
+    for kernel in kernels.split("+"):
+        for p in precision.split("/"):
+            r = s.timed(kernel, shape, p)
+            if r is None:
+                raise DocBlockError(f"{s.name} has no timing of {kernel} {shape} {p}")
+            found.append(r)
+    return found
+
+
+def _of_copy(s: ResultSet, r: dict) -> float:
+    return 100 * num(r["gbps_compulsory"]) / num(s.ceilings().get("copy_gbps"))
+
+
+def _span(values: list[float], digits: int) -> str:
+    lo, hi = f"{min(values):.{digits}f}", f"{max(values):.{digits}f}"
+    return lo if lo == hi else f"{lo}–{hi}"
+
+
+def render_copy_range(s: ResultSet, doc: Path, root: Path, kernels: str, precision: str,
+                      shape: str, digits: str = "0") -> str:
+    """Inline: the lowest to the highest % of the copy bandwidth (compulsory bytes / time,
+    against the copy measured in the same run) among kernels x precisions at one shape."""
+    return _span([_of_copy(s, r) for r in _memory_rows(s, kernels, precision, shape)],
+                  int(digits))
+
+
+def render_copy_each(s: ResultSet, doc: Path, root: Path, kernel: str, precision: str,
+                     shape: str, digits: str = "1") -> str:
+    """Inline: one kernel's % of the copy bandwidth in each precision: 92.1 / 94.0 / 94.0."""
+    return " / ".join(f"{_of_copy(s, r):.{int(digits)}f}"
+                      for r in _memory_rows(s, kernel, precision, shape))
+
+
+def render_speedup_range(s: ResultSet, doc: Path, root: Path, kernels: str, precision: str,
+                         shape: str, digits: str = "2") -> str:
+    """Inline: the lowest to the highest speed-up over the op's reference (PyTorch eager for
+    the memory-bound ops) among kernels x precisions at one shape: 1.31–1.83."""
+    return _span([num(r["pct_reference"]) / 100 for r in _memory_rows(s, kernels, precision,
+                                                                        shape)], int(digits))
+
+
 def render_cublas_ceilings(s: ResultSet, doc: Path, root: Path) -> str:
     """Inline: cuBLAS at 4096³ as measured for the set's ceilings, and the date."""
     cublas = s.ceilings().get("cublas_tflops") or {}
@@ -377,6 +422,9 @@ BLOCKS = {
     "tflops": (render_tflops, True),
     "cell": (render_cell, True),
     "tensor-sizes": (render_tensor_sizes, True),
+    "copy-range": (render_copy_range, True),
+    "copy-each": (render_copy_each, True),
+    "speedup-range": (render_speedup_range, True),
     "cublas-ceilings": (render_cublas_ceilings, True),
     "cublas-timed": (render_cublas_timed, True),
     "kernels": (render_kernels, False),
@@ -390,8 +438,9 @@ BLOCKS = {
 def blocks(text: str):
     """(name, set, start, end, inline, args) of every marked block of a page:
     text[start:end] is what lies between its begin and end markers, args the marker's
-    other KEY=VALUE words (`kernel=triton_autotuned precision=fp32`)."""
-    found = []
+    other KEY=VALUE words (`kernel=triton_autotuned precision=fp32`). A marker that this
+    grammar does not read is an error, never skipped: its numbers would go unchecked."""
+    found, read = [], set()
     pos = 0
     while (m := BEGIN.search(text, pos)) is not None:
         end_marker = f"<!-- cvt:end {m['name']} -->"
@@ -401,7 +450,13 @@ def blocks(text: str):
         inline = not text.startswith("\n", m.end())
         args = dict(a.split("=", 1) for a in m["args"].split())
         found.append((m["name"], args.pop("set", None), m.end(), end, inline, args))
+        read |= {m.start(), end}
         pos = end + len(end_marker)
+    for stray in re.finditer(r"<!-- cvt:(?:begin|end)\b", text):
+        if stray.start() not in read:
+            line = text.count("\n", 0, stray.start()) + 1
+            raise DocBlockError(f"line {line}: a marker not read as a block: "
+                                f"{text[stray.start():text.find('-->', stray.start()) + 3]!r}")
     return found
 
 
@@ -437,7 +492,7 @@ def stale(root: Path | None = None) -> list[str]:
     bad = []
     for page in doc_files(root):
         text = page.read_text()
-        if "cvt:begin" not in text:
+        if "<!-- cvt:" not in text:
             continue
         new = fill_text(text, page, root, cache)
         if new == text:
@@ -457,7 +512,7 @@ def fill(root: Path | None = None) -> list[Path]:
     written = []
     for page in doc_files(root):
         text = page.read_text()
-        if "cvt:begin" not in text:
+        if "<!-- cvt:" not in text:
             continue
         new = fill_text(text, page, root, cache)
         if new != text:

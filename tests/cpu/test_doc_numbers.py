@@ -87,6 +87,9 @@ def test_docs_check_exits_1_naming_the_block(tmp_path, monkeypatch, capsys):
     ("<!-- cvt:begin ratio set=results/h100 kernel=nonesuch precision=fp32 -->x"
      "<!-- cvt:end ratio -->", "no timing of nonesuch"),
     ("<!-- cvt:begin ratio set=results/h100 -->x<!-- cvt:end ratio -->", "kernel"),
+    ("<!-- cvt:begin ratio set=results/h100 kernel=a,b -->x<!-- cvt:end ratio -->",
+     "line 1: a marker not read as a block"),
+    ("a\n<!-- cvt:end ffma-ladder -->", "line 2: a marker not read as a block"),
     ("<!-- cvt:begin ratio set=results/h100 kernel=cublas precision=fp32 timer=x -->x"
      "<!-- cvt:end ratio -->", "timer=x"),
 ])
