@@ -384,6 +384,37 @@ def render_speedup_range(s: ResultSet, doc: Path, root: Path, kernels: str, prec
                                                                         shape)], int(digits))
 
 
+COUNTERS = {   # metric -> how a profile row's counter reads in a sentence
+    "registers": lambda r: f"{num(r['registers']):.0f}",
+    "warp_inst": lambda r: f"{num(r['warp_inst']) / 1e9:.2f} G",
+    "shared_kib": lambda r: _kib(num(r["smem_static_bytes"]) + num(r["smem_dynamic_bytes"])),
+    "dram_mib": lambda r: f"{_dram(r) / 2**20:,.0f} MiB",
+    "dram_read_mib": lambda r: f"{num(r['dram_read_bytes']) / 2**20:,.0f} MiB",
+    "ffma_share": lambda r: f"{100 * num(r['ffma']) / 32 / num(r['warp_inst']):.0f}%",
+    "shared_wavefronts": lambda r: f"{num(r['shared_wavefronts']):,.0f}",
+    "shared_bank_conflicts": lambda r: f"{num(r['shared_bank_conflicts']):,.0f}",
+    "issued": lambda r: _issued(r.get("ratio_issued")),
+    "flop_per_dram_byte": lambda r: f"{2 * num(r['mnk']) / _dram(r):.0f}",
+}
+
+
+def _kib(x: float) -> str:
+    k = x / 1024
+    return f"{k:.0f} KiB" if k == round(k) else f"{k:.1f} KiB"
+
+
+def render_counter(s: ResultSet, doc: Path, root: Path, kernel: str, precision: str,
+                   metric: str, shape: str = MATMUL_4096) -> str:
+    """Inline: one counter Nsight Compute read for one kernel at one shape and precision
+    (metric: one of COUNTERS)."""
+    if metric not in COUNTERS:
+        raise DocBlockError(f"metric={metric}: one of {', '.join(COUNTERS)}")
+    r = s.profiled(kernel, shape, precision)
+    if r is None:
+        raise DocBlockError(f"{s.name} has no profile of {kernel} {shape} {precision}")
+    return COUNTERS[metric](r)
+
+
 def render_cublas_ceilings(s: ResultSet, doc: Path, root: Path) -> str:
     """Inline: cuBLAS at 4096³ as measured for the set's ceilings, and the date."""
     cublas = s.ceilings().get("cublas_tflops") or {}
@@ -422,6 +453,7 @@ BLOCKS = {
     "tflops": (render_tflops, True),
     "cell": (render_cell, True),
     "tensor-sizes": (render_tensor_sizes, True),
+    "counter": (render_counter, True),
     "copy-range": (render_copy_range, True),
     "copy-each": (render_copy_each, True),
     "speedup-range": (render_speedup_range, True),
