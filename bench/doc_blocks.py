@@ -415,6 +415,38 @@ def render_counter(s: ResultSet, doc: Path, root: Path, kernel: str, precision: 
     return COUNTERS[metric](r)
 
 
+def render_suite_summary(s: ResultSet, doc: Path, root: Path) -> str:
+    """The shape suite per precision (as report.md's "Shape suite" computes it): each
+    language's best, geomean × cuBLAS over the shapes with a cuBLAS row, and its worst
+    shape against max(cuBLAS, the other language's best)."""
+    from bench.families.matmul import suite_report as sr
+
+    rows = s.rows("time")
+    srows = sr.suite_rows(rows)
+    table = []
+    for p in sr.PRECISIONS:
+        shapes, ls = sr.lines(rows, p)
+        if not shapes:
+            continue
+        cublas = sr._reference_name(srows, p)
+        cells = [p]
+        for label in sr.BEST.values():
+            line = ls.get(label)
+            vs = sr.against_the_field(ls, label, cublas)
+            worst = min(vs, key=vs.get) if vs else None
+            cells += [f"{f(line.geomean_cublas(), 2)}x" if line else "–",
+                      f"{f(vs[worst], 2)} at {worst}" if worst else "–"]
+        table.append(cells)
+    return md_table(["precision", "best CUDA x cuBLAS (geomean)",
+                     "worst CUDA vs max(cuBLAS, Triton)", "best Triton x cuBLAS",
+                     "worst Triton vs max(cuBLAS, CUDA)"], table)
+
+
+def render_copy_gbps(s: ResultSet, doc: Path, root: Path) -> str:
+    """Inline: the copy bandwidth measured in the set's run: 4213 GB/s."""
+    return f"{num(s.ceilings().get('copy_gbps')):.0f} GB/s"
+
+
 def render_cublas_ceilings(s: ResultSet, doc: Path, root: Path) -> str:
     """Inline: cuBLAS at 4096³ as measured for the set's ceilings, and the date."""
     cublas = s.ceilings().get("cublas_tflops") or {}
@@ -454,6 +486,8 @@ BLOCKS = {
     "cell": (render_cell, True),
     "tensor-sizes": (render_tensor_sizes, True),
     "counter": (render_counter, True),
+    "suite-summary": (render_suite_summary, True),
+    "copy-gbps": (render_copy_gbps, True),
     "copy-range": (render_copy_range, True),
     "copy-each": (render_copy_each, True),
     "speedup-range": (render_speedup_range, True),
