@@ -273,9 +273,9 @@ TIMERS = {"harness": "pct_reference", "dobench": "dobench_pct_reference",
 
 
 def render_ratio(s: ResultSet, doc: Path, root: Path, kernel: str, precision: str,
-                 shape: str = MATMUL_4096, timer: str = "harness") -> str:
+                 shape: str = MATMUL_4096, timer: str = "harness", digits: str = "") -> str:
     """Inline: one kernel's × cuBLAS (its reference) at one shape and precision, by the
-    harness's timer, do_bench's or the alternating rounds': 0.95."""
+    harness's timer, do_bench's or the alternating rounds': 0.95 (digits=3: 0.953)."""
     r = s.timed(kernel, shape, precision)
     if r is None:
         raise DocBlockError(f"{s.name} has no timing of {kernel} {shape} {precision}")
@@ -283,7 +283,8 @@ def render_ratio(s: ResultSet, doc: Path, root: Path, kernel: str, precision: st
         raise DocBlockError(f"timer={timer}: one of {', '.join(TIMERS)}")
     if not num(r.get(TIMERS[timer])) > 0:
         raise DocBlockError(f"{s.name} has no {timer} ratio of {kernel} {shape} {precision}")
-    return times(_ratio(r, TIMERS[timer]))
+    x = _ratio(r, TIMERS[timer])
+    return f"{x:.{int(digits)}f}" if digits else times(x)
 
 
 def render_tflops(s: ResultSet, doc: Path, root: Path, kernel: str, precision: str,
@@ -395,6 +396,8 @@ COUNTERS = {   # metric -> how a profile row's counter reads in a sentence
     "shared_bank_conflicts": lambda r: f"{num(r['shared_bank_conflicts']):,.0f}",
     "issued": lambda r: _issued(r.get("ratio_issued")),
     "flop_per_dram_byte": lambda r: f"{2 * num(r['mnk']) / _dram(r):.0f}",
+    "warp_inst_m": lambda r: f"{num(r['warp_inst']) / 1e6:.1f} M",
+    "tensor_busy": lambda r: f"{num(r['tensor_active_pct']):.0f}%",
 }
 
 
@@ -440,6 +443,25 @@ def render_suite_summary(s: ResultSet, doc: Path, root: Path) -> str:
     return md_table(["precision", "best CUDA x cuBLAS (geomean)",
                      "worst CUDA vs max(cuBLAS, Triton)", "best Triton x cuBLAS",
                      "worst Triton vs max(cuBLAS, CUDA)"], table)
+
+
+def render_tensor_alternating(s: ResultSet, doc: Path, root: Path) -> str:
+    """The tensor-core rungs and triton_persistent at 4096³ in bf16, fp16 and tf32: × cuBLAS,
+    the median of the alternating rounds, and in brackets the single timing's."""
+    from bench import registry
+
+    kernels = [k.name for k in registry.kernels() if k.backend == "cuda" and k.op == "matmul"
+               and k.version.startswith("t")] + ["triton_persistent"]
+    rows = []
+    for k in kernels:
+        cells = []
+        for p in ("bf16", "fp16", "tf32"):
+            r = s.timed(k, MATMUL_4096, p)
+            alt = _ratio(r, TIMERS["alternating"]) if r else math.nan
+            cells.append("–" if math.isnan(alt) else f"{alt:.3f} ({_ratio(r):.3f})")
+        if any(c != "–" for c in cells):
+            rows.append([f"`{k}`", *cells])
+    return md_table(["kernel", "bf16 4096³", "fp16 4096³", "tf32 4096³"], rows)
 
 
 def render_copy_gbps(s: ResultSet, doc: Path, root: Path) -> str:
@@ -488,6 +510,7 @@ BLOCKS = {
     "counter": (render_counter, True),
     "suite-summary": (render_suite_summary, True),
     "copy-gbps": (render_copy_gbps, True),
+    "tensor-alternating": (render_tensor_alternating, True),
     "copy-range": (render_copy_range, True),
     "copy-each": (render_copy_each, True),
     "speedup-range": (render_speedup_range, True),
