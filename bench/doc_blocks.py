@@ -288,13 +288,24 @@ def render_ratio(s: ResultSet, doc: Path, root: Path, kernel: str, precision: st
 
 
 def render_tflops(s: ResultSet, doc: Path, root: Path, kernel: str, precision: str,
-                  shape: str = MATMUL_4096) -> str:
-    """Inline: one kernel's TFLOP/s at one shape and precision, as the docs round it: 709."""
+                  shape: str = MATMUL_4096, digits: str = "") -> str:
+    """Inline: one kernel's TFLOP/s at one shape and precision, as the docs round it: 709,
+    45.1 (digits=2: 45.06)."""
     r = s.timed(kernel, shape, precision)
     if r is None:
         raise DocBlockError(f"{s.name} has no timing of {kernel} {shape} {precision}")
     x = num(r["tflops"])
-    return f"{x:.0f}" if x >= 100 else f"{x:.1f}"
+    return f"{x:.{int(digits)}f}" if digits else f"{x:.0f}" if x >= 100 else f"{x:.1f}"
+
+
+def render_speedup(s: ResultSet, doc: Path, root: Path, kernel: str, over: str,
+                   precision: str, shape: str = MATMUL_4096, digits: str = "2") -> str:
+    """Inline: one kernel's speed over another's, timed in the same run: 1.16."""
+    a, b = s.timed(kernel, shape, precision), s.timed(over, shape, precision)
+    for name, r in ((kernel, a), (over, b)):
+        if r is None:
+            raise DocBlockError(f"{s.name} has no timing of {name} {shape} {precision}")
+    return f"{num(a['tflops']) / num(b['tflops']):.{int(digits)}f}"
 
 
 def render_cell(s: ResultSet, doc: Path, root: Path, kernel: str, precision: str,
@@ -505,6 +516,7 @@ BLOCKS = {
     "timed": (render_timed, True),
     "ratio": (render_ratio, True),
     "tflops": (render_tflops, True),
+    "speedup": (render_speedup, True),
     "cell": (render_cell, True),
     "tensor-sizes": (render_tensor_sizes, True),
     "counter": (render_counter, True),
