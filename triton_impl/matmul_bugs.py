@@ -5,8 +5,8 @@
             on the default check shapes, at every precision, on the CPU (interpreter) and on
             the GPU (tests/interpreter/test_wrong_kernels.py, tests/gpu/test_wrong_kernels.py):
             the check's bound is tight enough to see one lost K tile or one output in a
-            hundred (bench/families/matmul/problem.py), and its default shapes put N on both
-            halves of a 64-column tile (bench.families.matmul.problem.MatmulProblem).
+            hundred (bench/families/matmul/problems.py), and its default shapes put N on both
+            halves of a 64-column tile (bench.families.matmul.problems.MatmulProblem).
 
     BUG = 1  drop_k_tile      the k loop stops one tile early, `range(0, K - BLOCK_K, BLOCK_K)`:
                               the last K tile (full or partial) never reaches the sum, and

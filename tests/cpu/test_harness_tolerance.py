@@ -7,7 +7,7 @@ import math
 import pytest
 import torch
 
-from bench.families.matmul.problem import matmul_error
+from bench.families.matmul.problems import matmul_error
 from bench import check, problems
 from bench.registry import Kernel
 

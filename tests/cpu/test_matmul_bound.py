@@ -1,4 +1,4 @@
-"""The matmul bound (bench/families/matmul/problem.py) is tight: stand-in kernels that lose one
+"""The matmul bound (bench/families/matmul/problems.py) is tight: stand-in kernels that lose one
 K tile or one output in a hundred fail at the sizes where the bound of 4 u_in + 4 sqrt(K) u_acc +
 u_out, relative to sum |a b|, let them pass; right stand-ins pass there, rounding the way the
 suite's kernels round. CPU only: torch on the CPU plays the kernel (float32 sums of products
@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from bench import check, problems
-from bench.families.matmul.problem import BOUND_C, matmul_error, tf32_rounded
+from bench.families.matmul.problems import BOUND_C, matmul_error, tf32_rounded
 from bench.registry import Kernel
 
 MM = problems.get("matmul")

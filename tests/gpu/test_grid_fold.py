@@ -23,7 +23,7 @@ import gc
 import pytest
 
 from bench import registry
-from bench.families.matmul.problem import matmul_error
+from bench.families.matmul.problems import matmul_error
 from tests.support.grid_rows import grid_rows, shape_with_rows
 
 # up to ~20 GB each: one worker runs them, one after the other (Makefile: --dist loadgroup)

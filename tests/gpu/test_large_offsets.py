@@ -28,7 +28,7 @@ import gc
 import pytest
 
 from bench import problems, registry
-from bench.families.matmul.problem import matmul_error
+from bench.families.matmul.problems import matmul_error
 from tests.support.checks import float32_precision, poisoned_runner
 from tests.support.gpu_memory import GROUP, inputs_or_skip
 

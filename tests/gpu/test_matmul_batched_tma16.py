@@ -15,7 +15,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from bench.families.matmul.problem import matmul_error
+from bench.families.matmul.problems import matmul_error
 from tests.support.checks import poisoned
 from tests.support.gpu_memory import GROUP, inputs_or_skip
 from tests.support.stacks import STACK_CASES, UNREADABLE, aligned, moved, stack_error

@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from bench.families.matmul.models import MatmulShape
-from bench.families.matmul.problem import MatmulCase
+from bench.families.matmul.problems import MatmulCase
 from tests.support.checks import assert_correct, poisoned
 from tests.support.shapes import shapes_at_tile_edges
 

@@ -10,7 +10,7 @@ import pytest
 
 from bench import check, problems, registry
 from bench.families.matmul.models import MatmulShape
-from bench.families.matmul.problem import MatmulCase, matmul_error
+from bench.families.matmul.problems import MatmulCase, matmul_error
 from bindings import precision as prec
 from tests.support.checks import (assert_matches_float64, float32_precision, poisoned,
                                   poisoned_runner)
@@ -38,7 +38,7 @@ def test_matches_fp64_reference(kernel, precision, shape):
 
 
 # every partial sum of small integers is exact in float32 up to K = 2^24 / 9, at every
-# precision (bench/families/matmul/problem.py): the output is the product rounded once
+# precision (bench/families/matmul/problems.py): the output is the product rounded once
 EXACT_CASES = [param for s in EXACT_SHAPES
                for param in kernel_precision_params([(k, p, s) for k, p in CASES], f"{s}-")]
 

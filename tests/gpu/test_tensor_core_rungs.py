@@ -19,7 +19,7 @@ import pytest
 from bench import problems, registry
 from bench.check import check_one
 from bench.families.matmul.models import TENSOR_CORE_VERSIONS, MatmulShape
-from bench.families.matmul.problem import matmul_error
+from bench.families.matmul.problems import matmul_error
 from bindings import precision as prec
 from tests.support.checks import assert_matches_float64, poisoned_runner
 from tests.support.gpu_memory import GROUP, inputs_or_skip

@@ -3,7 +3,7 @@
 Every Triton kernel of the registry whose op has a derivative, called as a user calls it
 (bench.kernels), gives through autograd the gradients that torch's own autograd gives the
 float64 reference, within the bound of the forward's check at that precision: matmuls by
-the error measure of bench/families/matmul/problem.py, whose magnitudes (the sums of
+the error measure of bench/families/matmul/problems.py, whose magnitudes (the sums of
 |terms|) are the float64 gradients of |A| @ |B| for the upstream gradient |g|. ReLU +
 dropout's backward keeps the forward's mask; the MLP of docs/examples/train_mlp.py learns
 on the Triton kernels, step for step as in plain PyTorch. rgb_to_grey (uint8) has none.

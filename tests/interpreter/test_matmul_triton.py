@@ -16,7 +16,7 @@ import pytest
 import torch
 
 from bench.families.matmul.models import MatmulShape
-from bench.families.matmul.problem import MatmulCase
+from bench.families.matmul.problems import MatmulCase
 from tests.support.checks import (TF32_TIES, assert_correct, assert_tf32_rounded,
                                   round_to_tf32_on, tf32_rounding_inputs)
 from tests.support.stacks import stack_error

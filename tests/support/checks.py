@@ -1,5 +1,5 @@
 """The assertions shared by the matmul test files: correctness against the float64
-reference (see bench/families/matmul/problem.py for the error measure and its bound), TF32 rounding
+reference (see bench/families/matmul/problems.py for the error measure and its bound), TF32 rounding
 bit by bit (triton_impl.matmul_autotuned.round_to_tf32), and poisoned runs.
 
 Poisoned runs: a GPU test that checks a kernel's output must not let the caching allocator
@@ -20,7 +20,7 @@ import triton.language as tl
 
 from bench import problems
 from bench.device import poison_output_memory
-from bench.families.matmul.problem import matmul_error
+from bench.families.matmul.problems import matmul_error
 from triton_impl.matmul_autotuned import round_to_tf32
 
 
@@ -70,7 +70,7 @@ def poisoned_runner(kernel, precision: str):
 
 def assert_correct(out, a, b, precision: str, exact: bool) -> None:
     """exact: the output must be the float64 product rounded once (small-integer inputs);
-    else every element within its bound (bench/families/matmul/problem.py)."""
+    else every element within its bound (bench/families/matmul/problems.py)."""
     err = matmul_error(out, a, b, precision, "exact" if exact else "random")
     if exact:
         assert err == 0.0, f"exact mode: {err:.3g} bounds from the product rounded once"
@@ -90,7 +90,7 @@ def shape_text(op: str, inputs) -> str:
 
 def assert_matches_float64(op: str, out, inputs, precision: str) -> None:
     """out against the op's float64 reference, within its bound: matmul by matmul_error
-    (bench/families/matmul/problem.py), the memory-bound ops by their
+    (bench/families/matmul/problems.py), the memory-bound ops by their
     Problem's error and tolerance at the inputs' shape (bench/families/memory/problems.py).
     The check beside every comparison of a kernel with its twin or with eager PyTorch."""
     if op == "matmul":

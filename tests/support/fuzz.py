@@ -6,7 +6,7 @@ dtypes and values drawn by hypothesis, against the float64 reference.
   expanded (stride 0); the wrappers accept any of them;
 - values: normal, wide (8 sigma: tiny probabilities in a softmax), with NaN and +-inf
   planted, subnormal, large (per dtype, below overflow);
-- the oracle is the harness's (bench/families/matmul/problem.py, bench/families/memory/problems.py), made aware of
+- the oracle is the harness's (bench/families/matmul/problems.py, bench/families/memory/problems.py), made aware of
   non-finite values: where the float64 reference is NaN the kernel must give NaN, where it
   is +-inf the same inf; elsewhere the error bound holds, with an absolute floor of the
   output dtype's smallest normal for results that underflow.
@@ -26,7 +26,7 @@ import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bench.families.matmul.problem import matmul_bound, rounded_references
+from bench.families.matmul.problems import matmul_bound, rounded_references
 from bench import device as dev
 from bench import problems, registry
 from bench.families.memory import problems as pm

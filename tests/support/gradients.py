@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from bench.device import poison_free_memory
-from bench.families.matmul.problem import ROUNDINGS, matmul_bound, tf32_rounded
+from bench.families.matmul.problems import ROUNDINGS, matmul_bound, tf32_rounded
 from bindings import precision as prec
 
 
@@ -57,7 +57,7 @@ def softmax_cases(kernel_cases: list, shapes: list) -> list:
 def check_matmul_gradients(fn, a, b, precision, inner_a, inner_b, copies_a=1, copies_b=1):
     """Backward through fn(a, b) against the float64 reference; inner_a, inner_b: how many
     products each element of dA, dB sums (N and M, times the batch copies summed). Each
-    element must lie within its matmul bound (bench/families/matmul/problem.py: the
+    element must lie within its matmul bound (bench/families/matmul/problems.py: the
     magnitudes are the float64 gradients of |A| @ |B| for |g|) of the reference, or, at
     tf32, of the nearest one of the references with A, B and g cut to TF32 either way.
     copies_a, copies_b: the batch copies an input was broadcast to; its gradient is their

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import torch
 
-from bench.families.matmul.problem import matmul_error
+from bench.families.matmul.problems import matmul_error
 from triton_impl._memory import padded16
 
 # (A shape, B shape): K and N multiples of 8, so 16-byte rows at 16 and 32 bits

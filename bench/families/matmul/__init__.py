@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from bench.families import Family
 from bench.families.matmul.models import LADDER_VERSIONS, TENSOR_CORE_VERSIONS
-from bench.families.matmul.problem import MatmulProblem
+from bench.families.matmul.problems import MatmulProblem
 from bindings import precision as prec
 
 CEILING_SIZE = 4096              # cuBLAS ceilings at 4096^3 (docs/DESIGN.md, "Ceilings")
