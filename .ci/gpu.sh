@@ -37,9 +37,6 @@
 #               suites or categories to run, one after another into the same set (default
 #               "shapes"; e.g. "shapes:few-tiles shapes:skinny"); SUITE_SET: a set of the
 #               same commit and GPU to add them to (copied into $OUT/suite; --append)
-#     debts     docs/performance/debts/debts_h100.py --quick (softmax and batched; DEBTS_SECTIONS,
-#               DEBTS_ARGS change them): the open debts' variants beside the defaults (~4 min)
-#     split     cuda/driver/softmax_split_sweep.sh: the CUDA split softmax's macro variants (~1 min)
 #
 # The GPU copy of the tree has no .git: pass the commit as CVT_GIT_SHA=... to label results.
 set -uo pipefail
@@ -172,19 +169,6 @@ for stage in "$@"; do
     mkdir -p "$OUT/tensor_core_sweep"
     cp /tmp/tensor_core_sweep/*.txt /tmp/tensor_core_sweep/*.log "$OUT/tensor_core_sweep/"
     cat /tmp/tensor_core_sweep/tensor_core_sweep.txt
-    ;;
-  debts)   # the performance debts' variants beside the defaults (docs/performance/debts/)
-    build
-    # shellcheck disable=SC2086  # DEBTS_ARGS: more arguments, e.g. "--variants 'triton split'"
-    timeout "${DEBTS_LIMIT:-420}" python3 docs/performance/debts/debts_h100.py "$OUT/debts" \
-      --sections "${DEBTS_SECTIONS:-softmax,batched}" ${DEBTS_ARGS:---quick} \
-      > "$OUT/debts.log" 2>&1; echo "debts rc=$?"; cat "$OUT/debts/table.txt"
-    ;;
-  split)   # the CUDA split softmax's macro variants (cuda/driver/softmax_split_sweep.sh)
-    timeout 300 bash cuda/driver/softmax_split_sweep.sh /tmp/softmax_split_sweep \
-      > "$OUT/softmax_split_sweep.log" 2>&1; echo "split sweep rc=$?"
-    mkdir -p "$OUT/softmax_split_sweep"
-    cp /tmp/softmax_split_sweep/*.txt "$OUT/softmax_split_sweep/"
     ;;
   results)
     build

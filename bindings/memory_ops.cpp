@@ -152,8 +152,8 @@ at::Tensor softmax_online(const at::Tensor& x, int64_t dim) {
   return run_softmax("softmax_online", x, dim, false);
 }
 
-// Version 3 (softmax_split.cu), rows only: a row split over a thread-block cluster, in the
-// form SplitForm::kChosen picks (memory_launchers.h). Columns (dim not the last) are
+// Version 3 (softmax_split.cu), rows only: a row split over a thread-block cluster of the
+// size the launcher picks (memory_launchers.h). Columns (dim not the last) are
 // softmax_online's; a row longer than a cluster of kSplitMaxCluster blocks can hold, and a
 // row that needs a cluster on a GPU without clusters, are refused with the limit named.
 at::Tensor softmax_split(const at::Tensor& x, int64_t dim) {
@@ -169,8 +169,7 @@ at::Tensor softmax_split(const at::Tensor& x, int64_t dim) {
   at::Tensor out = at::empty(a.sizes(), a.options());
   if (a.numel() == 0) return out;
   const cudaError_t err = cvt::launch_softmax_split(dtype, a.data_ptr(), out.data_ptr(), v.outer,
-                                                    v.n, 0, cvt::SplitForm::kChosen,
-                                                    stream_of(a));
+                                                    v.n, stream_of(a));
   TORCH_CHECK(err != cudaErrorNotSupported, op, ": a row of ", v.n, " elements needs a "
               "thread-block cluster, which this GPU does not run (compute capability 9.0 and a "
               "GPC that holds the cluster); softmax_online takes rows of any length");
@@ -180,46 +179,6 @@ at::Tensor softmax_split(const at::Tensor& x, int64_t dim) {
   check_launch(op, err);
   return out;
 }
-
-// The row-softmax variant under measurement (cuda/memory_launchers.h): one debug op outside
-// CVT_MEMORY_OPS (no fake kernel, no registry record), for docs/performance/debts/. Softmax
-// over the last dimension; `variant` is "split" (version 3, softmax_split.cu) or
-// "split_refill" (the same, persistent, each block copying its next row while it writes the
-// current one), `param` the cluster size (0: automatic).
-at::Tensor softmax_rows_variant(const at::Tensor& x, c10::string_view variant, int64_t param) {
-  constexpr const char* op = "softmax_rows_variant";
-  const cvt::DType dtype = float_dtype(op, x);
-  check_cuda(op, x);
-  TORCH_CHECK(x.dim() >= 1, op, ": x must have at least one dimension, got a 0-D tensor");
-  TORCH_CHECK(variant == "split" || variant == "split_refill", op,
-              ": variant must be split or split_refill, got ", variant);
-  const int64_t n = x.size(-1);
-  TORCH_CHECK(param >= 0 && param <= cvt::kSplitMaxCluster, op, ": the cluster size must be in [0, ",
-              cvt::kSplitMaxCluster, "] (0: automatic), got ", param);
-  const c10::cuda::CUDAGuard guard(x.device());
-  const at::Tensor a = x.contiguous();
-  at::Tensor out = at::empty(a.sizes(), a.options());
-  if (a.numel() == 0) return out;
-  const int64_t rows = a.numel() / n;
-  const cudaError_t err = cvt::launch_softmax_split(dtype, a.data_ptr(), out.data_ptr(), rows, n,
-                                                    static_cast<int>(param),
-                                                    variant == "split_refill"
-                                                        ? cvt::SplitForm::kRefill
-                                                        : cvt::SplitForm::kSplit,
-                                                    stream_of(a));
-  TORCH_CHECK(err != cudaErrorNotSupported, op, ": split with a cluster of ", param,
-              " blocks (0: automatic) for rows of ", n, " elements does not run on this GPU "
-              "(clusters need compute capability 9.0; the cluster must fit a GPC)");
-  TORCH_CHECK(err != cudaErrorInvalidValue, op, ": a row of ", n, " elements does not fit in ",
-              "the shared memory of a cluster of ", param, " blocks (0: automatic, at most ",
-              cvt::kSplitMaxCluster, ")");
-  check_launch(op, err);
-  return out;
-}
-
-constexpr const char* kSoftmaxVariantName = "softmax_rows_variant";
-constexpr const char* kSoftmaxVariantSchema =
-    "softmax_rows_variant(Tensor x, str variant, int param=0) -> Tensor";
 
 at::Tensor rgb_to_grey(const at::Tensor& img) {
   constexpr const char* op = "rgb_to_grey";
@@ -266,7 +225,6 @@ TORCH_LIBRARY_FRAGMENT(cvt, m) {
 #define CVT_MEMORY_SCHEMA(NAME) m.def(#NAME CVT_SCHEMA_##NAME);
   CVT_MEMORY_OPS(CVT_MEMORY_SCHEMA)
 #undef CVT_MEMORY_SCHEMA
-  m.def(kSoftmaxVariantSchema);
 }
 
 // One list of implementations for both dispatch keys, so the two cannot drift apart.
@@ -276,7 +234,6 @@ static void register_memory_impls(torch::Library& m) {
 #define CVT_MEMORY_IMPL(NAME) m.impl(#NAME, &NAME);
   CVT_MEMORY_OPS(CVT_MEMORY_IMPL)
 #undef CVT_MEMORY_IMPL
-  m.impl(kSoftmaxVariantName, &softmax_rows_variant);
 }
 
 TORCH_LIBRARY_IMPL(cvt, CUDA, m) { register_memory_impls(m); }

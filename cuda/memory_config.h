@@ -169,16 +169,14 @@
 #endif
 
 // ---------------------------------------------------------------------------------------
-// Softmax version 3, split rows (softmax_split.cu; docs/performance/debts/NOTES.md): the op
-// softmax_split runs the form SplitForm::kChosen picks (memory_launchers.h); the debug op
-// cvt::softmax_rows_variant every form.
+// Softmax version 3, split rows (softmax_split.cu; docs/performance/memory_bound.md): the op
+// softmax_split, a row cut into slices, one block per slice, the blocks of a row one
+// thread-block cluster (sm_90) exchanging their (max, sum) through distributed shared memory.
 // ---------------------------------------------------------------------------------------
 
-// Version 3, split rows (softmax_split.cu): a row cut into slices, one block per slice, the
-// blocks of a row one thread-block cluster (sm_90) exchanging their (max, sum) through
-// distributed shared memory. A slice takes at most CVT_SPLIT_SLICE_BYTES of shared memory
-// (96 KiB: two blocks per SM); the cluster has at most CVT_SPLIT_MAX_CLUSTER blocks (16 is
-// the H100's non-portable maximum, 8 the portable one). Blocks of CVT_SPLIT_THREADS threads.
+// A slice takes at most CVT_SPLIT_SLICE_BYTES of shared memory (96 KiB: two blocks per SM);
+// the cluster has at most CVT_SPLIT_MAX_CLUSTER blocks (16 is the H100's non-portable maximum,
+// 8 the portable one). Blocks of CVT_SPLIT_THREADS threads.
 #ifndef CVT_SPLIT_SLICE_BYTES
 #define CVT_SPLIT_SLICE_BYTES 98304
 #endif
@@ -188,34 +186,15 @@
 #ifndef CVT_SPLIT_THREADS
 #define CVT_SPLIT_THREADS 512
 #endif
-// The automatic cluster size of the op's form (SplitForm::kChosen) and of the refill variant
-// is at most CVT_SPLIT_REFILL_MAX_CLUSTER (8, the portable size) where such slices fit a
-// block: clusters of 16 leave SMs idle (the name is from the variant that had it first).
-#ifndef CVT_SPLIT_REFILL_MAX_CLUSTER
-#define CVT_SPLIT_REFILL_MAX_CLUSTER 8
+// The automatic cluster size is at most CVT_SPLIT_AUTO_MAX_CLUSTER (8, the portable size)
+// where slices that many fit a block, even when they are larger than CVT_SPLIT_SLICE_BYTES:
+// clusters of 16 leave SMs idle (the H100's GPCs hold 14 of them, 224 of 264 block slots).
+#ifndef CVT_SPLIT_AUTO_MAX_CLUSTER
+#define CVT_SPLIT_AUTO_MAX_CLUSTER 8
 #endif
-// The slice's arithmetic: 1 (lean) takes exp as ex2.approx.ftz (the output's argument raised
-// by 64) and the maximum of 16-bit pairs as pairs; 0 takes __expf and element-wise maxima as
-// the other softmax kernels do (softmax_split.cu says why; cuda/driver/softmax_split_sweep.sh
-// times both). __launch_bounds__ asks for registers that let CVT_SPLIT_MIN_BLOCKS blocks share
-// an SM (2 with 1024 threads: at most 32 registers).
-#ifndef CVT_SPLIT_LEAN
-#define CVT_SPLIT_LEAN 1
-#endif
+// __launch_bounds__ asks for registers that let CVT_SPLIT_MIN_BLOCKS blocks share an SM.
 #ifndef CVT_SPLIT_MIN_BLOCKS
 #define CVT_SPLIT_MIN_BLOCKS 1
-#endif
-// The split's synchronisation (the sweep's lean1, lean1_relaxed, lean1_pairs: measured in
-// results/h100_sweeps/softmax_split_sync/): CVT_SPLIT_RELAXED_ARRIVE = 1 (the default) makes
-// version 3, not refill, arrive at its cluster barriers without release semantics, thread 0
-// fencing the one store the other blocks read (its pair); CVT_SPLIT_PAIR_REDUCE = 1 (the
-// default) folds each block's (max, sum) in one block reduction of pairs instead of two (a
-// maximum, then a sum). 0 restores the earlier form, for the sweep's comparisons.
-#ifndef CVT_SPLIT_RELAXED_ARRIVE
-#define CVT_SPLIT_RELAXED_ARRIVE 1
-#endif
-#ifndef CVT_SPLIT_PAIR_REDUCE
-#define CVT_SPLIT_PAIR_REDUCE 1
 #endif
 
 // ---------------------------------------------------------------------------------------

@@ -51,36 +51,21 @@ cudaError_t launch_softmax_row_sram(DType dtype, const void* x, void* y, int64_t
 cudaError_t launch_softmax_online(DType dtype, const void* x, void* y, int64_t outer, int64_t n,
                                   int64_t inner, int sms, cudaStream_t stream);
 
-// Softmax version 3 (memory_config.h; the op cvt::softmax_split runs the form kChosen picks
-// with the automatic cluster size, the debug op cvt::softmax_rows_variant every form):
-// softmax over the last dimension of a contiguous [rows, n] tensor, same contract as above.
-//   split            version 3 (softmax_split.cu): a row over a cluster of `cluster` blocks
-//                    (0: the smallest power of two whose slices fit kSplitSliceBytes), each
-//                    keeping its slice in shared memory; one read, one write. cluster > 1 needs
-//                    sm_90 (cudaErrorNotSupported elsewhere, or when the GPU cannot hold such a
-//                    cluster); rows longer than kSplitMaxCluster slices of the largest shared
-//                    memory a block may have are cudaErrorInvalidValue.
-//   refill           the same with a persistent grid (as many clusters as the GPU holds at
-//                    once, each looping over rows) whose blocks copy their next row's slice
-//                    into shared memory while they write the current one out; automatic
-//                    cluster size at most kSplitRefillMaxCluster where the slices fit a block.
-//   chosen           split with its automatic cluster capped as refill's is: at most
-//                    kSplitRefillMaxCluster blocks where such slices fit a block (float32 rows
-//                    of 393216: 8 blocks of 192 KiB, one per SM, where split alone takes 16
-//                    of 96 KiB and its clusters leave SMs idle). On the H100 the faster form
-//                    at 4096 x 32768 and 4096 x 393216 in every type
-//                    (results/h100_sweeps/softmax_split_sync/).
-enum class SplitForm { kSplit, kRefill, kChosen };
+// Softmax version 3 (softmax_split.cu; the op cvt::softmax_split): softmax over the last
+// dimension of a contiguous [rows, n] tensor, same contract as above. A row over a cluster of
+// C blocks, each keeping its slice in shared memory; one read, one write. C is the smallest
+// power of two whose slices fit kSplitSliceBytes, capped at kSplitAutoMaxCluster where such
+// slices fit a block (float32 rows of 393216: 8 blocks of 192 KiB, one per SM, where 16 of
+// 96 KiB leave SMs idle). C > 1 needs sm_90 (cudaErrorNotSupported elsewhere, or when the GPU
+// cannot hold such a cluster); rows longer than kSplitMaxCluster slices of the largest shared
+// memory a block may have are cudaErrorInvalidValue.
 constexpr int64_t kSplitSliceBytes = CVT_SPLIT_SLICE_BYTES;
 constexpr int kSplitMaxCluster = CVT_SPLIT_MAX_CLUSTER;
-constexpr int kSplitRefillMaxCluster = CVT_SPLIT_REFILL_MAX_CLUSTER;
+constexpr int kSplitAutoMaxCluster = CVT_SPLIT_AUTO_MAX_CLUSTER;
 constexpr int kSplitThreads = CVT_SPLIT_THREADS;  // threads per block, at most
 constexpr int kSplitMinBlocks = CVT_SPLIT_MIN_BLOCKS;  // __launch_bounds__' blocks per SM
-constexpr bool kSplitLean = CVT_SPLIT_LEAN != 0;      // the slice's arithmetic: ex2.approx.ftz
-constexpr bool kSplitRelaxedArrive = CVT_SPLIT_RELAXED_ARRIVE != 0;  // cluster barriers: no release
-constexpr bool kSplitPairReduce = CVT_SPLIT_PAIR_REDUCE != 0;        // one block reduction per row
 cudaError_t launch_softmax_split(DType dtype, const void* x, void* y, int64_t rows, int64_t n,
-                                 int cluster, SplitForm form, cudaStream_t stream);
+                                 cudaStream_t stream);
 
 // grey[r, c] = round(0.2989 R + 0.5870 G + 0.1140 B) of a uint8 3 x h x w image.
 // Blocks of kGreyBY rows x kGreyBX threads, kGreyPx neighbour pixels per thread; the row

@@ -18,10 +18,11 @@
 //             that gets there: 1 for a 32768-element float16 row (64 KiB: three blocks per SM,
 //             no cluster: this is version 1 with the row in its own type and cp.async), 2 for
 //             float32 (64 KiB slices), 8 for 393216 float16, 16 for 393216 float32 (16 is the
-//             H100's non-portable cluster limit, allowed by a function attribute). The op
-//             (SplitForm::kChosen) caps C at 8 where such slices fit a block: 393216 float32
-//             as 8 slices of 192 KiB, one block per SM (91% of the copy bandwidth on the H100
-//             against 88% with 16: the GPCs hold 14 clusters of 16, 16 of 8).
+//             H100's non-portable cluster limit, allowed by a function attribute). The
+//             automatic size is capped at kSplitAutoMaxCluster (8) where such slices fit a
+//             block: 393216 float32 as 8 slices of 192 KiB, one block per SM (91% of the copy
+//             bandwidth on the H100 against 88% with 16: the GPCs hold 14 clusters of 16, 16
+//             of 8).
 //   change    from version 2 (online): the second read of the row is gone (it came from DRAM
 //             once the rows in flight outgrew L2: 132 rows of 768 KiB are 101 MB for a 50 MB
 //             L2), at the price of a cluster barrier per row and a limit on the row:
@@ -29,33 +30,26 @@
 //             KiB on the H100: 3.6 MiB, 930,000 float32 elements).
 //             From version 1 (row in SRAM): the row is kept in its own type (half the shared
 //             memory of a 16-bit row) and copied by cp.async, and may span several SMs.
-//   refill    (variant "split_refill", REFILL = true) the same exchange with the copies kept in
-//             flight: a persistent grid of as many clusters as the GPU holds at once
-//             (cudaOccupancyMaxActiveClusters), each looping over rows, and each thread, as
-//             soon as it has written a vector of its slice out, copies the same vector of the
-//             block's next row into that slot. Measured before it (Nsight Compute, 4096 x
-//             393216 float16, C = 8): a block loads only while no other phase runs, and the
-//             GPCs hold 30 clusters of 8 (240 of the 264 two-per-SM block slots).
 //   traffic   reads N, writes N elements: compulsory = model = 2 N sizeof(T), one pass, plus
 //             8 C bytes of DSMEM per row (the pairs).
-//   precond.  contiguous [rows, n] (dim = -1 only; the op cvt::softmax_split runs the
-//             kChosen form above, the debug op cvt::softmax_rows_variant every form);
+//   precond.  contiguous [rows, n] (dim = -1 only: the op cvt::softmax_split);
 //             any n >= 1 up to the limit above; C > 1 needs compute capability 9.0 or newer
 //             (cudaErrorNotSupported elsewhere). Vector path (16-byte cp.async) when n *
 //             sizeof(T) and both pointers are multiples of 16 bytes, else element copies.
 //             Rows of -inf, NaN and +inf behave as in versions 1 and 2.
-//   lean      (CVT_SPLIT_LEAN = 1, the default) the slice's exps as ex2.approx.ftz and 16-bit
-//             maxima on pairs: 29% fewer instructions (comment above ex2_ftz below).
-//   sync      (CVT_SPLIT_RELAXED_ARRIVE, CVT_SPLIT_PAIR_REDUCE = 1, the defaults) version 3
-//             arrives at its two cluster barriers without release semantics (a release
+//   exps      the slice's exps as ex2.approx.ftz and 16-bit maxima on pairs: 29% fewer
+//             instructions than __expf and element-wise maxima (comment above ex2_ftz below).
+//   sync      the two cluster barriers are arrived at without release semantics (a release
 //             arrive is MEMBAR.ALL.GPU: each thread waits until its earlier stores are
 //             visible GPU-wide); thread 0 alone fences the one store the cluster reads, its
 //             pair. The block's (max, sum) is one reduction of pairs (5 block barriers a row
-//             where a maximum and then a sum took 8). Version 3 in 16-bit at 393216: 86.5 ->
-//             93.5% of the copy bandwidth (driver). Refill keeps release arrivals: relaxed,
-//             its float32 fell from 89.6% to 82%.
-//   run       python docs/performance/debts/debts_h100.py OUT    (the variants side by side)
-//             bash cuda/driver/softmax_split_sweep.sh OUT         (lean or not, clusters, threads)
+//             where a maximum and then a sum took 8). In 16-bit at 393216: 86.5 -> 93.5% of
+//             the copy bandwidth on the H100.
+//   history   forms measured and dropped (a persistent "refill" grid, __expf, release
+//             arrivals, two block reductions): docs/performance/memory_bound.md, "Variants
+//             measured and dropped", with the commit that holds their code.
+//   run       python -m bench check --kernels cuda_softmax_split --shapes 8x100003,4x393216
+//             python -m bench time --kernels '*softmax*' --shapes 4096x393216 --precision fp16
 #include <cmath>
 #include <cooperative_groups.h>
 #include <cuda_pipeline.h>
@@ -77,11 +71,11 @@ __device__ __forceinline__ void copy_to_shared(T* dst, const T* src) {
   }
 }
 
-// The slice's arithmetic, lean (kSplitLean: CVT_SPLIT_LEAN = 1, memory_config.h). __expf is
+// The slice's arithmetic ("exps" in the header). __expf is
 // ex2.approx.f32 of x * log2(e), and ex2.approx without .ftz spends a compare and two predicated
 // multiplies on every element for its subnormal results (argument halved, result squared): with
 // the conversions, 24.6 instructions per 16-bit element (Nsight Compute: issue slots 58% busy in
-// the float16 refill kernel, 30% in float32). A sum of exps that is at least 1 loses nothing
+// a float16 split kernel, 30% in float32). A sum of exps that is at least 1 loses nothing
 // when terms below 2^-126 are flushed to zero, so the slice's sum takes ex2.approx.ftz. The
 // output takes it on the argument raised by 64 and a scale lowered by 2^-64 (inv = 1 / sum is at
 // least 2^-31, so inv * 2^-64 stays normal): every output down to 2^-190 comes from a normal
@@ -97,7 +91,7 @@ __device__ __forceinline__ float ex2_ftz(float t) {
 
 template <typename T, int VEC>
 __device__ __forceinline__ float split_vec_max(const Vec<T, VEC>& a) {
-  if constexpr (kSplitLean && sizeof(T) == 2 && VEC % 2 == 0) {
+  if constexpr (sizeof(T) == 2 && VEC % 2 == 0) {
     using P = std::conditional_t<std::is_same_v<T, __half>, __half2, __nv_bfloat162>;
     P r;
     memcpy(&r, &a.v[0], 4);
@@ -120,27 +114,23 @@ constexpr float kLog2e = 1.4426950408889634f;
 
 template <typename T, int VEC>
 __device__ __forceinline__ float split_sum_exp(const Vec<T, VEC>& a, float shift) {
-  if constexpr (kSplitLean) {
-    float r = 0.0f;
-    if constexpr (sizeof(T) == 2 && VEC % 2 == 0) {
+  float r = 0.0f;
+  if constexpr (sizeof(T) == 2 && VEC % 2 == 0) {
 #pragma unroll
-      for (int i = 0; i < VEC / 2; ++i) {
-        const float2 f = pair_to_float(a, i);
-        r += ex2_ftz((f.x - shift) * kLog2e) + ex2_ftz((f.y - shift) * kLog2e);
-      }
-    } else {
-#pragma unroll
-      for (int j = 0; j < VEC; ++j) r += ex2_ftz((to_float(a.v[j]) - shift) * kLog2e);
+    for (int i = 0; i < VEC / 2; ++i) {
+      const float2 f = pair_to_float(a, i);
+      r += ex2_ftz((f.x - shift) * kLog2e) + ex2_ftz((f.y - shift) * kLog2e);
     }
-    return r;
   } else {
-    return vec_sum_exp(a, shift);
+#pragma unroll
+    for (int j = 0; j < VEC; ++j) r += ex2_ftz((to_float(a.v[j]) - shift) * kLog2e);
   }
+  return r;
 }
 
 template <typename T, int VEC>
 __device__ __forceinline__ Vec<T, VEC> split_exp_scaled(const Vec<T, VEC>& a, float shift, float scale) {
-  if constexpr (kSplitLean && sizeof(T) == 2 && VEC % 2 == 0) {
+  if constexpr (sizeof(T) == 2 && VEC % 2 == 0) {
     const float low = scale * 0x1p-64f;
     Vec<T, VEC> out;
 #pragma unroll
@@ -157,8 +147,7 @@ __device__ __forceinline__ Vec<T, VEC> split_exp_scaled(const Vec<T, VEC>& a, fl
 
 // (max, sum of exp(x - max)) of two parts folded into the pair of both, as the online
 // softmax folds its chunks; a part of only -inf is (-inf, 0), a NaN anywhere makes the sum NaN.
-// kSplitPairReduce folds a block's pairs with it in one block_allreduce, where a maximum,
-// then a sum took two.
+// A block's pairs are folded with it in one block_allreduce (a maximum, then a sum, took two).
 struct FoldPairs {
   __device__ __forceinline__ float2 operator()(float2 a, float2 b) const {
     const float m = fmaxf(a.x, b.x);
@@ -167,14 +156,13 @@ struct FoldPairs {
   }
 };
 
-template <typename T, int VEC, bool CLUSTER, bool REFILL>
+template <typename T, int VEC, bool CLUSTER>
 __global__ void __launch_bounds__(kSplitThreads, kSplitMinBlocks)
 softmax_row_split_kernel(const T* __restrict__ x, T* __restrict__ y, int64_t rows, int64_t n,
                          int64_t slice_vecs) {
   extern __shared__ __align__(16) unsigned char slice_raw[];  // slice_vecs vectors of T
   T* slice = reinterpret_cast<T*>(slice_raw);
-  __shared__ float scratch[33];
-  __shared__ float2 pair_scratch[kSplitPairReduce ? 33 : 1];
+  __shared__ float2 pair_scratch[33];
 
   int rank = 0, size = 1;  // this block's slice of the row, and the slices per row
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
@@ -200,11 +188,9 @@ softmax_row_split_kernel(const T* __restrict__ x, T* __restrict__ y, int64_t row
     }
     __pipeline_commit();
   };
-  if (REFILL && first_row < rows) issue_copies(first_row);
-
   for (int64_t row = first_row; row < rows; row += row_step) {
     T* ys = y + row * n + first * VEC;
-    if (!REFILL) issue_copies(row);  // REFILL: issued while the previous row was written
+    issue_copies(row);
     __pipeline_wait_prior(0);
 
     // The slice's maximum and sum of exps: per thread, then per block.
@@ -217,17 +203,9 @@ softmax_row_split_kernel(const T* __restrict__ x, T* __restrict__ y, int64_t row
     for (int v = threadIdx.x; v < count; v += blockDim.x) {
       s += split_sum_exp(*reinterpret_cast<const Vec<T, VEC>*>(slice + v * VEC), own_shift);
     }
-    float row_max, row_sum;
-    if constexpr (kSplitPairReduce) {
-      const float2 block = block_allreduce(make_float2(m, s), FoldPairs(),
-                                           make_float2(-INFINITY, 0.0f), pair_scratch);
-      row_max = block.x;
-      row_sum = block.y;
-    } else {
-      row_max = block_allreduce(m, MaxOp(), -INFINITY, scratch);
-      const float block_shift = row_max == -INFINITY ? 0.0f : row_max;
-      row_sum = block_allreduce(s * __expf(m - block_shift), SumOp(), 0.0f, scratch);
-    }
+    const float2 block = block_allreduce(make_float2(m, s), FoldPairs(),
+                                         make_float2(-INFINITY, 0.0f), pair_scratch);
+    float row_max = block.x, row_sum = block.y;
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     if constexpr (CLUSTER) {
@@ -236,17 +214,11 @@ softmax_row_split_kernel(const T* __restrict__ x, T* __restrict__ y, int64_t row
       __shared__ float2 partial;  // this block's (max, sum), read by the whole cluster
       cg::cluster_group cluster = cg::this_cluster();
       if (threadIdx.x == 0) partial = make_float2(row_max, row_sum);
-      if constexpr (kSplitRelaxedArrive && !REFILL) {
-        // Only the pair is read across the cluster: thread 0 orders its store, and no thread
-        // waits at the arrive for its own outputs of the last row to become visible. (Not
-        // for refill, whose float32 clusters of 8 lost 7 points of copy bandwidth with it:
-        // results/h100_sweeps/softmax_split_sync/, NOTES.md.)
-        if (threadIdx.x == 0) asm volatile("fence.release.cluster;" ::: "memory");
-        asm volatile("barrier.cluster.arrive.relaxed.aligned;" ::: "memory");
-        asm volatile("barrier.cluster.wait.aligned;" ::: "memory");
-      } else {
-        cluster.sync();
-      }
+      // Only the pair is read across the cluster: thread 0 orders its store, and no thread
+      // waits at the arrive for its own outputs of the last row to become visible.
+      if (threadIdx.x == 0) asm volatile("fence.release.cluster;" ::: "memory");
+      asm volatile("barrier.cluster.arrive.relaxed.aligned;" ::: "memory");
+      asm volatile("barrier.cluster.wait.aligned;" ::: "memory");
       const int lane = threadIdx.x & 31;
       float pm = -INFINITY, ps = 0.0f;
       if (lane < size) {
@@ -259,27 +231,16 @@ softmax_row_split_kernel(const T* __restrict__ x, T* __restrict__ y, int64_t row
       row_sum = warp_allreduce(ps * __expf(pm - shift), SumOp());
       // Done reading the others' pairs; they may reuse (or free, by exiting) theirs once
       // every block has arrived here. Arrive now, wait after the output is written.
-      if constexpr (kSplitRelaxedArrive && !REFILL) {
-        asm volatile("barrier.cluster.arrive.relaxed.aligned;" ::: "memory");  // reads done
-      } else {
-        cluster.barrier_arrive();
-      }
+      asm volatile("barrier.cluster.arrive.relaxed.aligned;" ::: "memory");  // reads done
     }
 #endif
 
     // exp(x - M) / S, from the slice (M = -inf: a row of -inf gives NaN, as torch.softmax).
     const float inv = 1.0f / row_sum;
-    // REFILL: as soon as a thread has written a vector out, it copies the same vector of the
-    // block's next row into the slot (the store needed the value, so the slot has been read):
-    // the next row's reads are in flight while this row is written, reduced and exchanged.
-    const int64_t next = row + row_step;
-    const T* xn = REFILL && next < rows ? x + next * n + first * VEC : nullptr;
     for (int v = threadIdx.x; v < count; v += blockDim.x) {
       const Vec<T, VEC> a = *reinterpret_cast<const Vec<T, VEC>*>(slice + v * VEC);
       store_vec<T, VEC>(ys + v * VEC, split_exp_scaled(a, row_max, inv));
-      if (REFILL && xn != nullptr) copy_to_shared<T, VEC>(slice + v * VEC, xn + v * VEC);
     }
-    if (REFILL && xn != nullptr) __pipeline_commit();
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     if constexpr (CLUSTER) cg::this_cluster().barrier_wait();
 #endif
@@ -299,35 +260,30 @@ cudaError_t split_shared(Kernel kernel, size_t bytes) {
 }
 
 template <typename T, int VEC>
-cudaError_t launch_split(const T* x, T* y, int64_t rows, int64_t n, int cluster, SplitForm form,
-                         cudaStream_t stream) {
-  int device = 0, major = 0, smem_limit = 0, sms = 0;
+cudaError_t launch_split(const T* x, T* y, int64_t rows, int64_t n, cudaStream_t stream) {
+  int device = 0, major = 0, smem_limit = 0;
   cudaError_t err = cudaGetDevice(&device);
   if (err == cudaSuccess) err = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device);
   if (err == cudaSuccess) {
     err = cudaDeviceGetAttribute(&smem_limit, cudaDevAttrMaxSharedMemoryPerBlockOptin, device);
   }
-  if (err == cudaSuccess) err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
   if (err != cudaSuccess) return err;
 
   const int64_t nvec = n / VEC;
   const auto slice_bytes = [&](int64_t c) {
     return ceil_div(nvec, c) * VEC * static_cast<int64_t>(sizeof(T));
   };
-  int64_t c = cluster;
-  const bool refill = form == SplitForm::kRefill;
-  if (c <= 0) {  // the smallest power of two whose slices fit kSplitSliceBytes (or the limit)
-    c = 1;
-    while (c < kSplitMaxCluster && slice_bytes(c) > kSplitSliceBytes) c *= 2;
-    // refill and kChosen: at most the portable cluster size (8) where the slices still fit
-    // one block. Clusters of 16 leave SMs idle: the H100's GPCs hold 14 of them (224 of 264
-    // block slots); with 8, 16 clusters of one 192 KiB block per SM (fp32 393216) use 128 SMs.
-    if (form != SplitForm::kSplit && c > kSplitRefillMaxCluster &&
-        slice_bytes(kSplitRefillMaxCluster) <= smem_limit) {
-      c = kSplitRefillMaxCluster;
-    }
+  // The cluster size C: the smallest power of two whose slices fit kSplitSliceBytes (or the
+  // limit) ...
+  int64_t c = 1;
+  while (c < kSplitMaxCluster && slice_bytes(c) > kSplitSliceBytes) c *= 2;
+  // ... but at most the portable cluster size (8) where the slices still fit one block.
+  // Clusters of 16 leave SMs idle: the H100's GPCs hold 14 of them (224 of 264 block slots);
+  // with 8, 16 clusters of one 192 KiB block per SM (fp32 393216) use 128 SMs.
+  if (c > kSplitAutoMaxCluster && slice_bytes(kSplitAutoMaxCluster) <= smem_limit) {
+    c = kSplitAutoMaxCluster;
   }
-  if (c > kSplitMaxCluster || slice_bytes(c) > smem_limit) return cudaErrorInvalidValue;
+  if (slice_bytes(c) > smem_limit) return cudaErrorInvalidValue;
   if (c > 1 && major < 9) return cudaErrorNotSupported;
 
   const int64_t slice_vecs = ceil_div(nvec, c);
@@ -335,26 +291,17 @@ cudaError_t launch_split(const T* x, T* y, int64_t rows, int64_t n, int cluster,
   // About 4 vectors per thread (a 96 KiB slice: 12 per thread of 512), at least one warp.
   const int threads = static_cast<int>(
       std::min<int64_t>(kSplitThreads, std::max<int64_t>(32, ceil_div(ceil_div(slice_vecs, 4), 32) * 32)));
-  // One row per cluster (REFILL: as many clusters as the GPU holds at once, each looping
-  // over rows, so that a cluster always has its next row to fetch).
-  int64_t groups = std::min(rows, kMaxGridX / c);
+  // One row per cluster (past the grid's limit, each cluster loops over rows).
+  const int64_t groups = std::min(rows, kMaxGridX / c);
 
   if (c == 1) {
-    const auto kernel = refill ? softmax_row_split_kernel<T, VEC, false, true>
-                               : softmax_row_split_kernel<T, VEC, false, false>;
+    const auto kernel = softmax_row_split_kernel<T, VEC, false>;
     err = split_shared(kernel, smem);
     if (err != cudaSuccess) return err;
-    if (refill) {
-      int per_sm = 0;
-      err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, smem);
-      if (err != cudaSuccess) return err;
-      groups = std::min<int64_t>(groups, std::max(1, per_sm) * static_cast<int64_t>(sms));
-    }
     kernel<<<static_cast<unsigned>(groups), threads, smem, stream>>>(x, y, rows, n, slice_vecs);
     return cudaGetLastError();
   }
-  const auto kernel = refill ? softmax_row_split_kernel<T, VEC, true, true>
-                             : softmax_row_split_kernel<T, VEC, true, false>;
+  const auto kernel = softmax_row_split_kernel<T, VEC, true>;
   err = split_shared(kernel, smem);
   if (err == cudaSuccess && c > 8) {
     err = cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1);
@@ -378,25 +325,20 @@ cudaError_t launch_split(const T* x, T* y, int64_t rows, int64_t n, int cluster,
   err = cudaOccupancyMaxActiveClusters(&clusters, kernel, &config);
   if (err != cudaSuccess) return err;
   if (clusters < 1) return cudaErrorNotSupported;
-  if (refill) {
-    groups = std::min<int64_t>(groups, clusters);
-    config.gridDim = dim3(static_cast<unsigned>(groups * c));
-  }
   return cudaLaunchKernelEx(&config, kernel, x, y, rows, n, slice_vecs);
 }
 
 cudaError_t launch_softmax_split(DType dtype, const void* x, void* y, int64_t rows, int64_t n,
-                                 int cluster, SplitForm form, cudaStream_t stream) {
-  if (cluster < 0) return cudaErrorInvalidValue;
+                                 cudaStream_t stream) {
   if (rows <= 0 || n <= 0) return cudaSuccess;
   return dispatch_dtype(dtype, [&](auto type) {
     using T = typename decltype(type)::type;
     const T* xt = static_cast<const T*>(x);
     T* yt = static_cast<T*>(y);
     if (aligned16(x) && aligned16(y) && (n * static_cast<int64_t>(sizeof(T))) % 16 == 0) {
-      return launch_split<T, kVec16<T>>(xt, yt, rows, n, cluster, form, stream);
+      return launch_split<T, kVec16<T>>(xt, yt, rows, n, stream);
     }
-    return launch_split<T, 1>(xt, yt, rows, n, cluster, form, stream);
+    return launch_split<T, 1>(xt, yt, rows, n, stream);
   });
 }
 

@@ -355,7 +355,7 @@ def records() -> list[Kernel]:
                "triton_impl/softmax_split.py",
                _cuda_params(lambda h: dict(staged=True, threads=h["SPLIT_THREADS"],
                                            slice_bytes=h["SPLIT_SLICE_BYTES"],
-                                           max_cluster=h["SPLIT_REFILL_MAX_CLUSTER"])),
+                                           max_cluster=h["SPLIT_AUTO_MAX_CLUSTER"])),
                _split_triton_params, suffix="_split", refuses=_columns,
                cuda_needs=((9, 0), "Hopper: thread-block clusters, distributed shared memory")),
         _wrong("softmax", "bug-flush", "softmax", "softmax_bug_flush_small",

@@ -1,5 +1,4 @@
-// What the standalone drivers (matmul_driver.cu, tensor_core_driver.cu,
-// softmax_split_driver.cu) share: timing a launch the way the harness does, and reading
+// What the standalone drivers (matmul_driver.cu, tensor_core_driver.cu) share: timing a launch the way the harness does, and reading
 // M N K triples from the command line.
 #pragma once
 #include <algorithm>

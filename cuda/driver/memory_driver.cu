@@ -182,8 +182,7 @@ static int run_softmax(const char* kernel, DType t, int64_t outer, int64_t n, in
     return k == "softmax_row_sram"
                ? cvt::launch_softmax_row_sram(t, dx.ptr(), dy.ptr(), outer, n, inner, o.sms, 0)
            : k == "softmax_split"
-               ? cvt::launch_softmax_split(t, dx.ptr(), dy.ptr(), outer * inner, n, 0,
-                                           cvt::SplitForm::kChosen, 0)
+               ? cvt::launch_softmax_split(t, dx.ptr(), dy.ptr(), outer * inner, n, 0)
                : cvt::launch_softmax_online(t, dx.ptr(), dy.ptr(), outer, n, inner, o.sms, 0);
   };
   CUDA_CHECK(launch());
@@ -284,7 +283,7 @@ static int run(const std::string& k, const Options& o) {
       cases.push_back({2, 100003, 1, 0, true});   // longer than SRAM, scalar path
       cases.push_back({2, 70000, 1, 0, false});   // several vector steps (16-bit: 32768 each)
     }
-    if (k == "softmax_split") {  // cvt::SplitForm::kChosen (memory_launchers.h)
+    if (k == "softmax_split") {  // its automatic cluster size (memory_launchers.h)
       cases.push_back({3, 393216, 1, 0, true});   // clusters of 8 (float32: one block per SM)
       cases.push_back({300, 4096, 1, 1, false});  // one block a row, more rows than the GPU holds
     }
