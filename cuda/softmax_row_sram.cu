@@ -14,14 +14,14 @@
 //             reductions synchronise. How the row is kept depends on its type:
 //             - float32 rows are staged as float32 (128 KiB for 32768 elements, one block
 //               per SM) and sweep 2 replaces each element by its exp in place: 97.5% of the
-//               copy bandwidth at 4096 x 32768 (docs/performance/debts/NOTES.md).
+//               copy bandwidth at 4096 x 32768 (results/h100_sweeps/debts_table.txt).
 //             - 16-bit rows are kept in their own type (64 KiB for 32768 elements), so three
 //               512-thread blocks share an SM (__launch_bounds__(512, 3)) and one block's
 //               loads overlap another's arithmetic; sweep 2 only sums and sweep 3 computes
 //               each exp again (two exps per element at 3 TB/s use about a third of the SFUs'
 //               rate). Staged as float32 like the float32 rows, a 16-bit row left its SM
 //               without loads while its one block reduced (67-77% of copy); kept packed it
-//               reaches 96% (NOTES.md). The packed form loses in float32 (70.6% against
+//               reaches 96% (the same table). The packed form loses in float32 (70.6% against
 //               97.5%), which therefore keeps its staged kernel.
 //             The Triton twin (triton_impl/softmax.py) is the kernel of "Meet Triton" with
 //             BLOCK = next_power_of_2(n): the row is one tensor value, which its compiler

@@ -45,9 +45,9 @@
 //             pair. The block's (max, sum) is one reduction of pairs (5 block barriers a row
 //             where a maximum and then a sum took 8). In 16-bit at 393216: 86.5 -> 93.5% of
 //             the copy bandwidth on the H100.
-//   history   forms measured and dropped (a persistent "refill" grid, __expf, release
-//             arrivals, two block reductions): docs/performance/memory_bound.md, "Variants
-//             measured and dropped", with the commit that holds their code.
+//   history   the forms measured and dropped (a persistent "refill" grid, __expf, release
+//             arrivals, two block reductions) and the commit that holds their code:
+//             docs/performance/memory_bound.md, "Variants measured and dropped".
 //   run       python -m bench check --kernels cuda_softmax_split --shapes 8x100003,4x393216
 //             python -m bench time --kernels '*softmax*' --shapes 4096x393216 --precision fp16
 #include <cmath>

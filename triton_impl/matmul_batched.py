@@ -24,7 +24,7 @@ the notebook "GPUs and challenges in programming them. Meet Triton".
             k-step's wgmma retired by wait_for_dot). The 64 x 64 tiles of "Meet Triton" on 4
             warps (tiles.BATCHED) ran 0.43-0.54x the cuBLAS reference in 16-bit and 0.14-0.18x
             in tf32; autotuned, 0.91-1.02x and 0.58-0.68x (4096^3 and a batch of 128,
-            docs/performance/debts/NOTES.md). fp32 (FFMA) was not measured autotuned and keeps
+            docs/performance/fast_matmul.md). fp32 (FFMA) was not measured autotuned and keeps
             tiles.BATCHED.
   TMA       on a Hopper GPU (compute capability 9.x) tf32, fp16 and bf16 run a TMA kernel
             with a batch axis instead of the pointer kernel: tf32 matmul_swap_gluon, the

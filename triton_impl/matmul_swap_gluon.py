@@ -51,7 +51,7 @@ registers, and a wgmma pipeline that is legal.
             four timing methods (results/h100_sweeps; docs/performance/fast_matmul.md, with
             the IN_FLIGHT sweep that chose 3), with 2-D descriptors (the k-loop's SASS is
             the same with 3-D ones but for the TMA opcode). The batched launch through
-            triton_batched is not measured yet (docs/performance/debts/NOTES.md section 2).
+            triton_batched: docs/performance/fast_matmul.md.
             Repeatable bit for bit, max |C - C64| / (|A||B|) 6.2e-5 (B rounded, A
             truncated by the tensor core, as the Triton swap).
   precond.  float32 stacks A (batch x M x K) and B (batch x K x N) on a CUDA device of

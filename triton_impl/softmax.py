@@ -19,7 +19,7 @@
                        32768 in 4096-element chunks were read twice: 88-90% of the copy
                        bandwidth, one chunk 93%; float32 97.5% against 98.5% in 16384-element
                        chunks, one path for every type at 1% of float32;
-                       docs/performance/debts/NOTES.md). Longer rows go in chunks
+                       results/h100_sweeps/debts_table.txt). Longer rows go in chunks
                        (ONLINE_CONFIG), twice: pass 1 keeps a running max and a running sum
                        of exp(x - max) (rescaled when the max grows: Milakov and Gimelshein
                        2018), pass 2 writes exp(x - max) / sum walking the row BACKWARDS (as
@@ -30,8 +30,8 @@
                        thread; a Triton program cannot name its threads). Pass 1 loads with
                        eviction_policy="evict_last", pass 2 with "evict_first" (KEEP): the
                        rows in flight then stay in L2 for pass 2.
-            The split version (a row over several programs, under measurement:
-            docs/performance/debts/NOTES.md) is triton_impl/softmax_split.py.
+            The split version (version 3: a row over several programs) is
+            triton_impl/softmax_split.py.
   mapping   CUDA (cuda/softmax_*.cu)                this file
             block per row, row staged in shared     program per row, row in registers
               memory (version 1)

@@ -28,18 +28,16 @@ the Triton twin of cuda/softmax_split.cu, with global memory where CUDA has a cl
             (<= 1) makes of it; adding 8 to the argument rounds it to 2^-20 (1e-6 relative).
             Against taking the exp twice (the sum's, then the output's from x), in SASS at
             393216 with 16384 x 16 warps: 536 instructions instead of 800 in 16-bit, 32
-            MUFU.EX2 per thread instead of 64; NOTES.md has the times.
+            MUFU.EX2 per thread instead of 64 (the times: docs/performance/memory_bound.md,
+            "Variants measured and dropped").
   phases    PHASE 0 (the GPU path): one launch, the exchange above. PHASE 1 + PHASE 2: two
             launches, the first stores the pairs, the second reads the row again, recomputes
             its exps and writes it (3 N traffic, like the online version; no waiting at all).
             The interpreter runs one program after another, so a program waiting for a later
             one would wait forever: there the two launches run (the fold and the output are
             the same code; tl.exp2 stands in for the inline ex2.approx.ftz).
-  hints     load_hint="evict_first" or "cg" marks the segment loads (L2 evict-first policy;
-            .cg: past L1), to see whether the 16-bit rows lose in how they are loaded rather
-            than in the exchange.
   packed    16-bit rows of 16-byte multiples run as int32 pairs (softmax_row_split_pairs_
-            kernel; packed=False: the kernel above, to compare): the segment waits for the
+            kernel): the segment waits for the
             exchange in one register per two elements where the kernel above keeps a
             float32 per element, so 64 elements per thread fit 64 registers
             (tiles.SOFTMAX_SPLIT_PACKED) and an SM holds 128 KiB of 16-bit segments, as it
@@ -54,8 +52,7 @@ the Triton twin of cuda/softmax_split.cu, with global memory where CUDA has a cl
             the segment in shared memory (Gluon: 64 KiB a program filled by TMA, three per
             SM, where registers hold 128 KiB an SM). H100, 4096 x 393216, % of copy: fp32
             90.9 -> 95.4, fp16 88.1 -> 94.2, bf16 87.4 -> 93.3 (results/h100_sweeps/
-            softmax_smem); smem=False keeps the kernels here, smem=True asks for it at any
-            length.
+            softmax_smem).
   tiles     4096-element segments on 4 warps (32 elements per thread) in every type
             (tiles.SOFTMAX_SPLIT: the fastest of 4096 x 4, 8192 x 8 and 16384 x 16 warps at
             4096 x 32768 in every type and at 4096 x 393216 in float32), float32 capped at
@@ -75,8 +72,11 @@ the Triton twin of cuda/softmax_split.cu, with global memory where CUDA has a cl
             (else ValueError: ask for two_launches; the op cvt_triton.softmax_split, the
             registry's triton_softmax_split, takes the two launches itself). Rows of -inf,
             NaN and +inf behave as in softmax.py.
-  run       python docs/performance/debts/debts_h100.py OUT --sections softmax   (the
-            segment sizes side by side; --plan lists them)
+  forced    the product picks every path above by itself; tests reach each kernel on small
+            rows through _softmax_split (a shorter segment, the shared-memory kernel asked
+            for or refused, its tile).
+  run       python -m bench check --kernels triton_softmax_split --shapes 8x100003,5x300
+            python -m bench time --kernels '*softmax_split' --shapes 4096x393216 --precision fp16
 """
 from __future__ import annotations
 
@@ -131,7 +131,7 @@ def _segment_exps(x, OUT_16: tl.constexpr, FTZ: tl.constexpr):
 def _wait_for_pairs(count_ptr, row, SEGMENTS: tl.constexpr, SPIN_LIMIT: tl.constexpr):
     """Polls the row's arrival counter (acquire) until its G programs have published their
     pairs, or SPIN_LIMIT polls have passed. (A nanosleep between polls, to read L2 less
-    often, changed nothing measurable: NOTES.md.)"""
+    often, changed nothing measurable: docs/performance/memory_bound.md.)"""
     seen = tl.atomic_add(count_ptr + row, 0, sem="acquire")
     polls = 0
     while (seen < SEGMENTS) & (polls < SPIN_LIMIT):
@@ -199,8 +199,6 @@ def softmax_row_split_kernel(
     PHASE: tl.constexpr,                      # 0: one launch with the exchange; 1, 2: two launches
     SPIN_LIMIT: tl.constexpr,                 # polls before giving up
     FTZ: tl.constexpr,                        # 16-bit exps by _exp2_ftz (off under the interpreter)
-    LOAD_CACHE: tl.constexpr = "",            # cache modifier of the segment loads ("", ".cg")
-    LOAD_EVICT: tl.constexpr = "",            # their L2 policy ("", "evict_first")
 ):
     pid = tl.program_id(0)
     seg = pid % SEGMENTS                      # this program's segment of every row it takes
@@ -218,8 +216,7 @@ def softmax_row_split_kernel(
         if VEC > 1:                           # checked by the wrapper: tell the compiler
             x_row = tl.multiple_of(x_row, 16)
             y_row = tl.multiple_of(y_row, 16)
-        x = tl.load(x_row + cols, mask=mask, other=-float("inf"), cache_modifier=LOAD_CACHE,
-                    eviction_policy=LOAD_EVICT).to(tl.float32)
+        x = tl.load(x_row + cols, mask=mask, other=-float("inf")).to(tl.float32)
         pairs = part_ptr + row64 * (2 * SEGMENTS)
         m, e, s = _segment_exps(x, out_16, FTZ)   # PHASE 2: the same m as PHASE 1 published
         if PHASE == 0:
@@ -334,10 +331,6 @@ def resident_programs(n_regs: int, shared: int, warps: int, device: torch.device
 
 _resident: dict = {}   # (kernel, dtype, constexprs, warps, device) -> resident_programs
 
-# load_hint -> the segment loads' (cache modifier, L2 eviction policy): whether a row that is
-# read once streams better past L1 (.cg) or marked first to leave L2 (evict_first).
-LOAD_HINTS = {"": ("", ""), "evict_first": ("", "evict_first"), "cg": (".cg", "")}
-
 
 def _resident_for(kernel, args: tuple, meta: dict, device: torch.device,
                   dtype: torch.dtype | None = None) -> int:
@@ -368,14 +361,13 @@ def _one_launch_groups(kernel, args: tuple, meta: dict, segments: int, rows: int
     return min(most, groups or most, rows), resident
 
 
-def _segment(tile: tuple, n: int, block: int | None, warps: int | None,
-             per_warp: int) -> tuple[int, int]:
-    """(elements per segment, warps): those asked for, else the tile's segment (no longer
-    than the row needs) on as many warps as take per_warp elements each (at most the
-    tile's)."""
+def _segment(tile: tuple, n: int, block: int | None, per_warp: int) -> tuple[int, int]:
+    """(elements per segment, warps): the tile's segment (no longer than the row needs), or
+    the one a test asks for (_softmax_split), on as many warps as take per_warp elements
+    each (at most the tile's)."""
     seg, w, _cap = tile
     block = block or max(16, min(seg, triton.next_power_of_2(n)))
-    return block, warps or max(1, min(w, block // per_warp))
+    return block, max(1, min(w, block // per_warp))
 
 
 def _default_cap(cap: int | None, segments: int) -> int | None:
@@ -401,41 +393,45 @@ def _workspace(rows: int, segments: int, device,
             torch.zeros(rows, dtype=torch.int32, device=device))
 
 
-def config(element_size: int, n: int, block: int | None = None, warps: int | None = None):
-    """(BLOCK, warps, G) for rows of n elements: tiles.SOFTMAX_SPLIT's segment, no longer
-    than the row needs, 32 elements per thread."""
-    block, warps = _segment(tiles.SOFTMAX_SPLIT[element_size], n, block, warps, 1024)
+def config(element_size: int, n: int):
+    """(BLOCK, warps, G) for rows of n elements: tiles.SOFTMAX_SPLIT's segment, no longer than
+    the row needs, 32 elements per thread."""
+    return _config(element_size, n, None)
+
+
+def _config(element_size: int, n: int, block: int | None):
+    """config, or the segment _softmax_split asks for (``block``)."""
+    block, warps = _segment(tiles.SOFTMAX_SPLIT[element_size], n, block, 1024)
     return block, warps, triton.cdiv(n, block)
 
 
-def softmax_split(x: torch.Tensor, dim: int = -1, *, block: int | None = None,
-                  warps: int | None = None, two_launches: bool = False,
-                  groups: int | None = None, load_hint: str = "", packed: bool = True,
-                  maxnreg: int | None = None, fallback: bool = False,
-                  smem: bool | None = None, smem_tile: tuple | None = None) -> torch.Tensor:
-    """softmax(x, dim=-1) with each row split over G programs. ``block``/``warps`` override
-    tiles.SOFTMAX_SPLIT; ``two_launches`` runs PHASE 1 + 2 (always, under the interpreter,
-    when a row takes several programs); ``groups`` caps the persistent grid at G x groups
-    programs (default: all that fit); ``load_hint`` ("", "evict_first", "cg") marks the
-    segment loads (LOAD_HINTS); ``packed`` (the default) runs 16-bit rows of 16-byte
-    multiples as int32 pairs (softmax_row_split_pairs_kernel, tiles.SOFTMAX_SPLIT_PACKED;
-    other rows, and rows of several segments under the interpreter, take the kernel above;
-    packed=False: always the kernel above); ``maxnreg`` caps the one-launch kernels'
-    registers (default: tiles.SOFTMAX_SPLIT's and tiles.SOFTMAX_SPLIT_PACKED's caps where a
-    row takes several programs, none for rows of one: _default_cap), and
-    with them how many programs an SM holds; ``fallback``: a row
-    that needs more programs than the GPU holds at once runs the two launches (else
-    ValueError); ``smem`` runs the shared-memory kernel (softmax_split_smem.py, Gluon: rows
-    of multiples of 64, 16-byte aligned, on Hopper; other rows take the kernels here),
-    default (None) for rows of at least tiles.SOFTMAX_SPLIT_SMEM's length; ``smem_tile``
-    (segment bytes, buffers, warps) overrides that table's."""
+def softmax_split(x: torch.Tensor, dim: int = -1, *, two_launches: bool = False,
+                  fallback: bool = False) -> torch.Tensor:
+    """softmax(x, dim=-1) with each row split over G programs, every path picked from the
+    row (the header): ``two_launches`` runs PHASE 1 + 2 (always, under the interpreter, when
+    a row takes several programs); ``fallback``: a row that needs more programs than the GPU
+    holds at once runs the two launches (else ValueError). The op passes both
+    (_split_impl: two launches while torch traces, the fallback always)."""
+    return _softmax_split(x, dim, two_launches=two_launches, fallback=fallback)
+
+
+def _softmax_split(x: torch.Tensor, dim: int = -1, *, two_launches: bool = False,
+                   fallback: bool = False, block: int | None = None, smem: bool | None = None,
+                   smem_tile: tuple | None = None) -> torch.Tensor:
+    """softmax_split with a path forced, so that tests reach every kernel on small rows (the
+    product takes the defaults): ``block`` a segment other than tiles.SOFTMAX_SPLIT's (and
+    tiles.SOFTMAX_SPLIT_PACKED's: rows of several segments at a small n); ``smem`` True asks
+    for the shared-memory kernel at any length (softmax_split_smem.py, Gluon: rows of
+    multiples of 64, 16-byte aligned, on Hopper; other rows take the kernels here), False
+    keeps the register kernels, None (the product's) decides by tiles.SOFTMAX_SPLIT_SMEM's
+    length; ``smem_tile`` (segment bytes, buffers, warps) overrides that table's. 16-bit rows
+    of 16-byte multiples run as int32 pairs (softmax_row_split_pairs_kernel) wherever that
+    kernel takes them; other rows, and rows of several segments under the interpreter, the
+    kernel above."""
     _memory.check_float(NAME, x)
     if x.dim() == 0 or dim not in (-1, x.dim() - 1):
         raise ValueError(f"{NAME}: softmax over the last dimension only, got dim {dim} of a "
                          f"{x.dim()}-D tensor")
-    if load_hint not in LOAD_HINTS:
-        raise ValueError(f"{NAME}: load_hint must be one of {sorted(LOAD_HINTS)}, got "
-                         f"{load_hint!r}")
     _memory.check_device(NAME, x)
     x = x.contiguous()
     y = torch.empty_like(x)
@@ -443,23 +439,21 @@ def softmax_split(x: torch.Tensor, dim: int = -1, *, block: int | None = None,
         return y
     n = x.shape[-1]
     rows = x.numel() // n
-    asked = (block, warps)                    # the packed path has its own defaults
-    block, warps, segments = config(x.element_size(), n, block, warps)
+    asked = block                             # the packed path has its own default
+    block, warps, segments = _config(x.element_size(), n, block)
     if n + block >= 2**31 or rows >= 2**31 - 2**16:
         raise ValueError(f"{NAME}: rows must be shorter than 2^31 - {block} elements and fewer "
                          f"than 2^31 - 2^16, got {rows} rows of {n}")
     vec = _memory.vector_width(x.dtype, x, y, row_elements=n)
-    if vec > 1 and not two_launches and _smem_split(x, y, rows, n, smem, smem_tile, groups):
+    if vec > 1 and not two_launches and _smem_split(x, y, rows, n, smem, smem_tile, None):
         return y
-    if packed and x.element_size() == 2 and vec > 1 and not two_launches:
-        done = _packed_split(x, y, rows, n, *asked, groups, maxnreg)
+    if x.element_size() == 2 and vec > 1 and not two_launches:
+        done = _packed_split(x, y, rows, n, asked)
         if done is not None:
             return done
-    cache, evict = LOAD_HINTS[load_hint]
     interpreting = _common.interpreting()
     meta = dict(BLOCK=block, SEGMENTS=segments, SEGMENTS_P2=triton.next_power_of_2(segments),
-                VEC=vec, SPIN_LIMIT=SPIN_LIMIT, FTZ=not interpreting, LOAD_CACHE=cache,
-                LOAD_EVICT=evict, num_warps=warps)
+                VEC=vec, SPIN_LIMIT=SPIN_LIMIT, FTZ=not interpreting, num_warps=warps)
 
     def in_two_launches():
         # any size (no program waits for another), within the grid limit of 2^31 - 1 programs
@@ -473,17 +467,17 @@ def softmax_split(x: torch.Tensor, dim: int = -1, *, block: int | None = None,
         return in_two_launches()
     args = (x, y, *_workspace(rows, segments, x.device), rows, n)
     one_launch = dict(meta, PHASE=0)
-    cap = maxnreg or _default_cap(tiles.SOFTMAX_SPLIT[x.element_size()][2], segments)
+    cap = _default_cap(tiles.SOFTMAX_SPLIT[x.element_size()][2], segments)
     if cap and not interpreting:
         one_launch["maxnreg"] = cap           # ptxas's cap (the interpreter has no registers)
     fit, resident = _one_launch_groups(softmax_row_split_kernel, args, one_launch, segments,
-                                       rows, groups, x.device)
+                                       rows, None, x.device)
     if fit < 1 and fallback:
         return in_two_launches()
     if fit < 1:
         raise ValueError(f"{NAME}: a row of {n} elements needs {segments} programs running at "
                          f"once, the GPU holds {resident} of this kernel; use two_launches=True "
-                         f"or a longer block")
+                         f"or fallback=True")
     _common.launch(softmax_row_split_kernel, (segments * fit,), *args, **one_launch)
     return y
 
@@ -493,7 +487,8 @@ def _smem_split(x, y, rows: int, n: int, smem: bool | None, tile: tuple | None,
     """softmax_split's shared-memory path: True if it ran (y written), False where it does
     not apply (not asked for, or asked by default and the row is shorter than the table's
     length; no Hopper GPU or the interpreter; n not a multiple of 64; more segments than the
-    GPU holds at once)."""
+    GPU holds at once). groups: at most that many groups of programs (None, the product's:
+    as many as fit; tests ask for one, every row through the same programs)."""
     if smem is None:
         shortest = tiles.SOFTMAX_SPLIT_SMEM[x.element_size()][3]
         smem = shortest is not None and n >= shortest
@@ -517,12 +512,12 @@ def _smem_split(x, y, rows: int, n: int, smem: bool | None, tile: tuple | None,
 _NEG_INF_PAIR = {torch.float16: -0x03FF0400, torch.bfloat16: -0x007F0080}    # 0xFC00FC00, 0xFF80FF80
 
 
-def _packed_split(x, y, rows: int, n: int, block: int | None, warps: int | None,
-                  groups: int | None, maxnreg: int | None = None):
+def _packed_split(x, y, rows: int, n: int, block: int | None = None):
     """softmax_split's packed path: y, or None where it does not apply (a row of several
-    segments under the interpreter, or more segments than the GPU holds at once)."""
+    segments under the interpreter, or more segments than the GPU holds at once). block:
+    _softmax_split's."""
     tile = tiles.SOFTMAX_SPLIT_PACKED[2]
-    block, warps = _segment(tile, n, block, warps, 2048)   # 64 elements (32 pairs) per thread
+    block, warps = _segment(tile, n, block, 2048)   # 64 elements (32 pairs) per thread
     n2, block2 = n // 2, block // 2
     segments = triton.cdiv(n2, block2)
     interpreting = _common.interpreting()
@@ -533,12 +528,12 @@ def _packed_split(x, y, rows: int, n: int, block: int | None, warps: int | None,
     meta = dict(BF16=x.dtype == torch.bfloat16, NEG_INF_PAIR=_NEG_INF_PAIR[x.dtype],
                 BLOCK=block2, SEGMENTS=segments, SEGMENTS_P2=triton.next_power_of_2(segments),
                 SPIN_LIMIT=SPIN_LIMIT, FTZ=not interpreting, num_warps=warps)
-    cap = maxnreg or _default_cap(tile[2], segments)
+    cap = _default_cap(tile[2], segments)
     if cap and not interpreting:
         meta["maxnreg"] = cap                 # ptxas's cap (the interpreter has no registers)
     args = (xp, yp, pairs, count, rows, n2)
     fit, _ = _one_launch_groups(softmax_row_split_pairs_kernel, args, meta, segments, rows,
-                                groups, x.device)
+                                None, x.device)
     if fit < 1:
         return None
     _common.launch(softmax_row_split_pairs_kernel, (segments * fit,), *args, **meta)

@@ -125,7 +125,7 @@ MATMUL_BUGS = dict(BLOCK_M=32, BLOCK_N=32, BLOCK_K=16, num_warps=4)
 
 # matmul_batched: tf32, fp16 and bf16 are autotuned over AUTOTUNE_CONFIGS (below; 0.91-1.02x
 # cuBLAS in 16-bit, 0.58-0.68x in tf32, where the 64 x 64 tiles of the notebook "Meet Triton"
-# ran 0.43-0.54x and 0.14-0.18x: docs/performance/debts/NOTES.md); fp32 (FFMA), not measured
+# ran 0.43-0.54x and 0.14-0.18x: docs/performance/fast_matmul.md); fp32 (FFMA), not measured
 # autotuned, keeps the notebook's 64 x 64 tiles.
 BATCHED_AUTOTUNED = ("tf32", "fp16", "bf16")
 BATCHED = {

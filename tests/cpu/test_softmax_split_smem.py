@@ -9,7 +9,7 @@ without a GPU: its plans, and the kernel compiled for sm_90.
     release atomic and acquire polls, no spill, and few enough registers for its programs
     per SM;
   - rows of one segment exchange nothing and zero no counters.
-(Under the interpreter, softmax_split(smem=True) runs the register kernels:
+(Under the interpreter, _softmax_split(smem=True) runs the register kernels:
 tests/interpreter/test_softmax_split_smem.py.)
 The compiles run in a subprocess: the CPU tier interprets Triton kernels (TRITON_INTERPRET=1),
 and an interpreted kernel cannot be compiled.
@@ -69,8 +69,6 @@ def test_rows_of_one_segment_zero_no_counters():
     """The workspace of rows of one segment in one launch is one unused element each: no
     launch to zero the arrival counters, which the exchange would not read. The two
     launches keep their pairs."""
-    import torch
-
     from triton_impl import softmax_split
 
     pairs, count = softmax_split._workspace(1000, 1, "cpu")

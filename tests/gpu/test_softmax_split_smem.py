@@ -113,7 +113,7 @@ def test_the_default_and_its_fallbacks():
 
     from triton_impl import softmax_split
 
-    run = poisoned(softmax_split.softmax_split, same_nbytes)
+    run = poisoned(softmax_split._softmax_split, same_nbytes)
     for shape in ((7, 393216), (5, 1000), (3, 64 * 1001)):
         for dtype in (torch.float32, torch.bfloat16):
             x = torch.randn(*shape, device="cuda").to(dtype)
@@ -139,10 +139,10 @@ def test_rows_of_one_segment_take_one_launch(smem, dtype):
     from bench.device import poison_free_memory
 
     x = torch.randn(1000, 1024, device="cuda").to(getattr(torch, dtype))
-    softmax_split.softmax_split(x, smem=smem)                  # compiled before profiling
+    softmax_split._softmax_split(x, smem=smem)                 # compiled before profiling
     poison_free_memory()        # that answer's block, free again, and every other: NaN
     with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
-        y = softmax_split.softmax_split(x, smem=smem)
+        y = softmax_split._softmax_split(x, smem=smem)
         torch.cuda.synchronize()
     kernels = [e.name for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
     assert len(kernels) == 1, kernels

@@ -152,9 +152,9 @@ def record_launches() -> list[dict]:
         from triton_impl import matmul_split_k        # the sum over splits (S > 1)
         matmul_split_k.matmul(torch.ones(33, 200), torch.ones(200, 17), "fp32", splits=3)
         softmax_split.softmax_split(torch.ones(3, 100))               # one segment: the exchange
-        softmax_split.softmax_split(torch.ones(3, 1000), block=256)   # four: two launches
+        softmax_split._softmax_split(torch.ones(3, 1000), block=256)  # four: two launches
         softmax_split.softmax_split(torch.ones(3, 1000, dtype=torch.float16))  # int32 pairs
-        softmax_split.softmax_split(torch.ones(3, 1000, dtype=torch.float16), packed=False)
+        softmax_split.softmax_split(torch.ones(3, 1001, dtype=torch.float16))  # element-wise
     finally:
         InterpretedFunction.run = original
     return list(launches.values()) + _wide_variants(launches.values())

@@ -1,10 +1,8 @@
-"""Interpreter tier: the Triton kernels of the performance debts (docs/performance/debts/NOTES.md)
-give the reference's answer on small, awkward shapes: the online softmax's one-chunk rows
-(its default up to SRAM_MAX_N), the split softmax (version 3: a row over several programs;
-the interpreter runs its two-launch form when a row takes more than one program, and the
-one-launch exchange when it takes one), and
-triton_batched's autotuned default (the tf32 candidates include the operand swap). bfloat16
-is left to the GPU (the interpreter rounds float32 -> bfloat16 toward zero)."""
+"""The split softmax (triton_impl/softmax_split.py, version 3, a row over several programs)
+under the interpreter gives the reference's answer on small, awkward shapes. The interpreter runs
+its two-launch form when a row takes more than one program, and the one-launch exchange when
+it takes one; _softmax_split's shorter segments give small rows several. bfloat16 is left to
+the GPU (the interpreter rounds float32 -> bfloat16 toward zero)."""
 from __future__ import annotations
 
 import math
@@ -13,16 +11,9 @@ import pytest
 import torch
 
 from bench import problems
-from tests.support.stacks import stack_error
 from bench.families.memory.models import TensorShape
 
-pytestmark = [pytest.mark.interpreter, pytest.mark.filterwarnings("ignore::RuntimeWarning")]
-
-
-def _softmax_error(y, x, precision):
-    problem = problems.get("softmax")
-    shape = TensorShape(tuple(x.shape))
-    return problem.error(y, (x, -1)), problem.tolerance(shape, precision)
+pytestmark = [pytest.mark.filterwarnings("ignore::RuntimeWarning")]
 
 
 def _x(shape, dtype=torch.float32, seed=0):
@@ -30,43 +21,10 @@ def _x(shape, dtype=torch.float32, seed=0):
     return (torch.randn(shape, generator=g) * 3).to(dtype)
 
 
-# --------------------------------------------------------------------------- softmax
-
-@pytest.mark.parametrize("shape", [(3, 100), (5, 1000), (2, 3001), (4, 1)])
-@pytest.mark.parametrize("dtype", [torch.float32, torch.float16])
-def test_online_one_chunk_rows_are_the_softmax(shape, dtype):
-    from triton_impl import softmax
-
-    x = _x(shape, dtype)
-    y = softmax.softmax(x, -1, "online")
-    err, bound = _softmax_error(y, x, "fp32" if dtype == torch.float32 else "fp16")
-    assert err <= bound
-
-
-def test_online_one_chunk_rows_equal_the_chunked_kernel(monkeypatch):
-    """A row up to SRAM_MAX_N is one chunk by default; the chunked loops (forced by
-    ONE_CHUNK_MAX_N = 0) give the same softmax within the bound."""
-    from triton_impl import softmax
-
-    x = _x((3, 20000))                  # float32: one chunk, where 16384-element chunks took 2
-    y = softmax.softmax(x, -1, "online")
-    monkeypatch.setattr(softmax, "ONE_CHUNK_MAX_N", 0)
-    y_chunks = softmax.softmax(x, -1, "online")
-    torch.testing.assert_close(y, y_chunks, rtol=1e-5, atol=1e-9)
-    err, bound = _softmax_error(y, x, "fp32")
-    assert err <= bound
-
-
-def test_variant_keywords_are_gone():
-    """The losers and their selection keywords were deleted: one path per idea."""
-    from triton_impl import matmul_batched, softmax
-
-    x = _x((2, 8))
-    with pytest.raises(TypeError):
-        softmax.softmax(x, -1, "online", variant="one_chunk")
-    with pytest.raises(TypeError):
-        matmul_batched.matmul(x, x.T, "fp32", variant="autotuned")
-    assert not hasattr(softmax, "VARIANTS") and not hasattr(matmul_batched, "VARIANTS")
+def _softmax_error(y, x, precision):
+    problem = problems.get("softmax")
+    shape = TensorShape(tuple(x.shape))
+    return problem.error(y, (x, -1)), problem.tolerance(shape, precision)
 
 
 @pytest.mark.parametrize("shape,block", [((3, 100), None), ((5, 1000), 256), ((2, 4096), 1024),
@@ -76,7 +34,7 @@ def test_split_softmax_folds_the_segments(shape, block):
     from triton_impl import softmax_split
 
     x = _x(shape)
-    y = softmax_split.softmax_split(x, block=block)
+    y = softmax_split._softmax_split(x, block=block)
     err, bound = _softmax_error(y, x, "fp32")
     assert err <= bound, (shape, block, err)
 
@@ -97,8 +55,8 @@ def test_split_softmax_two_launches_equal_one_launch():
     from triton_impl import softmax_split
 
     x = _x((5, 300))
-    assert torch.equal(softmax_split.softmax_split(x, block=512),
-                       softmax_split.softmax_split(x, block=512, two_launches=True))
+    assert torch.equal(softmax_split._softmax_split(x, block=512),
+                       softmax_split._softmax_split(x, block=512, two_launches=True))
 
 
 def test_split_softmax_two_launches_keep_the_pairs_of_one_segment_rows(monkeypatch):
@@ -117,8 +75,8 @@ def test_split_softmax_two_launches_keep_the_pairs_of_one_segment_rows(monkeypat
 
     monkeypatch.setattr(softmax_split, "_workspace", recorded)
     x = _x((5, 300))
-    softmax_split.softmax_split(x, block=512, two_launches=True)
-    softmax_split.softmax_split(x, block=512)
+    softmax_split._softmax_split(x, block=512, two_launches=True)
+    softmax_split._softmax_split(x, block=512)
     assert made == [(True, 5 * 1 * 2), (False, 2)]
 
 
@@ -132,7 +90,7 @@ def test_split_softmax_non_finite_rows_as_torch():
     x[1, 299] = math.inf
     x[2, :150] = -math.inf
     x[3, :] = -math.inf
-    y = softmax_split.softmax_split(x, block=64)
+    y = softmax_split._softmax_split(x, block=64)
     err, bound = _softmax_error(y, x, "fp32")
     assert err <= bound
     assert torch.isnan(y[[0, 1, 3]]).all() and not torch.isnan(y[2]).any()
@@ -143,7 +101,7 @@ def test_split_softmax_float16_unaligned_rows():
     from triton_impl import softmax_split
 
     x = _x((3, 1001), torch.float16)
-    y = softmax_split.softmax_split(x, block=256)
+    y = softmax_split._softmax_split(x, block=256)
     assert y.dtype == torch.float16
     err, bound = _softmax_error(y, x, "fp16")
     assert err <= bound
@@ -158,47 +116,17 @@ def test_split_softmax_refuses_other_dims_and_checks_inputs():
         softmax_split.softmax_split(torch.ones(3, 4, dtype=torch.int64))
 
 
-@pytest.mark.parametrize("groups", [None, 1, 3])
-def test_split_softmax_rows_over_groups(groups):
-    """A row of one segment runs the one-launch kernel under the interpreter: 10 rows over
-    4, 1 or 3 groups of programs give one answer, within the bound."""
-    from triton_impl import softmax_split
+def test_split_softmax_rows_over_groups():
+    """A row of one segment runs the one-launch kernel under the interpreter: 10 rows over the
+    interpreter's groups of programs (fewer than the rows: each group loops), within the
+    bound."""
+    from triton_impl import _common, softmax_split
 
     x = _x((10, 200))
-    assert softmax_split.config(4, 200)[2] == 1
-    y = softmax_split.softmax_split(x, groups=groups)
-    assert torch.equal(y, softmax_split.softmax_split(x))
+    assert softmax_split.config(4, 200)[2] == 1 and _common.INTERPRETER_SM_COUNT < 10
+    y = softmax_split.softmax_split(x)
     err, bound = _softmax_error(y, x, "fp32")
     assert err <= bound
-
-
-@pytest.mark.parametrize("load_hint", ["evict_first", "cg"])
-def test_split_softmax_load_hints_change_no_value(load_hint):
-    """A cache hint changes where a line lives, not what is read: the one-launch kernel and
-    the two launches give their unhinted answer bit for bit."""
-    from triton_impl import softmax_split
-
-    x = _x((6, 200))
-    assert torch.equal(softmax_split.softmax_split(x, load_hint=load_hint),
-                       softmax_split.softmax_split(x))
-    x = _x((3, 1000))
-    assert torch.equal(softmax_split.softmax_split(x, block=256, load_hint=load_hint),
-                       softmax_split.softmax_split(x, block=256))
-
-
-def test_split_softmax_keywords_are_checked():
-    """The variants measured and deleted are gone with their keywords: the pipelined loop
-    and the backoff between polls (lost), lean (the kept exps do what it did and more),
-    exp_once (the only arithmetic now)."""
-    from triton_impl import softmax_split
-
-    x = _x((2, 100))
-    with pytest.raises(ValueError, match="load_hint"):
-        softmax_split.softmax_split(x, load_hint="evict_last")
-    for gone in ("pipelined", "prefetch_at", "lean", "exp_once", "backoff_ns"):
-        with pytest.raises(TypeError):
-            softmax_split.softmax_split(x, **{gone: True})
-    assert not hasattr(softmax_split, "softmax_row_split_pipelined_kernel")
 
 
 def test_resident_programs_counts_the_tightest_resource(monkeypatch):
@@ -225,39 +153,6 @@ def test_resident_programs_counts_the_tightest_resource(monkeypatch):
     assert softmax_split.resident_programs(32, 20 * 1024, 8, cuda) == 8 * 132
 
 
-# --------------------------------------------------------------------------- batched
-
-@pytest.mark.parametrize("precision", ["fp32", "tf32", "fp16"])
-def test_batched_default_broadcasts_and_takes_any_strides(precision):
-    """(2, 1, 33, 19) @ (3, 19, 17) with a column-major B: broadcast batch dimensions, edge
-    tiles in M and N, a k tail; tf32 and fp16 are autotuned (tf32's first interpreter
-    candidate is the operand swap), fp32 runs the fixed tiles."""
-    from triton_impl import matmul_batched
-
-    dtype = torch.float16 if precision == "fp16" else torch.float32
-    g = torch.Generator().manual_seed(1)
-    a = torch.randn(2, 1, 33, 19, generator=g).to(dtype)
-    b = torch.randn(3, 19, 17, generator=g).to(dtype).mT.contiguous().mT
-    c = matmul_batched.matmul(a, b, precision)
-    assert c.shape == (2, 3, 33, 17) and c.dtype == dtype
-    assert stack_error(c, a, b, precision) <= 1
-    if precision in matmul_batched.AUTOTUNED:
-        assert matmul_batched.best_config(precision) is not None
-
-
-def test_batched_autotuned_equals_the_fixed_tile_it_runs():
-    """Under the interpreter the autotuner has one candidate: the result is that candidate's,
-    launched through the tile= path, bit for bit (autotuning changes tiles, not arithmetic)."""
-    from triton_impl import matmul_batched, tiles
-
-    g = torch.Generator().manual_seed(2)
-    a = torch.randn(3, 40, 24, generator=g).half()
-    b = torch.randn(3, 24, 36, generator=g).half()
-    tile = dict(tiles.INTERPRETER_CONFIG["fp16"])
-    assert torch.equal(matmul_batched.matmul(a, b, "fp16", tma=False),
-                       matmul_batched.matmul(a, b, "fp16", tile=tile))
-
-
 @pytest.mark.parametrize("dtype,precision", [(torch.float32, "fp32"), (torch.float16, "fp16")])
 @pytest.mark.parametrize("shape,block", [((5, 300), None), ((3, 1000), 128), ((2, 4099), 1024),
                                          ((4, 1), None)])
@@ -269,7 +164,7 @@ def test_split_softmax_kept_exps_are_the_softmax(shape, block, dtype, precision)
     from triton_impl import softmax_split
 
     x = _x(shape, dtype)
-    y = softmax_split.softmax_split(x, block=block)
+    y = softmax_split._softmax_split(x, block=block)
     err, bound = _softmax_error(y, x, precision)
     assert err <= bound, (err, bound)
 
@@ -283,7 +178,7 @@ def test_split_softmax_tiny_outputs():
     tiny = torch.zeros(2, 256)
     tiny[:, 1:] = -80.0 - torch.arange(255) * 0.1
     for block in (64, 256):
-        y = softmax_split.softmax_split(tiny, block=block)
+        y = softmax_split._softmax_split(tiny, block=block)
         err, bound = _softmax_error(y, tiny, "fp32")
         assert err <= bound and (y[:, 1:] > 0).any()
 
@@ -307,10 +202,13 @@ def test_split_softmax_packed_is_the_softmax(shape, monkeypatch):
     assert taken[-1] is not None
     err, bound = _softmax_error(y, x, "fp16")
     assert err <= bound
-    for other in ((3, 1001), (3, 20000)):   # 2002-byte rows: not asked; 3 segments: None
-        z = _x(other, torch.float16)
-        assert torch.equal(softmax_split.softmax_split(z), softmax_split.softmax_split(z, packed=False))
-    assert taken[-1] is None
+    taken.clear()
+    z = _x((3, 1001), torch.float16)        # 2002-byte rows: not asked
+    softmax_split.softmax_split(z)
+    assert taken == []
+    z = _x((3, 20000), torch.float16)       # 3 segments under the interpreter: None
+    err, bound = _softmax_error(softmax_split.softmax_split(z), z, "fp16")
+    assert taken == [None] and err <= bound
 
 
 def test_split_softmax_packed_non_finite_rows():
@@ -321,7 +219,7 @@ def test_split_softmax_packed_non_finite_rows():
     x[1, 999] = math.inf
     x[2, :500] = -math.inf
     x[3, :] = -math.inf
-    y = softmax_split.softmax_split(x, packed=True)
+    y = softmax_split.softmax_split(x)
     err, bound = _softmax_error(y, x, "fp16")
     assert err <= bound
     assert torch.isnan(y[[0, 1, 3]]).all() and not torch.isnan(y[2]).any()

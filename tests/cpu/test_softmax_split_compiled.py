@@ -1,47 +1,24 @@
-"""CPU tier: the Triton kernels of the performance debts (docs/performance/debts/NOTES.md),
-compiled for sm_90 without a GPU, and the measuring script's plan.
-
-  - triton_batched's autotuned tf32 candidates (its default at tf32) that swap the operands
-    (B^T from registers) wait for each k-step's wgmma: no register written while a wgmma still reads it
-    (bench/wgmma_hazards.py) and no wgmma serialised by ptxas (warning C7515);
-  - the split softmax's one-launch kernel publishes its pair with a release atomic, polls
-    with acquire loads, reads the pairs past L1 (.cg), moves its segment with 16-byte
-    accesses without spilling, and takes one exp per element;
-  - debts_h100.py --plan names every kernel it measures without a GPU, and no variant that
-    lost or became a default.
-The compiles run in a subprocess: the CPU tier interprets Triton kernels (TRITON_INTERPRET=1),
-and an interpreted kernel cannot be compiled.
+"""CPU tier: the split softmax's register kernels (triton_impl/softmax_split.py), compiled for
+sm_90 without a GPU: the one-launch kernel publishes its pair with a release atomic, polls
+with acquire loads, reads the pairs past L1 (.cg), moves its segment with 16-byte accesses
+without spilling, and takes one exp per element; the packed kernel (16-bit rows as int32
+pairs) keeps 64 elements in 64 registers. (The shared-memory kernel:
+test_softmax_split_smem.py.) The compiles run in a subprocess: the CPU tier interprets
+Triton kernels (TRITON_INTERPRET=1), and an interpreted kernel cannot be compiled.
 """
 from __future__ import annotations
-
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
 from tests.support.compiled import json_from_subprocess
 
-ROOT = Path(__file__).resolve().parents[2]
-SCRIPT = ROOT / "docs" / "performance" / "debts" / "debts_h100.py"
 
 COMPILE = r'''
 import json, re, subprocess, tempfile, os
 import torch
 from bench import wgmma_hazards as wh
-from triton_impl import matmul_batched as mb, softmax_split as ss, tiles
-report = {"batched": {}, "split": {}}
-for c in tiles.AUTOTUNE_CONFIGS["tf32"]:
-    if not c["B_FROM_REGISTERS"]:
-        continue
-    consts = {k: v for k, v in c.items() if k not in ("num_warps", "num_stages")}
-    consts.update(INPUT_PRECISION="tf32", NATIVE_TF32_ROUND=True, K_WIDE=False)
-    sass, warnings = wh.compile_for_sm90(mb._tunable_kernel,
-                                         wh._pointer_signature(mb._tunable_kernel, consts),
-                                         consts, c["num_warps"], c["num_stages"])
-    name = "{BLOCK_M}x{BLOCK_N}x{BLOCK_K} w{num_warps} s{num_stages}".format(**c)
-    report["batched"][name] = dict(hgmma=wh.hgmma_count(sass),
-                                   hazards=[t for _, t in wh.hazards(sass)], warnings=warnings)
+from triton_impl import softmax_split as ss, tiles
+report = {"split": {}}
 import triton
 from triton.compiler import ASTSource
 from triton.backends.compiler import GPUTarget
@@ -108,18 +85,6 @@ def compiled():
 
 
 @pytest.mark.slow
-def test_batched_tf32_swap_candidates_are_race_free(compiled):
-    from triton_impl import tiles
-
-    swaps = sum(c["B_FROM_REGISTERS"] for c in tiles.AUTOTUNE_CONFIGS["tf32"])
-    assert len(compiled["batched"]) == swaps > 0
-    for name, r in compiled["batched"].items():
-        assert r["hgmma"] > 0, name
-        assert r["hazards"] == [], (name, r["hazards"][:4])
-        assert r["warnings"] == [], (name, r["warnings"])
-
-
-@pytest.mark.slow
 def test_split_softmax_exchange_and_vector_accesses(compiled):
     assert set(compiled["split"]) == {"fp32", "bf16", "fp16 packed", "bf16 packed",
                                       "bf16 packed one segment"}
@@ -140,7 +105,7 @@ def test_split_softmax_exchange_and_vector_accesses(compiled):
 
 @pytest.mark.slow
 def test_split_softmax_packed_keeps_64_elements_in_64_registers(compiled):
-    """packed=True (16-bit rows as int32 pairs): 64 elements per thread, moved by 8 16-byte
+    """The packed path (16-bit rows as int32 pairs): 64 elements per thread, moved by 8 16-byte
     loads and stores, in 64 registers without a spill (tiles.SOFTMAX_SPLIT_PACKED's cap), the
     exchange as in the kernel above, and the exp taken twice (128 per thread)."""
     one = compiled["split"]["bf16 packed one segment"]          # uncapped: _default_cap
@@ -163,46 +128,3 @@ def test_split_softmax_takes_one_exp_per_element(compiled):
         if "packed" not in name:
             assert 32 <= r["exps"] <= 40, (name, r)
     assert compiled["split"]["bf16"]["fixups"] <= 2, compiled["split"]["bf16"]
-
-
-def test_the_script_plans_every_variant_without_a_gpu():
-    r = subprocess.run([sys.executable, str(SCRIPT), "unused-out", "--plan"], cwd=ROOT,
-                       capture_output=True, text=True, timeout=120)
-    assert r.returncode == 0, r.stderr
-    lines = r.stdout.splitlines()
-    assert len(lines) == 2 * 3 + 2 + 2
-    assert any("cuda split C=16 (auto)" in line for line in lines if "393216 fp32" in line)
-    assert any("cuda split C=8 (auto)" in line for line in lines if "393216 bf16" in line)
-    assert all("cuda row_sram, cuda online" in line for line in lines if "32768 fp" in line
-               or "32768 bf" in line)
-    assert not any("sram packed" in line or "online packed" in line or "one_chunk" in line
-                   or "64x64 tiles" in line for line in lines)
-    assert not any("row_sram" in line for line in lines if "393216" in line)
-    for line in (line for line in lines if line.startswith("softmax")):
-        names = set(line.split(": ", 1)[1].split(", "))
-        assert {"cuda split (op)", "triton split (op)", "triton split (default)",
-                "triton split evict", "triton split .cg"} <= names
-        # segment sizes of the default's elements per thread (packed 16-bit: 64, else 32)
-        packed = " fp16:" in line or " bf16:" in line
-        assert ({"triton split unpacked", "triton split 16384x8w"} if packed
-                else {"triton split 8192x8w"}) <= names
-        assert not any("lean" in v or "pipelined" in v or "exp once" in v for v in names)
-    assert not (ROOT / "unused-out").exists()
-
-
-@pytest.mark.parametrize("shapes", ["4096x0", "2x3x4", "4096x32768:dim=0", "abc"])
-def test_the_script_refuses_bad_softmax_shapes_before_any_work(shapes):
-    r = subprocess.run([sys.executable, str(SCRIPT), "unused-out", "--plan",
-                        "--softmax-shapes", shapes], cwd=ROOT, capture_output=True, text=True,
-                       timeout=120)
-    assert r.returncode == 2 and "--softmax-shapes" in r.stderr, r.stderr
-    assert not (ROOT / "unused-out").exists()
-
-
-def test_the_script_plans_other_softmax_shapes():
-    r = subprocess.run([sys.executable, str(SCRIPT), "unused-out", "--plan", "--sections",
-                        "softmax", "--softmax-shapes", "16x65536,8x1048576"], cwd=ROOT,
-                       capture_output=True, text=True, timeout=120)
-    assert r.returncode == 0, r.stderr
-    assert [line.split(":")[0] for line in r.stdout.splitlines()] == [
-        f"softmax {s} {p}" for s in ("16x65536", "8x1048576") for p in ("fp32", "fp16", "bf16")]
