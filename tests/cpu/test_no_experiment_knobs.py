@@ -123,7 +123,7 @@ SWITCHES = {
                                  "CVT_SRAM_PACKED_UNROLL", "CVT_SRAM_SCALAR_UNROLL",
                                  "CVT_SRAM_THREADS", "CVT_SRAM_UNROLL_SHORT"),
     "cuda/matmul_v1_coalesced.cu": ("CVT_V1_BLOCK",),
-    "cuda/matmul_v1_5_thread_tiling.cu": ("CVT_V15_T", "CVT_V15_V"),
+    "cuda/matmul_v1_5_thread_tiling.cu": ("CVT_V1_5_T", "CVT_V1_5_V"),
     "cuda/matmul_v2_register_tiling.cu": ("CVT_V2_T", "CVT_V2_V"),
     "cuda/matmul_v3_smem_tiling.cu": ("CVT_V3_L", "CVT_V3_S", "CVT_V3_V"),
     "cuda/matmul_v4_vectorized.cu": ("CVT_V4_L", "CVT_V4_S", "CVT_V4_V"),
