@@ -51,12 +51,10 @@
 //   run       python -m bench check --kernels cuda_softmax_split --shapes 8x100003,4x393216
 //             python -m bench time --kernels '*softmax*' --shapes 4096x393216 --precision fp16
 #include <cmath>
-#include <cooperative_groups.h>
 #include <cuda_pipeline.h>
 
+#include "cluster.cuh"  // cluster_rank, cluster_size, the barrier's halves, cluster_map
 #include "memory_common.cuh"
-
-namespace cg = cooperative_groups;
 
 namespace cvt {
 
@@ -167,8 +165,8 @@ softmax_row_split_kernel(const T* __restrict__ x, T* __restrict__ y, int64_t row
   int rank = 0, size = 1;  // this block's slice of the row, and the slices per row
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   if constexpr (CLUSTER) {
-    rank = static_cast<int>(cg::this_cluster().block_rank());
-    size = static_cast<int>(cg::this_cluster().num_blocks());
+    rank = static_cast<int>(cluster_rank());
+    size = static_cast<int>(cluster_size());
   }
 #else
   if constexpr (CLUSTER) __trap();  // the launcher never starts a cluster before sm_90
@@ -212,17 +210,16 @@ softmax_row_split_kernel(const T* __restrict__ x, T* __restrict__ y, int64_t row
       // Publish (m_b, s_b); after the barrier lane r of every warp reads block r's pair
       // (size <= 16 < 32 lanes) and the warp folds them: every thread gets M and S.
       __shared__ float2 partial;  // this block's (max, sum), read by the whole cluster
-      cg::cluster_group cluster = cg::this_cluster();
       if (threadIdx.x == 0) partial = make_float2(row_max, row_sum);
       // Only the pair is read across the cluster: thread 0 orders its store, and no thread
       // waits at the arrive for its own outputs of the last row to become visible.
       if (threadIdx.x == 0) asm volatile("fence.release.cluster;" ::: "memory");
-      asm volatile("barrier.cluster.arrive.relaxed.aligned;" ::: "memory");
-      asm volatile("barrier.cluster.wait.aligned;" ::: "memory");
+      cluster_arrive_relaxed();
+      cluster_wait();
       const int lane = threadIdx.x & 31;
       float pm = -INFINITY, ps = 0.0f;
       if (lane < size) {
-        const float2 p = *cluster.map_shared_rank(&partial, lane);
+        const float2 p = *cluster_map(&partial, lane);
         pm = p.x;
         ps = p.y;
       }
@@ -231,7 +228,7 @@ softmax_row_split_kernel(const T* __restrict__ x, T* __restrict__ y, int64_t row
       row_sum = warp_allreduce(ps * __expf(pm - shift), SumOp());
       // Done reading the others' pairs; they may reuse (or free, by exiting) theirs once
       // every block has arrived here. Arrive now, wait after the output is written.
-      asm volatile("barrier.cluster.arrive.relaxed.aligned;" ::: "memory");  // reads done
+      cluster_arrive_relaxed();  // reads done
     }
 #endif
 
@@ -242,7 +239,7 @@ softmax_row_split_kernel(const T* __restrict__ x, T* __restrict__ y, int64_t row
       store_vec<T, VEC>(ys + v * VEC, split_exp_scaled(a, row_max, inv));
     }
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    if constexpr (CLUSTER) cg::this_cluster().barrier_wait();
+    if constexpr (CLUSTER) cluster_wait();
 #endif
   }
 }
