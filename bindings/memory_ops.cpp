@@ -152,7 +152,7 @@ at::Tensor softmax_online(const at::Tensor& x, int64_t dim) {
   return run_softmax("softmax_online", x, dim, false);
 }
 
-// Version 3 (softmax_split.cu), rows only: a row split over a thread-block cluster of the
+// The split softmax (softmax_split.cu), rows only: a row split over a thread-block cluster of the
 // size the launcher picks (memory_launchers.h). Columns (dim not the last) are
 // softmax_online's; a row longer than a cluster of kSplitMaxCluster blocks can hold, and a
 // row that needs a cluster on a GPU without clusters, are refused with the limit named.

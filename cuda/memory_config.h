@@ -100,7 +100,7 @@
 #define CVT_SOFTMAX_BLOCKS_PER_SM 4
 #endif
 
-// Version 1, row in SRAM: threads per block, at most (short rows get fewer).
+// The row in SRAM (softmax_row_sram.cu): threads per block, at most (short rows get fewer).
 #ifndef CVT_SRAM_THREADS
 #define CVT_SRAM_THREADS 512
 #endif
@@ -120,7 +120,7 @@
 #ifndef CVT_SRAM_UNROLL_SHORT
 #define CVT_SRAM_UNROLL_SHORT 4
 #endif
-// Version 1, rows of 16-bit types ("packed"): the row kept in shared memory in its own
+// The row in SRAM, rows of 16-bit types ("packed"): the row kept in shared memory in its own
 // type (a 32768-element float16 row takes 64 KiB, not 128), so CVT_SRAM_PACKED_MIN_BLOCKS
 // blocks share an SM and one block's loads overlap another's arithmetic;
 // CVT_SRAM_PACKED_UNROLL loads per thread in flight (3 blocks of 512 threads leave 40
@@ -133,7 +133,7 @@
 #define CVT_SRAM_PACKED_MIN_BLOCKS 3
 #endif
 
-// Version 2, online: threads per row block, at most (short rows get fewer).
+// Online (softmax_online.cu): threads per row block, at most (short rows get fewer).
 #ifndef CVT_ONLINE_THREADS
 #define CVT_ONLINE_THREADS 1024
 #endif
@@ -148,7 +148,7 @@
 #ifndef CVT_ONLINE_SCALAR_UNROLL
 #define CVT_ONLINE_SCALAR_UNROLL 4
 #endif
-// Version 2, rows of 16-bit types ("packed"): a row step kept in registers as loaded (two
+// Online, rows of 16-bit types ("packed"): a row step kept in registers as loaded (two
 // values per register): CVT_ONLINE_PACKED_BYTES per thread (8 vectors: 64 float16 elements),
 // blocks of CVT_ONLINE_PACKED_THREADS threads, two per SM; a 32768-element 16-bit row is one
 // step, read once (the traffic model's one_pass_n). float32 rows keep the step above.
@@ -169,7 +169,7 @@
 #endif
 
 // ---------------------------------------------------------------------------------------
-// Softmax version 3, split rows (softmax_split.cu; docs/performance/memory_bound.md): the op
+// The split softmax (softmax_split.cu; docs/performance/memory_bound.md): the op
 // softmax_split, a row cut into slices, one block per slice, the blocks of a row one
 // thread-block cluster (sm_90) exchanging their (max, sum) through distributed shared memory.
 // ---------------------------------------------------------------------------------------

@@ -51,7 +51,7 @@ cudaError_t launch_softmax_row_sram(DType dtype, const void* x, void* y, int64_t
 cudaError_t launch_softmax_online(DType dtype, const void* x, void* y, int64_t outer, int64_t n,
                                   int64_t inner, int sms, cudaStream_t stream);
 
-// Softmax version 3 (softmax_split.cu; the op cvt::softmax_split): softmax over the last
+// The split softmax (softmax_split.cu; the op cvt::softmax_split): softmax over the last
 // dimension of a contiguous [rows, n] tensor, same contract as above. A row over a cluster of
 // C blocks, each keeping its slice in shared memory; one read, one write. C is the smallest
 // power of two whose slices fit kSplitSliceBytes, capped at kSplitAutoMaxCluster where such

@@ -1,4 +1,4 @@
-// Softmax, version 2: rows of any length, streamed twice with an online maximum and sum.
+// Softmax, online: rows of any length, streamed twice with an online maximum and sum.
 //
 //   idea      a row longer than shared memory cannot be kept on chip between the max, the
 //             sum and the output. The multi-pass kernel of the notebook "Meet Triton" reads
@@ -30,8 +30,8 @@
 //             element seen so far is -inf, the shift is 0 instead of m (exp(-inf - -inf)
 //             would poison the sum with NaN before a finite element arrives). A row of
 //             -inf only still ends as NaN (exp(x - M) with M = -inf), as torch.softmax.
-//             Columns (dim != -1) as in version 1: a 2-D block, TX neighbour columns x TY
-//             threads each walking the column with stride `inner`.
+//             Columns (dim != -1) as in the row-in-SRAM kernel: a 2-D block, TX neighbour
+//             columns x TY threads each walking the column with stride `inner`.
 //   traffic   model (what the threads ask for): reads 2N, writes N elements: 3 N sizeof(T)
 //             bytes; compulsory 2 N sizeof(T). A row that fits in one step (U vectors per
 //             thread of one block: 16384 float32 elements, 32768 16-bit ones; 4096 and 2048
@@ -40,8 +40,9 @@
 //             L2 when the rows in flight fit there (ncu: dram__bytes_read.sum ~ N sizeof(T)
 //             then), by DRAM otherwise.
 //   precond.  contiguous input (the binding calls .contiguous()); any n >= 1 (64-bit
-//             offsets); rows of -inf, NaN and +inf behave as in version 1. Row vector path
-//             when n * sizeof(T) and both pointers are multiples of 16 bytes, else VEC = 1.
+//             offsets); rows of -inf, NaN and +inf behave as in the row-in-SRAM kernel. Row
+//             vector path when n * sizeof(T) and both pointers are multiples of 16 bytes, else
+//             VEC = 1.
 //   run       python -m bench check --kernels '*softmax_online' --shapes 8x100003,3x5x7:dim=1
 //             python -m bench time --kernels '*softmax*' --shapes 4096x32768 --precision fp32
 #include <cmath>
@@ -123,7 +124,7 @@ softmax_row_online_kernel(const T* __restrict__ x, T* __restrict__ y, int64_t ro
     const float row_sum = block_allreduce(s * __expf(m - shift), SumOp(), 0.0f, scratch);
     const float inv = 1.0f / row_sum;
 
-    // Pass 2. A row of one step is still in registers: it is read once, like version 1.
+    // Pass 2. A row of one step is still in registers: it is read once, as by the row in SRAM.
     if (steps == 1) {
 #pragma unroll
       for (int u = 0; u < U; ++u) {

@@ -1,4 +1,4 @@
-// Softmax, version 1: the whole row kept on chip (shared memory), read once, written once.
+// Softmax, row in SRAM: the whole row kept on chip (shared memory), read once, written once.
 //
 //   idea      softmax(x)_k = exp(x_k - m) / sum_j exp(x_j - m) with m = max_j x_j: shifting
 //             by the row maximum changes nothing mathematically and keeps every exp in

@@ -1,4 +1,4 @@
-// Softmax, version 3: a row split over the blocks of a thread-block cluster, each slice kept
+// Softmax, split rows: a row split over the blocks of a thread-block cluster, each slice kept
 // in shared memory: read once, written once, for rows of any size up to the shared memory of
 // a cluster.
 //
@@ -16,19 +16,19 @@
 //             A slice takes at most kSplitSliceBytes (96 KiB: two blocks per SM, so one block
 //             computes while the other's copies are in flight). C is the smallest power of two
 //             that gets there: 1 for a 32768-element float16 row (64 KiB: three blocks per SM,
-//             no cluster: this is version 1 with the row in its own type and cp.async), 2 for
+//             no cluster: the row-in-SRAM kernel, the row in its own type and cp.async), 2 for
 //             float32 (64 KiB slices), 8 for 393216 float16, 16 for 393216 float32 (16 is the
 //             H100's non-portable cluster limit, allowed by a function attribute). The
 //             automatic size is capped at kSplitAutoMaxCluster (8) where such slices fit a
 //             block: 393216 float32 as 8 slices of 192 KiB, one block per SM (91% of the copy
 //             bandwidth on the H100 against 88% with 16: the GPCs hold 14 clusters of 16, 16
 //             of 8).
-//   change    from version 2 (online): the second read of the row is gone (it came from DRAM
+//   change    from the online kernel: the second read of the row is gone (it came from DRAM
 //             once the rows in flight outgrew L2: 132 rows of 768 KiB are 101 MB for a 50 MB
 //             L2), at the price of a cluster barrier per row and a limit on the row:
 //             kSplitMaxCluster slices of the largest shared memory a block may have (16 x 227
 //             KiB on the H100: 3.6 MiB, 930,000 float32 elements).
-//             From version 1 (row in SRAM): the row is kept in its own type (half the shared
+//             From the row-in-SRAM kernel: the row is kept in its own type (half the shared
 //             memory of a 16-bit row) and copied by cp.async, and may span several SMs.
 //   traffic   reads N, writes N elements: compulsory = model = 2 N sizeof(T), one pass, plus
 //             8 C bytes of DSMEM per row (the pairs).
@@ -36,7 +36,7 @@
 //             any n >= 1 up to the limit above; C > 1 needs compute capability 9.0 or newer
 //             (cudaErrorNotSupported elsewhere). Vector path (16-byte cp.async) when n *
 //             sizeof(T) and both pointers are multiples of 16 bytes, else element copies.
-//             Rows of -inf, NaN and +inf behave as in versions 1 and 2.
+//             Rows of -inf, NaN and +inf behave as in the row-in-SRAM and online kernels.
 //   exps      the slice's exps as ex2.approx.ftz and 16-bit maxima on pairs: 29% fewer
 //             instructions than __expf and element-wise maxima (comment above ex2_ftz below).
 //   sync      the two cluster barriers are arrived at without release semantics (a release

@@ -30,11 +30,11 @@
                        thread; a Triton program cannot name its threads). Pass 1 loads with
                        eviction_policy="evict_last", pass 2 with "evict_first" (KEEP): the
                        rows in flight then stay in L2 for pass 2.
-            The split version (version 3: a row over several programs) is
+            The split version (a row over several programs) is
             triton_impl/softmax_split.py.
   mapping   CUDA (cuda/softmax_*.cu)                this file
             block per row, row staged in shared     program per row, row in registers
-              memory (version 1)
+              memory (the row in SRAM)
             run-time check: rows 16-byte aligned    the same check; VEC constexpr, then
               -> VEC-wide accesses                    tl.multiple_of(row pointer, 16) and a
                                                       mask bound n // VEC * VEC

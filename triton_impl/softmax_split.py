@@ -1,4 +1,4 @@
-"""Softmax over the last dimension with a row split over several programs (version 3):
+"""Softmax over the last dimension with a row split over several programs :
 the Triton twin of cuda/softmax_split.cu, with global memory where CUDA has a cluster.
 
   idea      a row too long for one program's registers (4096 x 393216: 1.5 MiB of float32
@@ -15,7 +15,7 @@ the Triton twin of cuda/softmax_split.cu, with global memory where CUDA has a cl
             "When all G pairs are there": each program adds 1 to the row's arrival counter
             (an atomic with release semantics, after its pair is stored) and polls it (acquire)
             until it reads G. That wait is only safe if all G programs of a row run at the same
-            time: CUDA guarantees it for the blocks of a cluster (version 3 in CUDA), Triton has
+            time: CUDA guarantees it for the blocks of a cluster (as its split softmax uses), Triton has
             no clusters, so the grid is PERSISTENT: exactly as many programs as the GPU holds
             at once (G x groups, sized from the compiled kernel's registers, warps and shared
             memory: resident_programs), each group of G programs looping over rows group,

@@ -1,9 +1,9 @@
 """Softmax with a row split over several programs, each holding its segment in SHARED memory
-(version 3, Gluon): softmax_split.py's exchange, with the segment where CUDA keeps it.
+(split rows, Gluon): softmax_split.py's exchange, with the segment where CUDA keeps it.
 
   idea      softmax_split.py keeps a segment in registers: an SM holds 128 KiB of segments
             (float32, or 16-bit rows packed in int32 pairs), and at 4096 x 393216 that reads
-            88-91% of the copy bandwidth, where CUDA's version 3, which copies its slice into
+            88-91% of the copy bandwidth, where CUDA's split softmax, which copies its slice into
             shared memory (up to 227 KiB a block), reads 93%. Plain Triton has no explicit
             shared memory; Gluon (triton.experimental.gluon) has, and TMA to fill it. Here a
             program's segment is 64 KiB of shared memory, three programs per SM: 192 KiB of a

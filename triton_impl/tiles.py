@@ -192,7 +192,7 @@ INTERPRETER_CONFIG = {p: _cfg(32, 32, 16, 4, 1, group=2, b_regs=(p == "tf32"))
 # of at most one chunk is read once (bench/families/memory/models.py).
 SOFTMAX_ONLINE = {4: (16384, 16), 2: (4096, 16)}
 
-# The split softmax's segments (triton_impl/softmax_split.py, version 3), by element size:
+# The split softmax's segments (triton_impl/softmax_split.py), by element size:
 # (elements per program, warps). 32 elements per thread (64 took 128-146 registers). Measured
 # on the H100 with the kept exps (results/h100_sweeps/softmax_split_sync/debts_table.txt, % of
 # the copy bandwidth): 4096 x 4 warps against 8192 x 8 and 16384 x 16: float32 93.5 / 92.3 /

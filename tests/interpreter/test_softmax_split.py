@@ -1,4 +1,4 @@
-"""The split softmax (triton_impl/softmax_split.py, version 3, a row over several programs)
+"""The split softmax (triton_impl/softmax_split.py, a row over several programs)
 under the interpreter gives the reference's answer on small, awkward shapes. The interpreter runs
 its two-launch form when a row takes more than one program, and the one-launch exchange when
 it takes one; _softmax_split's shorter segments give small rows several. bfloat16 is left to
