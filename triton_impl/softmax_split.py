@@ -15,8 +15,8 @@ the Triton twin of cuda/softmax_split.cu, with global memory where CUDA has a cl
             "When all G pairs are there": each program adds 1 to the row's arrival counter
             (an atomic with release semantics, after its pair is stored) and polls it (acquire)
             until it reads G. That wait is only safe if all G programs of a row run at the same
-            time: CUDA guarantees it for the blocks of a cluster (as its split softmax uses), Triton has
-            no clusters, so the grid is PERSISTENT: exactly as many programs as the GPU holds
+            time: CUDA guarantees it for the blocks of a cluster (its split softmax's), Triton
+            has no clusters, so the grid is PERSISTENT: exactly as many programs as the GPU holds
             at once (G x groups, sized from the compiled kernel's registers, warps and shared
             memory: resident_programs), each group of G programs looping over rows group,
             group + groups, ... The poll gives up after SPIN_LIMIT reads (a wrong answer, never
