@@ -497,14 +497,11 @@ def render_cublas_timed(s: ResultSet, doc: Path, root: Path) -> str:
     return ", ".join(parts) + f" TFLOP/s ({s.env.get('date_utc', '')[:10]})"
 
 
-def render_kernels(s: ResultSet | None, doc: Path, root: Path) -> str:
-    """Every kernel of the registry, one line per op (no result set: the registry)."""
-    from bench import registry
+def render_api_table(s: ResultSet | None, doc: Path, root: Path) -> str:
+    """Every kernel as a function of bench.kernels (`python -m bench list --markdown`)."""
+    from bench import kernels
 
-    ops: dict[str, list[str]] = {}
-    for k in registry.kernels():
-        ops.setdefault(k.op, []).append(f"`{k.name}`")
-    return "\n".join(f"- **{op}**: {', '.join(names)}" for op, names in ops.items())
+    return kernels.markdown()
 
 
 # name -> (renderer, reads a result set)
@@ -528,7 +525,7 @@ BLOCKS = {
     "speedup-range": (render_speedup_range, True),
     "cublas-ceilings": (render_cublas_ceilings, True),
     "cublas-timed": (render_cublas_timed, True),
-    "kernels": (render_kernels, False),
+    "api-table": (render_api_table, False),
 }
 
 

@@ -26,7 +26,7 @@ def test_the_readme_ladder_tables_are_generated_from_the_current_sets():
     text = (ROOT / "README.md").read_text()
     named = {(name, s) for name, s, *_ in doc_blocks.blocks(text)}
     assert {("result-set", "results/h100"), ("ffma-ladder", "results/h100"),
-            ("tensor-rungs", "results/h100"), ("kernels", None)} <= named
+            ("tensor-rungs", "results/h100")} <= named
 
 
 def _edit_one_number(text: str, name: str) -> str:
