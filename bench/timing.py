@@ -54,7 +54,7 @@ The recipe (and why):
   steady state of a training loop, no cache flush), and the row keeps the median of the R
   ratios. do_bench's 100 ms rounds swung by up to +-8% round
   to round at 8192^3 on the H100; second-long rounds agreed within +-1%
-  (results/h100_sweeps/t5_stream_k_runs).
+  (results/sweeps/h100/t5_stream_k_runs).
 - The SM clock is read before and after each kernel's timed launches; a drop of more than
   CLOCK_DROP (throttling: power, temperature) is flagged in the row's note
   (`clock_note`), so a slow number can be told from a slow kernel.

@@ -41,7 +41,7 @@
 //             the defaults, as v6).
 //   measured  H100 against cuBLAS fp32 (TF32 off): 0.954x at 4096^3 in results/h100 (2026-11-26;
 //             v6 0.846x, triton_autotuned 0.873x in the same run); 0.955x and 0.971x at 4096^3
-//             and 8192^3 in the tile sweep (results/h100_sweeps/ffma_sweep.txt, row 27).
+//             and 8192^3 in the tile sweep (results/sweeps/h100/ffma_sweep.txt, row 27).
 //   run       python -m bench check --kernels cuda_v7* --shapes 1000x999x37,1024x1024x1024
 #include "common.cuh"
 #include "cp_async.cuh"

@@ -21,7 +21,7 @@
 //               blocks, two per SM: a 32768-element 16-bit row is one step, read once, and two
 //               rows overlap per SM (96% of copy, against 64% when 16-bit steps were held as
 //               float32: 16 elements per thread, a 32768 row read twice;
-//               results/h100_sweeps/debts_table.txt). Each element's exp is computed twice in a
+//               results/sweeps/h100/debts_table.txt). Each element's exp is computed twice in a
 //               one-step row (sum, then output). The packed form loses in float32 (74% of
 //               copy against 94%), which therefore keeps its float32 step.
 //   change    from cuda/softmax_row_sram.cu: no shared-memory copy of the row, so no limit

@@ -14,7 +14,7 @@
 //             reductions synchronise. How the row is kept depends on its type:
 //             - float32 rows are staged as float32 (128 KiB for 32768 elements, one block
 //               per SM) and sweep 2 replaces each element by its exp in place: 97.5% of the
-//               copy bandwidth at 4096 x 32768 (results/h100_sweeps/debts_table.txt).
+//               copy bandwidth at 4096 x 32768 (results/sweeps/h100/debts_table.txt).
 //             - 16-bit rows are kept in their own type (64 KiB for 32768 elements), so three
 //               512-thread blocks share an SM (__launch_bounds__(512, 3)) and one block's
 //               loads overlap another's arithmetic; sweep 2 only sums and sweep 3 computes

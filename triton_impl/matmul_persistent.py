@@ -66,7 +66,7 @@ the transposing copy.
             nothing); stores M*N.
   measured  H100, 4096^3, against cuBLAS at the same precision (docs/performance/
             fast_matmul.md has the method and every variant tried): tf32 with a row-major B
-            by gluon 0.92-0.94x by four timing methods (results/h100_sweeps, 2026-11-25),
+            by gluon 0.92-0.94x by four timing methods (results/sweeps/h100, 2026-11-25),
             by swap 0.65x (0.82x before wait_for_dot, racing; 2026-11-22); tf32 with a
             column-major B 0.96x (128x256x32, split epilogue; 2026-11-22); fp16 0.97x,
             bf16 0.96x (results/h100, 2026-11-25).

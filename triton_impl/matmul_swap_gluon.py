@@ -48,7 +48,7 @@ registers, and a wgmma pipeline that is legal.
   traffic   global loads as the blocked kernels: A M*K*ceil(N/BN), B N*K*ceil(M/BM)
             elements; stores M*N (masked pointer stores, so any N); times the products.
   measured  H100, 4096^3, against cuBLAS (TF32): 0.92-0.94x through triton_persistent by
-            four timing methods (results/h100_sweeps; docs/performance/fast_matmul.md, with
+            four timing methods (results/sweeps/h100; docs/performance/fast_matmul.md, with
             the IN_FLIGHT sweep that chose 3), with 2-D descriptors (the k-loop's SASS is
             the same with 3-D ones but for the TMA opcode). The batched launch through
             triton_batched: docs/performance/fast_matmul.md.

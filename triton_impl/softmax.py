@@ -19,7 +19,7 @@
                        32768 in 4096-element chunks were read twice: 88-90% of the copy
                        bandwidth, one chunk 93%; float32 97.5% against 98.5% in 16384-element
                        chunks, one path for every type at 1% of float32;
-                       results/h100_sweeps/debts_table.txt). Longer rows go in chunks
+                       results/sweeps/h100/debts_table.txt). Longer rows go in chunks
                        (ONLINE_CONFIG), twice: pass 1 keeps a running max and a running sum
                        of exp(x - max) (rescaled when the max grows: Milakov and Gimelshein
                        2018), pass 2 writes exp(x - max) / sum walking the row BACKWARDS (as

@@ -44,14 +44,14 @@ the Triton twin of cuda/softmax_split.cu, with global memory where CUDA has a cl
             holds of float32 ones; the exp is taken twice (the sum's, then the output's
             from the pairs unpacked again). H100, 4096 x 393216: 77.0-77.6% of the copy
             bandwidth -> 87.6-88.3%; 4096 x 32768: 84.5-84.6% -> 86.0-86.6%
-            (results/h100_sweeps/softmax_packed). Other 16-bit rows (odd lengths, offsets
+            (results/sweeps/h100/softmax_packed). Other 16-bit rows (odd lengths, offsets
             off 16 bytes) and rows of several segments under the interpreter take the
             kernel above.
   smem      on Hopper, rows of multiples of 64 at least tiles.SOFTMAX_SPLIT_SMEM's length
             (16-bit 65536, float32 262144) take softmax_split_smem.py: this exchange, with
             the segment in shared memory (Gluon: 64 KiB a program filled by TMA, three per
             SM, where registers hold 128 KiB an SM). H100, 4096 x 393216, % of copy: fp32
-            90.9 -> 95.4, fp16 88.1 -> 94.2, bf16 87.4 -> 93.3 (results/h100_sweeps/
+            90.9 -> 95.4, fp16 88.1 -> 94.2, bf16 87.4 -> 93.3 (results/sweeps/h100/
             softmax_smem).
   tiles     4096-element segments on 4 warps (32 elements per thread) in every type
             (tiles.SOFTMAX_SPLIT: the fastest of 4096 x 4, 8192 x 8 and 16384 x 16 warps at

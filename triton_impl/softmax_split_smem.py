@@ -49,7 +49,7 @@
             warps; 16-bit rows from 65536 elements, float32 rows from 262144.
   measured  H100, % of the copy bandwidth, 4096 x 393216 fp32 / fp16 / bf16: 95.4 / 94.2 /
             93.3 (the segment in registers: 90.9 / 88.1 / 87.4); shorter rows and other
-            segments in tiles.py (results/h100_sweeps/softmax_smem).
+            segments in tiles.py (results/sweeps/h100/softmax_smem).
   run       python -m pytest tests/cpu/test_softmax_split_smem.py      (CPU: compiles for sm_90)
             python -m pytest tests/gpu/test_softmax_split_smem.py      (GPU)
 """

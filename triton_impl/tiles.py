@@ -194,7 +194,7 @@ SOFTMAX_ONLINE = {4: (16384, 16), 2: (4096, 16)}
 
 # The split softmax's segments (triton_impl/softmax_split.py), by element size:
 # (elements per program, warps). 32 elements per thread (64 took 128-146 registers). Measured
-# on the H100 with the kept exps (results/h100_sweeps/softmax_split_sync/debts_table.txt, % of
+# on the H100 with the kept exps (results/sweeps/h100/softmax_split_sync/debts_table.txt, % of
 # the copy bandwidth): 4096 x 4 warps against 8192 x 8 and 16384 x 16: float32 93.5 / 92.3 /
 # 89.0 at 4096 x 32768 and 89.7 / 81.6 / 60.7 at 4096 x 393216; 16-bit 84.4 / 81.7 / 76.5
 # at 32768, 77.2 / 78.4 / 76.3 at 393216 (the one place 8192 x 8 is ahead, by 1.2 points).
@@ -203,7 +203,7 @@ SOFTMAX_ONLINE = {4: (16384, 16), 2: (4096, 16)}
 # exchanges its pair the others' loads are in flight. The third entry caps the one-launch
 # kernel's registers (None: ptxas decides): float32 at 56 holds 9 programs per SM, 144 KiB
 # of segments, for one spilled register (one STL and one LDL a row): 90.2 -> 91.1% of copy
-# at 4096 x 393216, 93.5 -> 93.3% at 32768 (results/h100_sweeps/batched_tma_split_regs);
+# at 4096 x 393216, 93.5 -> 93.3% at 32768 (results/sweeps/h100/batched_tma_split_regs);
 # unpacked 16-bit rows (odd lengths; the others run SOFTMAX_SPLIT_PACKED) keep their 56.
 SOFTMAX_SPLIT = {4: (4096, 4, 56), 2: (4096, 4, None)}
 
@@ -212,7 +212,7 @@ SOFTMAX_SPLIT = {4: (4096, 4, 56), 2: (4096, 4, None)}
 # per thread in 64 registers (ptxas, sm_90, no spill; uncapped it takes 96, scheduling all of
 # a segment's exps at once), so 8 programs of 16 KiB per SM where unpacked 16-bit rows had 9
 # of 8 KiB (float32 rows: 8 of 16 KiB). H100, 4096 x 393216: 88% of copy against 77%
-# unpacked (results/h100_sweeps/softmax_packed). Also measured (batched_tma_split_regs):
+# unpacked (results/sweeps/h100/softmax_packed). Also measured (batched_tma_split_regs):
 # 56 registers (9 programs per SM) 85.2-85.8% at 393216; 16384 x 8 warps 88.0-88.9% at
 # 393216 but 84.2% at 32768 (8192 x 4: 86.0-86.7%).
 SOFTMAX_SPLIT_PACKED = {2: (8192, 4, 64)}
@@ -220,7 +220,7 @@ SOFTMAX_SPLIT_PACKED = {2: (8192, 4, 64)}
 # The split's shared-memory segments (softmax_split_smem.py, Gluon + TMA; rows of multiples of
 # 64 on Hopper): (segment bytes, buffers, warps, the shortest row that takes it by default).
 # 64 KiB on 8 warps, one buffer: three programs per SM, 192 KiB of rows in flight. H100
-# (results/h100_sweeps/softmax_smem), % of copy, shared memory against registers: 4096 x
+# (results/sweeps/h100/softmax_smem), % of copy, shared memory against registers: 4096 x
 # 393216 fp32 / fp16 / bf16 95.4 / 94.2 / 93.3 against 90.9 / 88.1 / 87.4. 16-bit rows gain
 # from 65536 on (90 against 89; at 16384 registers lead, 82 to 81), float32 rows from 262144
 # on (94 against 90; at 65536 registers lead, 95 to 93; at 131072 they tie). Segments of 48,

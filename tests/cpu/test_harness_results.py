@@ -91,7 +91,7 @@ def test_derive_percentages():
 def test_results_hold_no_scripts_or_patches():
     """results/ holds what harness commands wrote: logs, CSV, JSON, figures, reports. An
     experiment's scripts, shims and patches live on a branch or in history, cited by commit
-    (results/h100_sweeps/t6_large_tile_runs/README.md)."""
+    (results/sweeps/h100/t6_large_tile_runs/README.md)."""
     root = Path(__file__).resolve().parents[2] / "results"
     code = sorted(str(p.relative_to(root)) for p in root.rglob("*")
                   if p.suffix in (".sh", ".py", ".patch", ".cu", ".cuh", ".cpp", ".h"))
