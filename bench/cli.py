@@ -10,6 +10,7 @@
     python -m bench compare results/h100 results/h200    two result sets side by side
     python -m bench readme-table                         the kernel tables (docs/kernels.md)
     python -m bench docs [--check]                       the docs' numbers from their result sets
+    python -m bench results-readme results/h100 [--check]  a set's README.md from its files
     python -m bench lab list | lab start N DIR           the course labs (docs/labs.md)
     python -m bench grade N FILE... [--out DIR]          grade submissions of lab N
 
@@ -41,6 +42,7 @@ from __future__ import annotations
 import argparse
 import difflib
 import os
+import shlex
 import sys
 
 from bench import registry, terminal
@@ -158,6 +160,18 @@ def _guard(out, kinds, env, args, command: str):
                              append=getattr(args, "append", False), command=command)
 
 
+def _command(args) -> str | None:
+    """The command line being run, as the result files record it (bench/results.py)."""
+    return getattr(args, "command_line", None)
+
+
+def _write_readme(out) -> None:
+    """The README.md of the result set in out, from its files (bench/set_readme.py)."""
+    from bench import set_readme
+
+    print(f"wrote {set_readme.write(out)}")
+
+
 def list_text(kernels) -> str:
     """`bench list`: one row per kernel, its summary (and twin) on the line under it."""
     rows = [[k.name, k.backend, k.version, ",".join(k.precisions)] for k in kernels]
@@ -228,8 +242,10 @@ def cmd_check(args) -> int:
     print(check_text(res, args.verbose))
     ran = [r for r in res if r.status != "skip"]
     if args.out:
-        results.write(args.out, "check", [r.as_dict() for r in res], env=env)
+        results.write(args.out, "check", [r.as_dict() for r in res], env=env,
+                      command=_command(args))
         print(f"wrote {args.out}/check.csv and check.json")
+        _write_readme(args.out)
     if not ran:
         print("bench check: nothing could run here", file=sys.stderr)
         return 1
@@ -263,8 +279,10 @@ def cmd_time(args) -> int:
             all_rows = results.merge_rows(old["rows"], rows)
             ceilings = ceilings or stored or {}
         cuts = [c for c in (earlier_cut and f"an earlier run: {earlier_cut}", incomplete) if c]
-        meta = {"ceilings": ceilings, **({"incomplete": "; ".join(cuts)} if cuts else {})}
-        return results.write(args.out, "time", all_rows, env=env, meta=meta)
+        meta = {"ceilings": ceilings, **({"incomplete": "; ".join(cuts)} if cuts else {}),
+                "commands": results.earlier_commands(old)}
+        return results.write(args.out, "time", all_rows, env=env, meta=meta,
+                             command=_command(args))
 
     def checkpoint(rows, env, ceilings, done, planned):
         save(rows, env, ceilings, f"{done} of {planned} timings: the run stopped before the "
@@ -280,6 +298,7 @@ def cmd_time(args) -> int:
     print(time_text(rows, ceilings))
     ok = [r for r in rows if r.get("status") == "ok"]
     print(f"wrote {csv_path} and time.json")
+    _write_readme(args.out)
     return 1 if len(ok) < len([r for r in rows if r.get("status") != "skip"]) else 0
 
 
@@ -359,8 +378,9 @@ def cmd_model(args) -> int:
     if notes:
         print("\n" + "\n".join(notes))
     if args.out:
-        results.write(args.out, "model", rows, env=env)
+        results.write(args.out, "model", rows, env=env, command=_command(args))
         print(f"\nwrote {args.out}/model.csv and model.json")
+        _write_readme(args.out)
     return 0
 
 
@@ -457,12 +477,14 @@ def cmd_profile(args) -> int:
         if not old:
             return rows, meta
         meta = dict(meta, dropped_metrics=sorted(set(meta["dropped_metrics"])
-                                                 | set(old["meta"].get("dropped_metrics") or [])))
+                                                 | set(old["meta"].get("dropped_metrics") or [])),
+                    commands=results.earlier_commands(old))
         return results.merge_rows(old["rows"], rows), meta
 
     def checkpoint(rows, meta):
         all_rows, all_meta = merged(rows, meta)
-        results.write(args.out, "profile", all_rows, env=env, meta=all_meta)
+        results.write(args.out, "profile", all_rows, env=env, meta=all_meta,
+                      command=_command(args))
 
     try:
         rows, meta = profile.run(kernels, shapes, precisions, args.out, ncu,
@@ -476,6 +498,7 @@ def cmd_profile(args) -> int:
         print(terminal.wrap("dropped (unknown to this ncu): "
                             + ", ".join(meta["dropped_metrics"]), indent=""))
     print(f"wrote {args.out}/profile.csv, profile.json and ncu/*.ncu-rep")
+    _write_readme(args.out)
     return 1 if any(r.get("target") == "FAIL" or r.get("status") != "ok" for r in rows) else 0
 
 
@@ -528,11 +551,12 @@ def cmd_report(args) -> int:
         results.check_writable(args.out)
         figures = plots.all_figures(args.out, f"{args.out}/figures", progress=True)
         print(report.write_markdown(args.out, figures))
+        _write_readme(args.out)
         return 0
     if args.kernels:
         _select(args.kernels)      # a selection matching nothing: exit 2 now
     return report.run(args.out, quick=args.quick, patterns=args.kernels, force=args.force,
-                      alternate=args.alternate)
+                      alternate=args.alternate, command=_command(args))
 
 
 def cmd_compare(args) -> int:
@@ -546,6 +570,27 @@ def cmd_compare(args) -> int:
     names = ["compare.md"] + [str(p.relative_to(args.out)) if p.is_relative_to(args.out)
                               else str(p) for p in files]
     print(f"wrote {', '.join(names)} in {args.out}")
+    return 0
+
+
+def cmd_results_readme(args) -> int:
+    """Writes the README.md of each result set named, from the set's files alone; --check
+    writes nothing and exits 1 naming each set whose README differs."""
+    from bench import set_readme
+
+    try:
+        if args.check:
+            bad = [d for d in args.sets if set_readme.stale(d)]
+            if bad:
+                print("these READMEs differ from their sets (`python -m bench results-readme "
+                      "SET` rewrites them):\n" + "\n".join(f"  {d}/README.md" for d in bad))
+                return 1
+            print("every README matches its set")
+            return 0
+        for d in args.sets:
+            print(f"wrote {set_readme.write(d)}")
+    except set_readme.NotASetError as exc:
+        raise UsageError(str(exc)) from None
     return 0
 
 
@@ -713,6 +758,14 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--force", action="store_true", help="replace a compare.md already in --out")
     s.set_defaults(func=cmd_compare)
 
+    s = sub.add_parser("results-readme",
+                       help="write the README.md of result sets from their own files")
+    s.add_argument("sets", nargs="+", metavar="SET",
+                   help="a result set's folder, e.g. results/h100")
+    s.add_argument("--check", action="store_true",
+                   help="write nothing; exit 1 naming every README that differs from its set")
+    s.set_defaults(func=cmd_results_readme, plugin=[])
+
     from bench import grading
 
     grading.add_commands(sub, common)
@@ -735,6 +788,8 @@ def main(argv: list[str] | None = None) -> int:
     from bench import plugins
 
     args = build_parser().parse_args(argv)       # argparse itself exits 2 on bad syntax
+    # what the result files record as the command that wrote them (bench/set_readme.py)
+    args.command_line = "python -m bench " + shlex.join(sys.argv[1:] if argv is None else argv)
     if getattr(args, "command", None) == "plot" and args.out is None:
         args.out = f"{args.results}/figures"
     try:

@@ -22,7 +22,7 @@ import sys
 import time as _time
 from pathlib import Path
 
-from bench import families, results
+from bench import families, results, set_readme
 from bench.results import num
 from bench.text import ABOVE_COPY, binary_bytes, count, f, md_table
 
@@ -530,7 +530,7 @@ def suite_rows(kernels, done: list[dict], policy, ceilings: dict) -> list[dict]:
 
 
 def run(out_dir, quick: bool = False, patterns: str | None = None, force: bool = False,
-        alternate: int = 0) -> int:
+        alternate: int = 0, command: str | None = None) -> int:
     """Runs the default suite into out_dir. Returns the exit status (1 if a check failed).
 
     A folder that already holds a result set is refused unless force; with force, the new
@@ -565,7 +565,7 @@ def run(out_dir, quick: bool = False, patterns: str | None = None, force: bool =
     shapes = "1x1x1,17x13x7" if quick and dev == "cpu" else None
     rows = check.run(kernels, shapes=shapes, exact=True, nonfinite=not quick, device=dev,
                      show_progress=True)
-    results.write(out, "check", [r.as_dict() for r in rows], env=env)
+    results.write(out, "check", [r.as_dict() for r in rows], env=env, command=command)
     failed = [r for r in rows if r.failed]
     steps["check"] = _time.monotonic() - t
     ran = [r for r in rows if r.status != "skip"]
@@ -574,7 +574,7 @@ def run(out_dir, quick: bool = False, patterns: str | None = None, force: bool =
 
     t = _time.monotonic()
     _say("models ...")
-    results.write(out, "model", model_table.rows(kernels), env=env)
+    results.write(out, "model", model_table.rows(kernels), env=env, command=command)
     steps["model"] = _time.monotonic() - t
 
     if dev == "cuda":
@@ -587,10 +587,12 @@ def run(out_dir, quick: bool = False, patterns: str | None = None, force: bool =
         policy.alternate = alternate
         shapes_t = perf.quick_shapes(kernels) if quick else None
         trows, tenv, ceilings = perf.run(kernels, shapes_t, policy=policy)
-        results.write(out, "time", trows, env=tenv, meta={"ceilings": ceilings})
+        results.write(out, "time", trows, env=tenv, meta={"ceilings": ceilings},
+                      command=command)
         if not quick:
             trows += suite_rows(kernels, trows, policy, ceilings)
-            results.write(out, "time", trows, env=tenv, meta={"ceilings": ceilings})
+            results.write(out, "time", trows, env=tenv, meta={"ceilings": ceilings},
+                      command=command)
         failed += [r for r in trows if r.get("status") == "FAIL"]   # wrong after timing
         steps["time"] = _time.monotonic() - t
 
@@ -600,13 +602,13 @@ def run(out_dir, quick: bool = False, patterns: str | None = None, force: bool =
             penv = env_mod.environment(dev)
 
             def checkpoint(rows, meta):  # a cut-short run keeps what it measured
-                results.write(out, "profile", rows, env=penv, meta=meta)
+                results.write(out, "profile", rows, env=penv, meta=meta, command=command)
 
             try:
                 prows, pmeta = profile.run(
                     [k for k in kernels if k.backend not in registry.REFERENCE_BACKENDS], None,
                     None, out, checkpoint=checkpoint)
-                results.write(out, "profile", prows, env=penv, meta=pmeta)
+                results.write(out, "profile", prows, env=penv, meta=pmeta, command=command)
             except profile.CounterPermissionError as exc:
                 notes.append(str(exc))
         else:
@@ -633,6 +635,7 @@ def run(out_dir, quick: bool = False, patterns: str | None = None, force: bool =
     _say(f"figures: {len(figures)} ({', '.join(figures) or 'none'}; "
          f"{steps['figures']:.0f} s)")
     path = write_markdown(out, figures, notes, steps)
+    set_readme.write(out)                    # from the files above (bench/set_readme.py)
     if out != target:                        # the complete new set takes the old one's place
         retired = target.parent / f".{target.name}.old-{os.getpid()}"
         os.replace(target, retired)

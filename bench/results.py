@@ -172,10 +172,19 @@ def _clean(value):
 
 
 def write(out_dir, kind: str, rows: list[dict], env: dict | None = None,
-          meta: dict | None = None) -> tuple[Path, Path]:
-    """Writes <out_dir>/<kind>.csv and .json; returns their paths."""
+          meta: dict | None = None, command: str | None = None) -> tuple[Path, Path]:
+    """Writes <out_dir>/<kind>.csv and .json; returns their paths.
+
+    command, the command line that measured the rows, is added to meta["commands"] (the
+    commands of the rows already there, which an --append passes in meta) unless it is
+    the last one there already (a checkpoint of the same run); the set's README names them
+    (bench/set_readme.py)."""
     if kind not in KINDS:
         raise ValueError(f"results: kind must be one of {KINDS}, got {kind!r}")
+    meta = dict(meta or {})
+    if command:
+        done = list(meta.get("commands") or [])
+        meta["commands"] = done if done and done[-1] == command else done + [command]
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     columns: list[str] = []
@@ -201,6 +210,12 @@ def merge_rows(old: list[dict], new: list[dict]) -> list[dict]:
     key = lambda r: (r.get("kernel"), r.get("shape"), r.get("precision"))
     again = {key(r) for r in new}
     return [r for r in old if key(r) not in again] + list(new)
+
+
+def earlier_commands(payload: dict | None) -> list[str]:
+    """The commands recorded in a result file's meta (none for a file written before they
+    were recorded): what an --append passes on to write()."""
+    return list(((payload or {}).get("meta") or {}).get("commands") or [])
 
 
 def read(result_dir, kind: str) -> dict | None:
