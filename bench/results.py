@@ -7,7 +7,8 @@ A result set is a directory holding, for each kind of run that happened,
     <kind>.json   {"schema", "kind", "env", "meta", "rows"}: the same rows plus the
                   environment they were measured in and run-wide facts (ceilings, ...)
 
-with kind one of KINDS. Missing values are empty cells in CSV and null in JSON (JSON has
+with kind one of KINDS, and the README.md that bench/set_readme.py writes from them (the
+command lines that wrote each kind are in its meta["commands"]). Missing values are empty cells in CSV and null in JSON (JSON has
 no NaN). Numbers are written with full precision: a plot must not depend on rounding.
 
 Nothing is lost and nothing is mixed:
