@@ -177,7 +177,7 @@ def section_check(check_payload: dict) -> str:
                                              if h["kernel"] == g["kernel"])))
     reasons = _reasons([r.get("note") or "no reason given" for r in rows if r["status"] == "skip"])
     if reasons:
-        text += (f"\n\nSkipped runs, by reason: "
+        text += ("\n\nSkipped runs, by reason: "
                  + "; ".join(f"{why} ({n})" for why, n in reasons[:8]))
     if nowhere:
         text += f"\n\nDid not run here ({len(nowhere)}): " + ", ".join(nowhere)
