@@ -34,13 +34,16 @@ _WHAT = {
     "steps.json": "seconds each step of `python -m bench report` took",
     "figures": "the figures, each as PNG and SVG, drawn from the files here",
     "gpu.csv": "nvidia-smi's reading of the GPU before the run (`.ci/gpu.sh`)",
-    "ncu": "Nsight Compute's batch record (`bench profile`; its report files are not kept "
-           "in the repository)",
+    "ncu": "Nsight Compute's batch record (`bench profile`; its report files, *.ncu-rep, "
+           "are not counted: large, binary, never committed, remade by `bench profile`)",
 }
+# Files a set's folder may hold on the machine that measured it, and nowhere else (.ci/gpu.sh
+# leaves them out of its archive): counted, the README would differ once the set is copied.
+_LEFT_OUT = ".ncu-rep"
 _KIND_WHAT = {
     "check": "correctness runs against a float64 reference",
     "time": "timings, the ceilings measured in the run (meta) and the ratios to the reference",
-    "model": "closed-form traffic of each kernel (no measurement)",
+    "model": "closed-form traffic of each kernel, computed, not measured",
     "profile": "Nsight Compute counters beside the model",
 }
 # The machine and its software, in the order the README lists them: (env key, label).
@@ -73,7 +76,8 @@ def _commands(kind: str, payload: dict, steps: dict) -> str:
     if done:
         return "<br>".join(f"`{c}`" for c in done)
     if kind in steps:      # written before commands were recorded: steps.json names report
-        return "`python -m bench report` (steps.json; arguments not recorded)"
+        return "`python -m bench report` (steps.json; its arguments, and any --append after " \
+               "it, not recorded)"
     return f"`python -m bench {kind}` (arguments not recorded)"
 
 
@@ -91,7 +95,8 @@ def _files(folder: Path, kinds: list[str]) -> list[list[str]]:
         if name == NAME or name.startswith(".") or (stem in kinds and suffix == "csv"):
             continue                          # a kind's CSV shares the row of its JSON
         if path.is_dir():
-            n = sum(1 for p in path.rglob("*") if p.is_file() and not p.name.startswith("."))
+            n = sum(1 for p in path.rglob("*") if p.is_file() and not p.name.startswith(".")
+                    and p.suffix != _LEFT_OUT)
             rows.append([f"{name}/", f"{n} file{'s' if n != 1 else ''}: "
                          + _WHAT.get(name, "written beside the set, not by the harness")])
         elif stem in kinds and suffix == "json":

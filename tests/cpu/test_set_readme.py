@@ -59,6 +59,13 @@ def test_a_hand_edited_readme_fails_the_check_and_is_written_again(tmp_path, cap
                   command="python -m bench check --out S")
     assert cli.main(["results-readme", str(tmp_path)]) == 0
     assert cli.main(["results-readme", "--check", str(tmp_path)]) == 0
+    (tmp_path / "ncu").mkdir()                 # Nsight Compute's reports stay on the GPU
+    (tmp_path / "ncu" / "k.ncu-rep").write_bytes(b"\0")   # machine: not counted, not committed
+    assert cli.main(["results-readme", "--check", str(tmp_path)]) == 1
+    assert cli.main(["results-readme", str(tmp_path)]) == 0
+    assert "| ncu/ | 0 files: " in (tmp_path / "README.md").read_text()
+    (tmp_path / "ncu" / "k.ncu-rep").unlink()
+    assert cli.main(["results-readme", "--check", str(tmp_path)]) == 0
     readme = tmp_path / "README.md"
     readme.write_text(readme.read_text().replace("1 (1 ok)", "2 (2 ok)"))
     capsys.readouterr()
