@@ -91,3 +91,8 @@ def test_a_time_run_cut_short_keeps_its_checkpoint(monkeypatch, tmp_path):
     saved = json.loads((tmp_path / "t" / "time.json").read_text())
     assert {r["precision"] for r in saved["rows"]} == {"bf16", "fp16"}
     assert saved["meta"]["incomplete"].startswith("an earlier run: 1 of 9 timings")
+    # both commands recorded, the cut one first, and named in the set's README
+    first, second = saved["meta"]["commands"]
+    assert "--append" not in first and "--append" in second
+    readme = (tmp_path / "t" / "README.md").read_text()
+    assert f"`{first}`<br>`{second}`" in readme and "**Incomplete set.**" in readme
