@@ -21,7 +21,8 @@ failures and a summary (-v: every run); `model` one row per kernel x shape x pre
 
 Files: time, profile and report write into results/local unless --out says otherwise;
 check and model only with --out; plot into RESULTS/figures; compare into
-results/local/compare.
+results/local/compare. A command that writes a result set ends with its README.md: the
+commands, commit, machine, date and files, from the set's files (bench/set_readme.py).
 
 Shapes default to each op's defaults for this machine (bench/problems.py); --shapes takes
 one list for every op or one per op ('matmul=1024x1024x1024;softmax=4096x32768:dim=0').
