@@ -6,21 +6,9 @@ from __future__ import annotations
 import pytest
 import torch
 
-from bench import problems
-from bench.families.memory.models import TensorShape
+from tests.support.checks import softmax_error, softmax_rows
 
 pytestmark = [pytest.mark.filterwarnings("ignore::RuntimeWarning")]
-
-
-def _x(shape, dtype=torch.float32, seed=0):
-    g = torch.Generator().manual_seed(seed)
-    return (torch.randn(shape, generator=g) * 3).to(dtype)
-
-
-def _softmax_error(y, x, precision):
-    problem = problems.get("softmax")
-    shape = TensorShape(tuple(x.shape))
-    return problem.error(y, (x, -1)), problem.tolerance(shape, precision)
 
 
 @pytest.mark.parametrize("shape", [(3, 100), (5, 1000), (2, 3001), (4, 1)])
@@ -28,9 +16,9 @@ def _softmax_error(y, x, precision):
 def test_online_one_chunk_rows_are_the_softmax(shape, dtype):
     from triton_impl import softmax
 
-    x = _x(shape, dtype)
+    x = softmax_rows(shape, dtype)
     y = softmax.softmax(x, -1, "online")
-    err, bound = _softmax_error(y, x, "fp32" if dtype == torch.float32 else "fp16")
+    err, bound = softmax_error(y, x, "fp32" if dtype == torch.float32 else "fp16")
     assert err <= bound
 
 
@@ -39,10 +27,10 @@ def test_online_one_chunk_rows_equal_the_chunked_kernel(monkeypatch):
     ONE_CHUNK_MAX_N = 0) give the same softmax within the bound."""
     from triton_impl import softmax
 
-    x = _x((3, 20000))                  # float32: one chunk, where 16384-element chunks took 2
+    x = softmax_rows((3, 20000))                  # float32: one chunk, where 16384-element chunks took 2
     y = softmax.softmax(x, -1, "online")
     monkeypatch.setattr(softmax, "ONE_CHUNK_MAX_N", 0)
     y_chunks = softmax.softmax(x, -1, "online")
     torch.testing.assert_close(y, y_chunks, rtol=1e-5, atol=1e-9)
-    err, bound = _softmax_error(y, x, "fp32")
+    err, bound = softmax_error(y, x, "fp32")
     assert err <= bound

@@ -10,21 +10,9 @@ import math
 import pytest
 import torch
 
-from bench import problems
-from bench.families.memory.models import TensorShape
+from tests.support.checks import softmax_error, softmax_rows
 
 pytestmark = [pytest.mark.filterwarnings("ignore::RuntimeWarning")]
-
-
-def _x(shape, dtype=torch.float32, seed=0):
-    g = torch.Generator().manual_seed(seed)
-    return (torch.randn(shape, generator=g) * 3).to(dtype)
-
-
-def _softmax_error(y, x, precision):
-    problem = problems.get("softmax")
-    shape = TensorShape(tuple(x.shape))
-    return problem.error(y, (x, -1)), problem.tolerance(shape, precision)
 
 
 @pytest.mark.parametrize("shape,block", [((3, 100), None), ((5, 1000), 256), ((2, 4096), 1024),
@@ -33,9 +21,9 @@ def test_split_softmax_folds_the_segments(shape, block):
     """Rows of 1 to 16 segments, a last segment with one element (2049 = 4 x 512 + 1)."""
     from triton_impl import softmax_split
 
-    x = _x(shape)
+    x = softmax_rows(shape)
     y = softmax_split._softmax_split(x, block=block)
-    err, bound = _softmax_error(y, x, "fp32")
+    err, bound = softmax_error(y, x, "fp32")
     assert err <= bound, (shape, block, err)
 
 
@@ -44,17 +32,17 @@ def test_split_softmax_one_launch_exchange_when_a_row_is_one_segment():
     under the interpreter: its own arrival completes the count."""
     from triton_impl import softmax_split
 
-    x = _x((6, 200))
+    x = softmax_rows((6, 200))
     y = softmax_split.softmax_split(x)                  # block 256 >= 200: one segment
     assert softmax_split.config(4, 200)[2] == 1
-    err, bound = _softmax_error(y, x, "fp32")
+    err, bound = softmax_error(y, x, "fp32")
     assert err <= bound
 
 
 def test_split_softmax_two_launches_equal_one_launch():
     from triton_impl import softmax_split
 
-    x = _x((5, 300))
+    x = softmax_rows((5, 300))
     assert torch.equal(softmax_split._softmax_split(x, block=512),
                        softmax_split._softmax_split(x, block=512, two_launches=True))
 
@@ -74,7 +62,7 @@ def test_split_softmax_two_launches_keep_the_pairs_of_one_segment_rows(monkeypat
         return pairs, count
 
     monkeypatch.setattr(softmax_split, "_workspace", recorded)
-    x = _x((5, 300))
+    x = softmax_rows((5, 300))
     softmax_split._softmax_split(x, block=512, two_launches=True)
     softmax_split._softmax_split(x, block=512)
     assert made == [(True, 5 * 1 * 2), (False, 2)]
@@ -85,13 +73,13 @@ def test_split_softmax_non_finite_rows_as_torch():
     torch.softmax (NaN rows where torch gives NaN, the rest within the bound)."""
     from triton_impl import softmax_split
 
-    x = _x((4, 300))
+    x = softmax_rows((4, 300))
     x[0, 5] = math.nan
     x[1, 299] = math.inf
     x[2, :150] = -math.inf
     x[3, :] = -math.inf
     y = softmax_split._softmax_split(x, block=64)
-    err, bound = _softmax_error(y, x, "fp32")
+    err, bound = softmax_error(y, x, "fp32")
     assert err <= bound
     assert torch.isnan(y[[0, 1, 3]]).all() and not torch.isnan(y[2]).any()
 
@@ -100,10 +88,10 @@ def test_split_softmax_float16_unaligned_rows():
     """n * 2 bytes not a multiple of 16: the element-wise path (VEC = 1)."""
     from triton_impl import softmax_split
 
-    x = _x((3, 1001), torch.float16)
+    x = softmax_rows((3, 1001), torch.float16)
     y = softmax_split._softmax_split(x, block=256)
     assert y.dtype == torch.float16
-    err, bound = _softmax_error(y, x, "fp16")
+    err, bound = softmax_error(y, x, "fp16")
     assert err <= bound
 
 
@@ -111,7 +99,7 @@ def test_split_softmax_refuses_other_dims_and_checks_inputs():
     from triton_impl import softmax_split
 
     with pytest.raises(ValueError, match="last dimension only"):
-        softmax_split.softmax_split(_x((3, 4)), 0)
+        softmax_split.softmax_split(softmax_rows((3, 4)), 0)
     with pytest.raises(TypeError, match="float32, float16 or bfloat16"):
         softmax_split.softmax_split(torch.ones(3, 4, dtype=torch.int64))
 
@@ -122,10 +110,10 @@ def test_split_softmax_rows_over_groups():
     bound."""
     from triton_impl import _common, softmax_split
 
-    x = _x((10, 200))
+    x = softmax_rows((10, 200))
     assert softmax_split.config(4, 200)[2] == 1 and _common.INTERPRETER_SM_COUNT < 10
     y = softmax_split.softmax_split(x)
-    err, bound = _softmax_error(y, x, "fp32")
+    err, bound = softmax_error(y, x, "fp32")
     assert err <= bound
 
 
@@ -163,9 +151,9 @@ def test_split_softmax_kept_exps_are_the_softmax(shape, block, dtype, precision)
     whose second launch takes the same arithmetic."""
     from triton_impl import softmax_split
 
-    x = _x(shape, dtype)
+    x = softmax_rows(shape, dtype)
     y = softmax_split._softmax_split(x, block=block)
-    err, bound = _softmax_error(y, x, precision)
+    err, bound = softmax_error(y, x, precision)
     assert err <= bound, (err, bound)
 
 
@@ -179,7 +167,7 @@ def test_split_softmax_tiny_outputs():
     tiny[:, 1:] = -80.0 - torch.arange(255) * 0.1
     for block in (64, 256):
         y = softmax_split._softmax_split(tiny, block=block)
-        err, bound = _softmax_error(y, tiny, "fp32")
+        err, bound = softmax_error(y, tiny, "fp32")
         assert err <= bound and (y[:, 1:] > 0).any()
 
 
@@ -196,30 +184,30 @@ def test_split_softmax_packed_is_the_softmax(shape, monkeypatch):
     packed = softmax_split._packed_split
     monkeypatch.setattr(softmax_split, "_packed_split",
                         lambda *a, **k: taken.append(packed(*a, **k)) or taken[-1])
-    x = _x(shape, torch.float16)
+    x = softmax_rows(shape, torch.float16)
     x[1, :100] = -math.inf
     y = softmax_split.softmax_split(x)
     assert taken[-1] is not None
-    err, bound = _softmax_error(y, x, "fp16")
+    err, bound = softmax_error(y, x, "fp16")
     assert err <= bound
     taken.clear()
-    z = _x((3, 1001), torch.float16)        # 2002-byte rows: not asked
+    z = softmax_rows((3, 1001), torch.float16)        # 2002-byte rows: not asked
     softmax_split.softmax_split(z)
     assert taken == []
-    z = _x((3, 20000), torch.float16)       # 3 segments under the interpreter: None
-    err, bound = _softmax_error(softmax_split.softmax_split(z), z, "fp16")
+    z = softmax_rows((3, 20000), torch.float16)       # 3 segments under the interpreter: None
+    err, bound = softmax_error(softmax_split.softmax_split(z), z, "fp16")
     assert taken == [None] and err <= bound
 
 
 def test_split_softmax_packed_non_finite_rows():
     from triton_impl import softmax_split
 
-    x = _x((4, 1000), torch.float16)
+    x = softmax_rows((4, 1000), torch.float16)
     x[0, 5] = math.nan
     x[1, 999] = math.inf
     x[2, :500] = -math.inf
     x[3, :] = -math.inf
     y = softmax_split.softmax_split(x)
-    err, bound = _softmax_error(y, x, "fp16")
+    err, bound = softmax_error(y, x, "fp16")
     assert err <= bound
     assert torch.isnan(y[[0, 1, 3]]).all() and not torch.isnan(y[2]).any()

@@ -192,3 +192,18 @@ def assert_fails_its_default_check(kernel, precision: str, device: str) -> None:
     assert [r for r in results if r.status == "FAIL"], \
         [(r.shape, r.status, r.error) for r in results]
     assert not [r for r in results if r.status == "ERROR"], results
+
+
+def softmax_rows(shape, dtype=torch.float32, seed=0) -> torch.Tensor:
+    """Rows for a softmax test: normal values times 3 (maxima well above the rest)."""
+    g = torch.Generator().manual_seed(seed)
+    return (torch.randn(shape, generator=g) * 3).to(dtype)
+
+
+def softmax_error(y, x, precision: str) -> tuple[float, float]:
+    """(error, tolerance) of a softmax over x's last dimension, as the harness judges it."""
+    from bench.families.memory.models import TensorShape
+
+    problem = problems.get("softmax")
+    return (problem.error(y, (x, -1)),
+            problem.tolerance(TensorShape(tuple(x.shape)), precision))
