@@ -1,4 +1,4 @@
-"""Softmax over the last dimension with a row split over several programs :
+"""Softmax over the last dimension with a row split over several programs:
 the Triton twin of cuda/softmax_split.cu, with global memory where CUDA has a cluster.
 
   idea      a row too long for one program's registers (4096 x 393216: 1.5 MiB of float32
