@@ -504,6 +504,19 @@ def render_api_table(s: ResultSet | None, doc: Path, root: Path) -> str:
     return kernels.markdown()
 
 
+def render_kernel_table(s: ResultSet | None, doc: Path, root: Path, rows: str) -> str:
+    """A table of docs/kernels.md from the registry: rows= ladder, tensor-cores, fast-triton
+    or shape-paths (bench/families/matmul/report.py), or memory (every memory-bound
+    record: bench/families/memory/report.py)."""
+    if rows == "memory":
+        from bench.families.memory import report as memory_report
+
+        return memory_report.readme_table()
+    from bench.families.matmul import report as matmul_report
+
+    return matmul_report.kernel_table(rows)
+
+
 # name -> (renderer, reads a result set)
 BLOCKS = {
     "result-set": (render_result_set, True),
@@ -526,6 +539,7 @@ BLOCKS = {
     "cublas-ceilings": (render_cublas_ceilings, True),
     "cublas-timed": (render_cublas_timed, True),
     "api-table": (render_api_table, False),
+    "kernel-table": (render_kernel_table, False),
 }
 
 

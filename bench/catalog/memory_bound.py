@@ -346,10 +346,10 @@ def records() -> list[Kernel]:
                _online_triton_params,
                suffix="_online"),
         *_pair("softmax", "split",
-               "rows of any length over a cluster of up to 8 blocks (16 past that): slices "
+               "rows only, over a cluster of up to 8 blocks (16 past that; Hopper): slices "
                "in shared memory, (max, sum) via DSMEM",
-               "rows over co-resident programs (a persistent grid): segments in registers, "
-               "(max, sum) through global memory",
+               "rows only, over co-resident programs (a persistent grid): segments in "
+               "registers, (max, sum) through global memory",
                mm.softmax_split, "reads N, writes N (rows split)", _cuda("softmax_split"),
                _triton("softmax_split"), "cuda/softmax_split.cu",
                "triton_impl/softmax_split.py",

@@ -29,6 +29,17 @@ def test_the_readme_ladder_tables_are_generated_from_the_current_sets():
             ("tensor-rungs", "results/h100")} <= named
 
 
+def test_the_kernel_tables_and_the_api_table_are_generated_from_the_registry():
+    """docs/kernels.md's five tables and docs/api.md's are blocks bench docs writes from the
+    records (bench/catalog/): a rung's rows follow from its record."""
+    kernels_md = (ROOT / "docs" / "kernels.md").read_text()
+    rows = {args.get("rows") for name, _s, _a, _b, _i, args in doc_blocks.blocks(kernels_md)
+            if name == "kernel-table"}
+    assert rows == {"ladder", "tensor-cores", "fast-triton", "shape-paths", "memory"}
+    api = (ROOT / "docs" / "api.md").read_text()
+    assert [name for name, *_ in doc_blocks.blocks(api)] == ["api-table"]
+
+
 def _edit_one_number(text: str, name: str) -> str:
     """The page with the first decimal number inside block `name` changed."""
     (_, _, start, end, *_), = [b for b in doc_blocks.blocks(text) if b[0] == name][:1]

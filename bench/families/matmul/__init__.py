@@ -130,7 +130,7 @@ class MatmulFamily(Family):
     def readme_tables(self):
         from bench.families.matmul import report
 
-        return [report.readme_table()]
+        return report.readme_tables()
 
 
 FAMILY = MatmulFamily()

@@ -463,17 +463,57 @@ def section_tensor_cores(profile_payload: dict, time_payload: dict | None = None
                         "TFLOP/s", "% cuBLAS"], table))
 
 
-def readme_table() -> str:
-    """The ladder table of docs/kernels.md, from the registry (CUDA ladder rows and their twins)."""
-    from bench import registry
+# The rows of each table of docs/kernels.md (kernel_table): the registry's versions, in order
+FAST_TRITON = ("grouped", "autotuned", "batched", "persistent", "ref")
+# A path cuda_auto runs that is no registry entry (it takes only skinny shapes), listed
+# with the shape paths: (name, what it is, precisions)
+SKINNY_PATH = ("cuda_skinny", "M or N ≤ 16: warps stream the big operand once along its rows "
+               "(16 bytes a lane), the small one from shared memory, k split over the grid (a "
+               "path `cuda_auto` runs, not a registry entry: it takes only skinny shapes)",
+               "fp32, tf32, fp16, bf16")
 
-    rows = []
+
+def kernel_table(rows: str) -> str:
+    """A table of docs/kernels.md from the registry (`python -m bench docs` writes it there,
+    `python -m bench readme-table` prints them all): rows "ladder" (the FFMA rungs and their
+    twins), "tensor-cores", "fast-triton" (the Triton matmuls beside the ladders, and
+    cuBLAS) or "shape-paths" (the paths for shapes that are not one big GEMM)."""
+    from bench import registry
+    from bench.families.matmul.models import LADDER_VERSIONS, TENSOR_CORE_VERSIONS
+
     names = registry.by_name()
-    for k in registry.kernels():
-        if k.backend != "cuda" or k.op != "matmul":
-            continue
-        twin = (f"`{k.twin}`" if k.twin and k.twin in names
-                else (f"none: {k.twin_note}" if k.twin_note else "-"))
-        rows.append([k.version, f"`{k.name}`", twin, k.summary, k.formula or "-"])
-    return md_table(["version", "CUDA kernel", "Triton twin", "idea",
-                     "traffic model (elements read from global memory, N×N×N)"], rows)
+    matmul = [k for k in registry.kernels() if k.op == "matmul"]
+    if rows == "ladder":
+        body = []
+        for k in matmul:
+            if k.backend == "cuda" and k.version in LADDER_VERSIONS:
+                twin = (f"`{k.twin}`" if k.twin and k.twin in names
+                        else (f"none: {k.twin_note}" if k.twin_note else "-"))
+                body.append([k.version, f"`{k.name}`", twin, k.summary, k.formula or "-"])
+        return md_table(["version", "CUDA kernel", "Triton twin", "idea",
+                         "traffic model (elements read from global memory, N×N×N)"], body)
+    if rows == "tensor-cores":
+        body = [[k.version, f"`{k.name}`", k.summary, ", ".join(k.precisions), k.formula or "-"]
+                for k in matmul if k.backend == "cuda" and k.version in TENSOR_CORE_VERSIONS]
+        return md_table(["version", "CUDA kernel", "idea", "precisions",
+                         "traffic model (N×N×N)"], body)
+    if rows == "fast-triton":
+        chosen = sorted((k for k in matmul if k.version in FAST_TRITON),
+                        key=lambda k: FAST_TRITON.index(k.version))
+    elif rows == "shape-paths":
+        chosen = ([k for k in matmul if k.version == "split-k" and k.backend == "cuda"]
+                  + [k for k in matmul if k.version == "split-k" and k.backend != "cuda"]
+                  + [k for k in matmul if k.version == "auto"])
+    else:
+        raise ValueError(f"no kernel table {rows!r}: ladder, tensor-cores, fast-triton or "
+                         f"shape-paths")
+    body = [[f"`{k.name}`", k.summary, ", ".join(k.precisions)] for k in chosen]
+    if rows == "shape-paths":
+        name, what, precisions = SKINNY_PATH
+        body.insert(0, [f"`{name}`", what, precisions])
+    return md_table(["kernel", "what it is", "precisions"], body)
+
+
+def readme_tables() -> list[str]:
+    """Every table of docs/kernels.md's matmul sections, in their order."""
+    return [kernel_table(t) for t in ("ladder", "tensor-cores", "fast-triton", "shape-paths")]
