@@ -25,14 +25,14 @@ from pathlib import Path
 import pytest
 
 from bench import problems, profile, registry
-from bench.families.matmul.models import TENSOR_CORE_VERSIONS, MatmulShape, tma_path
+from bench.families.matmul.models import MatmulShape, is_tensor_core, tensor_core_order, tma_path
 from bindings import config
 from tests.support import emulated
 from bench.cuda_emulator.emulate import EMULATED_TENSOR_CORE_RUNGS
 from tests.support.tile_counts import count_tiles
 
 ROOT = Path(__file__).resolve().parents[2]
-RUNGS = [k for k in registry.kernels() if k.backend == "cuda" and k.version in TENSOR_CORE_VERSIONS]
+RUNGS = [k for k in registry.kernels() if k.backend == "cuda" and is_tensor_core(k.version)]
 IDS = [k.name for k in RUNGS]
 HOPPER = [k for k in RUNGS if k.min_capability == (9, 0)]      # t2 on: sm_90a only
 NVCC = shutil.which("nvcc")
@@ -52,7 +52,8 @@ def test_every_tensor_core_op_is_a_registered_rung():
         tf32 = Path(k.source).stem in config.TF32_OPS
         assert k.precisions == (("tf32",) if tf32 else ("fp16", "bf16")), k.name
         assert k.min_capability >= (8, 0) and k.needs, k.name
-    assert [k.version for k in registry.select("@tensor_cores")] == list(TENSOR_CORE_VERSIONS)
+    versions = [k.version for k in registry.select("@tensor_cores")]
+    assert versions == sorted(versions, key=tensor_core_order) == [f"t{i}" for i in range(1, 6)]
 
 
 @pytest.mark.parametrize("kernel", RUNGS, ids=IDS)

@@ -18,13 +18,13 @@ import pytest
 
 from bench import problems, registry
 from bench.check import check_one
-from bench.families.matmul.models import TENSOR_CORE_VERSIONS, MatmulShape
+from bench.families.matmul.models import MatmulShape, is_tensor_core
 from bench.families.matmul.problems import matmul_error
 from bindings import precision as prec
 from tests.support.checks import assert_matches_float64, poisoned_runner
 from tests.support.gpu_memory import GROUP, inputs_or_skip
 
-RUNGS = [k for k in registry.kernels() if k.backend == "cuda" and k.version in TENSOR_CORE_VERSIONS]
+RUNGS = [k for k in registry.kernels() if k.backend == "cuda" and is_tensor_core(k.version)]
 CASES = [(k, p) for k in RUNGS for p in k.precisions]
 CASE_IDS = [f"{k.name}-{p}" for k, p in CASES]
 

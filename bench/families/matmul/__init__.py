@@ -12,7 +12,7 @@ Kernel records: bench/catalog/matmul_cuda.py, matmul_triton.py, matmul_reference
 from __future__ import annotations
 
 from bench.families import Family
-from bench.families.matmul.models import LADDER_VERSIONS, TENSOR_CORE_VERSIONS
+from bench.families.matmul.models import is_ladder, is_tensor_core
 from bench.families.matmul.problems import MatmulProblem
 from bindings import precision as prec
 
@@ -75,9 +75,9 @@ class MatmulFamily(Family):
     def groups(self):
         return {
             "ladder": lambda k: k.op == "matmul" and k.backend in ("cuda", "triton")
-            and k.version in LADDER_VERSIONS,
+            and is_ladder(k.version),
             "tensor_cores": lambda k: k.op == "matmul" and k.backend == "cuda"
-            and k.version in TENSOR_CORE_VERSIONS,
+            and is_tensor_core(k.version),
             "matmul": lambda k: k.op == "matmul",
         }
 

@@ -10,16 +10,38 @@ the element size. See the header of each kernel file for the derivation of its f
 """
 from __future__ import annotations
 
+import re
 from dataclasses import asdict, dataclass
 from math import ceil
 
 from bindings.precision import element_bytes
 
-# The ladder's versions in order (the @ladder group, the figures' colours): the lecture's
-# v1-v3, then the FFMA rungs past it (cuda/matmul_v4_vectorized.cu ...).
-LADDER_VERSIONS = ("v1", "v1c", "v1.5", "v2", "v3", "v4", "v5", "v6", "v7", "v8")
-# The tensor-core rungs in order (the @tensor_cores group): cuda/matmul_t1_mma_sync.cu ...
-TENSOR_CORE_VERSIONS = ("t1", "t2", "t3", "t4", "t5")
+# The ladder's versions, by their names (the @ladder group, the figures' order and colours):
+# the lecture's v1-v3 (v1c: v1 coalesced, v1.5), then the FFMA rungs past it (v4, v5, ...;
+# cuda/matmul_v4_vectorized.cu ...), so that a new rung joins the ladder by its record's
+# version alone. The tensor-core rungs likewise: t1, t2, ... (the @tensor_cores group).
+_LADDER = re.compile(r"v(\d+)(c|\.5)?")
+_TENSOR_CORES = re.compile(r"t(\d+)")
+
+
+def is_ladder(version: str) -> bool:
+    return _LADDER.fullmatch(version or "") is not None
+
+
+def ladder_order(version: str) -> tuple:
+    """Sort key of the ladder's versions: v1, v1c, v1.5, v2, ..., v10 (others after them)."""
+    m = _LADDER.fullmatch(version or "")
+    return (int(m[1]), ("", "c", ".5").index(m[2] or "")) if m else (1 << 30, 0)
+
+
+def is_tensor_core(version: str) -> bool:
+    return _TENSOR_CORES.fullmatch(version or "") is not None
+
+
+def tensor_core_order(version: str) -> int:
+    """Sort key of the tensor-core rungs: t1, t2, ..."""
+    m = _TENSOR_CORES.fullmatch(version or "")
+    return int(m[1]) if m else 1 << 30
 # Multiply-adds of one warp-level tensor-pipe instruction, as Nsight Compute counts them
 # (sm__inst_executed_pipe_tensor_op_hmma): mma.sync.m16n8k16 is one warp's 16 x 8 x 16; a
 # warpgroup's wgmma m64nNk16 is issued by its four warps, each counted once: 64 N 16 / 4.
@@ -449,7 +471,7 @@ def lecture_formula(version: str, n: int, p) -> int:
         return 2 * n**3 // p["V"]
     if version in ("v3", "v4"):
         return 2 * n**3 // p["L"]
-    if version in ("v5", "v6", "v7", "v8", "t1", "t2", "t3", "t4", "t5", "split-k"):  # 2N^3/L,
-        # rectangular tile (split-k: cuda_split_k's; triton_split_k's params name no BN)
+    if "BM" in p and "BN" in p:  # 2N^3/L for a rectangular tile: v5 on, the tensor-core
+        # rungs, split-k (cuda_split_k's; triton_split_k's params name no BN)
         return n**3 // p["BN"] + n**3 // p["BM"]
     raise KeyError(version)

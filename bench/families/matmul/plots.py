@@ -26,7 +26,7 @@ import math
 import textwrap
 from pathlib import Path
 
-from bench.families.matmul.models import LADDER_VERSIONS
+from bench.families.matmul.models import is_ladder, ladder_order
 from bench.families.matmul.report import is_ladder_row
 from bench.plot_style import bytes_fmt, env_line, legend_entries, log_y, pyplot, save
 from bench.results import num
@@ -57,9 +57,6 @@ def _ok(rows):
 # ---------------------------------------------------------------------------------------
 # Who is who: ladder versions, colours, labels (from the rows themselves)
 # ---------------------------------------------------------------------------------------
-
-LADDER_ORDER = LADDER_VERSIONS
-
 
 RUNG_COLOURS = {"v1": "#1f77b4", "v1c": "#ff7f0e", "v1.5": "#2ca02c", "v2": "#d62728",
                 "v3": "#9467bd", "v4": "#17becf", "v5": "#000080", "v6": "#e6ab02",
@@ -95,7 +92,7 @@ def ladder(rows) -> tuple[list[str], dict[str, str], dict[str, str]]:
                 order.append(r["version"])
     # Ladder rungs in the lecture's order whatever order the rows came in (a profile run
     # appended later must not reshuffle the colours), then any other label as found.
-    order.sort(key=lambda v: (LADDER_ORDER.index(v) if v in LADDER_ORDER else len(LADDER_ORDER)))
+    order.sort(key=ladder_order)
     # Each rung keeps one colour whatever else is drawn (the lecture's five as they always
     # were, tab10's first five); the other labels (the Triton matmuls past the ladder) take
     # the remaining colours in order, so no two lines of a figure share one.
@@ -360,8 +357,8 @@ def traffic(profile_payload, out_dir, shape: str | None = None) -> list[Path]:
     rows = [r for r in _ok(profile_payload["rows"]) if is_ladder_row(r)
             and r.get("backend") in LANG_STYLE]
     order, version_of, colours = ladder(rows)
-    lad = [r for r in rows if version_of.get(r["kernel"]) in LADDER_ORDER]
-    rest = [r for r in rows if version_of.get(r["kernel"]) not in LADDER_ORDER]
+    lad = [r for r in rows if is_ladder(version_of.get(r["kernel"]))]
+    rest = [r for r in rows if not is_ladder(version_of.get(r["kernel"]))]
     panels = []
     if lad:
         at = contrast_shape(lad, shape)
@@ -561,7 +558,7 @@ def roofline(time_payload, out_dir, profile_payload=None, shape: str | None = No
     order, version_of, colours = ladder(trows + (profile_payload or {}).get("rows", []))
     prows = [r for r in _ok((profile_payload or {}).get("rows", []))
              if is_ladder_row(r)
-             and (not ladder_only or version_of.get(r["kernel"]) in LADDER_ORDER)]
+             and (not ladder_only or is_ladder(version_of.get(r["kernel"])))]
     at = contrast_shape(prows, shape) if prows else None
     if at is None:
         if ladder_only:
@@ -612,7 +609,7 @@ def lecture(time_payload, profile_payload, out_dir, shape: str | None = None,
     prows = [r for r in _ok(profile_payload["rows"]) if is_ladder_row(r)]
     order, version_of, _colours = ladder(prows)
     cuda = [r for r in prows if r.get("backend") == "cuda"
-            and version_of.get(r["kernel"]) in LADDER_ORDER]
+            and is_ladder(version_of.get(r["kernel"]))]
     shape = contrast_shape(cuda or prows, shape)
     versions, groups, colours = _traffic_groups(prows, shape)
     cuda_versions = [v for v in versions if "cuda" in groups[v]]

@@ -122,7 +122,7 @@ def summary_lines(s: dict) -> list[str]:
     kernel at each precision both have, the fastest Triton kernel per precision
     (each against cuBLAS at the same size and precision), and whether the counters of the
     CUDA ladder met the model."""
-    from bench.families.matmul.models import LADDER_VERSIONS
+    from bench.families.matmul.models import is_ladder, ladder_order
 
     out = []
     rows = [r for r in _matmul((s.get("time") or {}).get("rows", [])) if r.get("status") == "ok"
@@ -137,8 +137,8 @@ def summary_lines(s: dict) -> list[str]:
             return f"{num(r['tflops']):.3g} TFLOP/s ({share}% of cuBLAS)"
 
         ladder = sorted((r for r in at if r["backend"] == "cuda" and r["precision"] == "fp32"
-                         and r["version"] in LADDER_VERSIONS),
-                        key=lambda r: LADDER_VERSIONS.index(r["version"]))
+                         and is_ladder(r["version"])),
+                        key=lambda r: ladder_order(r["version"]))
         if ladder:
             top = ladder[-1]
             twin = next((r for r in at if r["kernel"] == top.get("twin")
@@ -425,14 +425,14 @@ def section_tensor_cores(profile_payload: dict, time_payload: dict | None = None
     """Every tensor-core kernel profiled at bf16, fp16 or tf32, the CUDA rungs first, then the
     Triton matmuls at the same precision and shape: the slide "same idea, two languages"."""
     from bench import registry
-    from bench.families.matmul.models import TENSOR_CORE_VERSIONS
+    from bench.families.matmul.models import is_tensor_core
 
     trows = (time_payload or {}).get("rows", [])
     ms = _ok_by_key(trows)
     ok = [r for r in _matmul(profile_payload.get("rows", [])) if r.get("status") == "ok"
           and r["precision"] in ("bf16", "fp16", "tf32")]
     names = registry.by_name()
-    cuda = [r for r in ok if r["backend"] == "cuda" and r.get("version") in TENSOR_CORE_VERSIONS]
+    cuda = [r for r in ok if r["backend"] == "cuda" and is_tensor_core(r.get("version"))]
     if not cuda:
         return ""
     table = []
@@ -479,14 +479,14 @@ def kernel_table(rows: str) -> str:
     twins), "tensor-cores", "fast-triton" (the Triton matmuls beside the ladders, and
     cuBLAS) or "shape-paths" (the paths for shapes that are not one big GEMM)."""
     from bench import registry
-    from bench.families.matmul.models import LADDER_VERSIONS, TENSOR_CORE_VERSIONS
+    from bench.families.matmul.models import is_ladder, is_tensor_core
 
     names = registry.by_name()
     matmul = [k for k in registry.kernels() if k.op == "matmul"]
     if rows == "ladder":
         body = []
         for k in matmul:
-            if k.backend == "cuda" and k.version in LADDER_VERSIONS:
+            if k.backend == "cuda" and is_ladder(k.version):
                 twin = (f"`{k.twin}`" if k.twin and k.twin in names
                         else (f"none: {k.twin_note}" if k.twin_note else "-"))
                 body.append([k.version, f"`{k.name}`", twin, k.summary, k.formula or "-"])
@@ -494,7 +494,7 @@ def kernel_table(rows: str) -> str:
                          "traffic model (elements read from global memory, N×N×N)"], body)
     if rows == "tensor-cores":
         body = [[k.version, f"`{k.name}`", k.summary, ", ".join(k.precisions), k.formula or "-"]
-                for k in matmul if k.backend == "cuda" and k.version in TENSOR_CORE_VERSIONS]
+                for k in matmul if k.backend == "cuda" and is_tensor_core(k.version)]
         return md_table(["version", "CUDA kernel", "idea", "precisions",
                          "traffic model (N×N×N)"], body)
     if rows == "fast-triton":
