@@ -168,7 +168,7 @@ def figure(rows: list[dict], ceilings, name_a: str, name_b: str, out_dir) -> lis
     ax.axhline(1.0, color="black", linewidth=0.8)
     ax.set_xticks(range(len(groups)))
     ax.set_xticklabels(groups, rotation=30, ha="right")
-    ax.set_ylabel(f"speed-up of B over A\n(A's median time / B's)")
+    ax.set_ylabel("speed-up of B over A\n(A's median time / B's)")
     copy = ratio.get("device copy bandwidth")
     ax.set_title(f"B = {name_b} against A = {name_a}" +
                  (f"\ncopy bandwidth x{copy:.2f}; cuBLAS " + ", ".join(

@@ -176,8 +176,6 @@ def test_an_unwritten_element_fails_the_check(device):
     (the reference's, just computed on the same inputs) must not let it pass. On the CPU
     every empty tensor starts as NaN (tests/conftest.py, bench/device.py); on the GPU the
     harness poisons the allocator's block before the run."""
-    import torch
-
     from bench import check, problems
     from bench.registry import Kernel
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 import textwrap
 
-import pytest
 import torch
 
 from bench import check, cli, plugins, registry

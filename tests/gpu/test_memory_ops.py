@@ -307,8 +307,6 @@ def test_softmax_rows_of_length_one_and_of_minus_inf(ops, tops, version):
 
 
 def test_softmax_fp16_and_bf16(ops, tops):
-    import torch
-
     p = problems.get("softmax")
     for text in ("4096x4096", "3000x3000:dim=0", "7x9x11:dim=1"):
         s = p.parse_shape(text)
@@ -322,8 +320,6 @@ def test_softmax_fp16_and_bf16(ops, tops):
 # --------------------------------------------------------------------------- rgb -> grey
 
 def test_rgb_to_grey_on_the_test_image(ops, tops):
-    import torch
-
     from bench import images
 
     for h, w in (images.GUIDE_SIZE, (1066, 1600)):

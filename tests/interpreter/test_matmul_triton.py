@@ -7,7 +7,6 @@ shape that still fits in a fraction of a second. Bad input must raise with a mes
 """
 from __future__ import annotations
 
-import math
 import subprocess
 import sys
 from pathlib import Path

@@ -10,7 +10,6 @@ without them the test is skipped with that reason (the GPU machine has neither).
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
