@@ -589,7 +589,7 @@ def cmd_results_readme(args) -> int:
             print("every README matches its set")
             return 0
         for d in args.sets:
-            print(f"wrote {set_readme.write(d)}")
+            _write_readme(d)
     except set_readme.NotASetError as exc:
         raise UsageError(str(exc)) from None
     return 0

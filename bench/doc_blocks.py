@@ -30,12 +30,13 @@ from pathlib import Path
 from bench import report, results
 from bench.results import num
 from bench.text import f, md_table
+from bindings import precision as prec
 
 ROOT = Path(__file__).resolve().parents[1]
 BEGIN = re.compile(r"<!-- cvt:begin (?P<name>[\w.-]+)(?P<args>(?: \w+=[\w./+-]+)*) -->")
 MATMUL_4096 = "4096x4096x4096"
 MATMUL_8192 = "8192x8192x8192"
-PRECISION_ORDER = ("fp32", "tf32", "fp16", "bf16")
+PRECISION_ORDER = tuple(prec.TABLE)       # fp32, tf32, fp16, bf16 (, u8)
 
 
 class DocBlockError(ValueError):
@@ -73,6 +74,13 @@ class ResultSet:
                 return r
         return None
 
+    def must_time(self, kernel: str, shape: str, precision: str) -> dict:
+        """timed, where a timing the block names and the set lacks is an error, not a gap."""
+        r = self.timed(kernel, shape, precision)
+        if r is None:
+            raise DocBlockError(f"{self.name} has no timing of {kernel} {shape} {precision}")
+        return r
+
     def profiled(self, kernel: str, shape: str, precision: str) -> dict | None:
         for r in self.rows("profile"):
             if (r["kernel"], r["shape"], r["precision"]) == (kernel, shape, precision):
@@ -80,7 +88,7 @@ class ResultSet:
         return None
 
     def ceilings(self) -> dict:
-        return ((self.payloads.get("time") or {}).get("meta") or {}).get("ceilings") or {}
+        return report._ceilings(self.payloads.get("time") or {})
 
 
 def times(x) -> str:
@@ -96,6 +104,17 @@ def cube(shape: str) -> str:
     """4096x4096x4096 -> 4096³; any other shape as it is."""
     sides = shape.split("x")
     return f"{sides[0]}³" if len(sides) == 3 and len(set(sides)) == 1 else shape
+
+
+def _tflops(x) -> str:
+    """TFLOP/s as the docs round it: 709, 45.1."""
+    x = num(x)
+    return f"{x:.0f}" if x >= 100 else f"{x:.1f}"
+
+
+def _per_precision(values: dict) -> str:
+    """{precision: TFLOP/s} in the precisions' order: fp32 51.7, tf32 385.7, ..."""
+    return ", ".join(f"{p} {f(values[p], 1)}" for p in PRECISION_ORDER if p in values)
 
 
 def _ratio(row: dict | None, key: str = "pct_reference") -> float:
@@ -132,7 +151,7 @@ def render_result_set(s: ResultSet, doc: Path, root: Path) -> str:
     if c:
         text += (f" Ceilings measured in the same run: device copy "
                  f"{f(num(c.get('copy_gbps')) / 1000, 2)} TB/s; cuBLAS "
-                 + ", ".join(f"{p} {f(cublas[p], 1)}" for p in PRECISION_ORDER if p in cublas)
+                 + _per_precision(cublas)
                  + f" TFLOP/s at {cube(c.get('cublas_shape', '?'))}.")
     if shapes:
         at = [cube(x) for x in shapes]
@@ -148,10 +167,17 @@ def render_result_set(s: ResultSet, doc: Path, root: Path) -> str:
 
 
 def _ladder_kernels():
+    """The CUDA rungs of the FFMA ladder (the @ladder group: v1, v1c, v1.5, v2, ...)."""
     from bench import registry
 
-    return [k for k in registry.kernels() if k.backend == "cuda" and k.op == "matmul"
-            and k.version.startswith("v")]
+    return [k for k in registry.select("@ladder") if k.backend == "cuda"]
+
+
+def _tensor_rungs() -> list[str]:
+    """The tensor-core rungs' names (the @tensor_cores group: t1, t2, ...)."""
+    from bench import registry
+
+    return [k.name for k in registry.select("@tensor_cores")]
 
 
 def render_ffma_ladder(s: ResultSet, doc: Path, root: Path) -> str:
@@ -184,8 +210,7 @@ def render_tensor_rungs(s: ResultSet, doc: Path, root: Path) -> str:
     counted; where the set timed 8192³ in alternating rounds, × cuBLAS there too."""
     from bench import registry
 
-    kernels = [k for k in registry.kernels() if k.backend == "cuda" and k.op == "matmul"
-               and k.version.startswith("t")] + [registry.get("triton_persistent")]
+    kernels = [registry.get(name) for name in _tensor_rungs() + ["triton_persistent"]]
     rounds = any(num(r.get("alternating_pct_reference")) > 0 and r["shape"] == MATMUL_8192
                  for r in s.rows("time"))
     rows = []
@@ -262,9 +287,7 @@ def render_ladder_counters(s: ResultSet, doc: Path, root: Path) -> str:
 def render_timed(s: ResultSet, doc: Path, root: Path, kernel: str, precision: str,
                  shape: str = MATMUL_4096) -> str:
     """Inline: one kernel's TFLOP/s and × cuBLAS (its reference) at one shape and precision."""
-    r = s.timed(kernel, shape, precision)
-    if r is None:
-        raise DocBlockError(f"{s.name} has no timing of {kernel} {shape} {precision}")
+    r = s.must_time(kernel, shape, precision)
     return f"{f(r['tflops'], 1)} TFLOP/s, {times(_ratio(r))}× cuBLAS"
 
 
@@ -276,9 +299,7 @@ def render_ratio(s: ResultSet, doc: Path, root: Path, kernel: str, precision: st
                  shape: str = MATMUL_4096, timer: str = "harness", digits: str = "") -> str:
     """Inline: one kernel's × cuBLAS (its reference) at one shape and precision, by the
     harness's timer, do_bench's or the alternating rounds': 0.95 (digits=3: 0.953)."""
-    r = s.timed(kernel, shape, precision)
-    if r is None:
-        raise DocBlockError(f"{s.name} has no timing of {kernel} {shape} {precision}")
+    r = s.must_time(kernel, shape, precision)
     if timer not in TIMERS:
         raise DocBlockError(f"timer={timer}: one of {', '.join(TIMERS)}")
     if not num(r.get(TIMERS[timer])) > 0:
@@ -291,20 +312,14 @@ def render_tflops(s: ResultSet, doc: Path, root: Path, kernel: str, precision: s
                   shape: str = MATMUL_4096, digits: str = "") -> str:
     """Inline: one kernel's TFLOP/s at one shape and precision, as the docs round it: 709,
     45.1 (digits=2: 45.06)."""
-    r = s.timed(kernel, shape, precision)
-    if r is None:
-        raise DocBlockError(f"{s.name} has no timing of {kernel} {shape} {precision}")
-    x = num(r["tflops"])
-    return f"{x:.{int(digits)}f}" if digits else f"{x:.0f}" if x >= 100 else f"{x:.1f}"
+    x = num(s.must_time(kernel, shape, precision)["tflops"])
+    return f"{x:.{int(digits)}f}" if digits else _tflops(x)
 
 
 def render_speedup(s: ResultSet, doc: Path, root: Path, kernel: str, over: str,
                    precision: str, shape: str = MATMUL_4096, digits: str = "2") -> str:
     """Inline: one kernel's speed over another's, timed in the same run: 1.16."""
-    a, b = s.timed(kernel, shape, precision), s.timed(over, shape, precision)
-    for name, r in ((kernel, a), (over, b)):
-        if r is None:
-            raise DocBlockError(f"{s.name} has no timing of {name} {shape} {precision}")
+    a, b = s.must_time(kernel, shape, precision), s.must_time(over, shape, precision)
     return f"{num(a['tflops']) / num(b['tflops']):.{int(digits)}f}"
 
 
@@ -314,12 +329,8 @@ def render_cell(s: ResultSet, doc: Path, root: Path, kernel: str, precision: str
     TFLOP/s (× cuBLAS): 39.9 (0.77) / 83.5 (0.22)."""
     cells = []
     for p in precision.split("/"):
-        r = s.timed(kernel, shape, p)
-        if r is None:
-            raise DocBlockError(f"{s.name} has no timing of {kernel} {shape} {p}")
-        x = num(r["tflops"])
-        cells.append(f"{x:.0f}" if x >= 100 else f"{x:.1f}")
-        cells[-1] += f" ({times(_ratio(r))})"
+        r = s.must_time(kernel, shape, p)
+        cells.append(f"{_tflops(r['tflops'])} ({times(_ratio(r))})")
     return " / ".join(cells)
 
 
@@ -327,11 +338,7 @@ def render_tensor_sizes(s: ResultSet, doc: Path, root: Path) -> str:
     """The tensor-core rungs and the Triton matmuls at 4096³ and 8192³ in bf16, fp16 and
     tf32: at 4096³ TFLOP/s (× cuBLAS by the harness; by do_bench where it timed), at 8192³
     TFLOP/s; × cuBLAS in the alternating rounds; cuBLAS's TFLOP/s last."""
-    from bench import registry
-
-    kernels = [k.name for k in registry.kernels() if k.backend == "cuda" and k.op == "matmul"
-               and k.version.startswith("t")] + ["triton_autotuned", "triton_persistent",
-                                                  "triton_batched"]
+    kernels = _tensor_rungs() + ["triton_autotuned", "triton_persistent", "triton_batched"]
     columns = [(p, shape) for p in ("bf16", "fp16", "tf32") for shape in (MATMUL_4096, MATMUL_8192)]
 
     def cell(kernel: str, p: str, shape: str) -> str:
@@ -354,14 +361,8 @@ def render_tensor_sizes(s: ResultSet, doc: Path, root: Path) -> str:
 def _memory_rows(s: ResultSet, kernels: str, precision: str, shape: str) -> list[dict]:
     """The timed rows of kernels (joined by '+') x precisions (joined by '/') at one shape,
     in that order; a pair the set never timed is an error, not a gap."""
-    found = []
-    for kernel in kernels.split("+"):
-        for p in precision.split("/"):
-            r = s.timed(kernel, shape, p)
-            if r is None:
-                raise DocBlockError(f"{s.name} has no timing of {kernel} {shape} {p}")
-            found.append(r)
-    return found
+    return [s.must_time(kernel, shape, p) for kernel in kernels.split("+")
+            for p in precision.split("/")]
 
 
 def _of_copy(s: ResultSet, r: dict) -> float:
@@ -459,10 +460,7 @@ def render_suite_summary(s: ResultSet, doc: Path, root: Path) -> str:
 def render_tensor_alternating(s: ResultSet, doc: Path, root: Path) -> str:
     """The tensor-core rungs and triton_persistent at 4096³ in bf16, fp16 and tf32: × cuBLAS,
     the median of the alternating rounds, and in brackets the single timing's."""
-    from bench import registry
-
-    kernels = [k.name for k in registry.kernels() if k.backend == "cuda" and k.op == "matmul"
-               and k.version.startswith("t")] + ["triton_persistent"]
+    kernels = _tensor_rungs() + ["triton_persistent"]
     rows = []
     for k in kernels:
         cells = []
@@ -482,19 +480,15 @@ def render_copy_gbps(s: ResultSet, doc: Path, root: Path) -> str:
 
 def render_cublas_ceilings(s: ResultSet, doc: Path, root: Path) -> str:
     """Inline: cuBLAS at 4096³ as measured for the set's ceilings, and the date."""
-    cublas = s.ceilings().get("cublas_tflops") or {}
-    return (", ".join(f"{p} {f(cublas[p], 1)}" for p in PRECISION_ORDER if p in cublas)
+    return (_per_precision(s.ceilings().get("cublas_tflops") or {})
             + f" TFLOP/s ({s.env.get('date_utc', '')[:10]})")
 
 
 def render_cublas_timed(s: ResultSet, doc: Path, root: Path) -> str:
     """Inline: cuBLAS at 4096³ as timed beside the kernels (the ratios divide by these)."""
-    parts = []
-    for p in PRECISION_ORDER:
-        r = s.timed("cublas", MATMUL_4096, p)
-        if r is not None:
-            parts.append(f"{p} {f(r['tflops'], 1)}")
-    return ", ".join(parts) + f" TFLOP/s ({s.env.get('date_utc', '')[:10]})"
+    timed = {p: r["tflops"] for p in PRECISION_ORDER
+             if (r := s.timed("cublas", MATMUL_4096, p)) is not None}
+    return _per_precision(timed) + f" TFLOP/s ({s.env.get('date_utc', '')[:10]})"
 
 
 def render_api_table(s: ResultSet | None, doc: Path, root: Path) -> str:
@@ -597,16 +591,20 @@ def fill_text(text: str, doc: Path, root: Path = ROOT, cache: dict | None = None
     return "".join(out) + text[last:]
 
 
+def _filled(root: Path):
+    """(page, its text, the text filled from the sets) of every page that has blocks."""
+    cache: dict = {}
+    for page in doc_files(root):
+        text = page.read_text()
+        if "<!-- cvt:" in text:
+            yield page, text, fill_text(text, page, root, cache)
+
+
 def stale(root: Path | None = None) -> list[str]:
     """'page: block NAME (set)' for every block whose text differs from its set's."""
     root = ROOT if root is None else root
-    cache: dict = {}
     bad = []
-    for page in doc_files(root):
-        text = page.read_text()
-        if "<!-- cvt:" not in text:
-            continue
-        new = fill_text(text, page, root, cache)
+    for page, text, new in _filled(root):
         if new == text:
             continue
         old_blocks, new_blocks = blocks(text), blocks(new)
@@ -620,13 +618,8 @@ def stale(root: Path | None = None) -> list[str]:
 def fill(root: Path | None = None) -> list[Path]:
     """Rewrites every page whose blocks differ from their sets; returns the pages written."""
     root = ROOT if root is None else root
-    cache: dict = {}
     written = []
-    for page in doc_files(root):
-        text = page.read_text()
-        if "<!-- cvt:" not in text:
-            continue
-        new = fill_text(text, page, root, cache)
+    for page, text, new in _filled(root):
         if new != text:
             results.atomic_write_text(page, new)
             written.append(page)

@@ -255,6 +255,15 @@ def permission_denied(log: str) -> bool:
     return "ERR_NVGPUCTRPERM" in log
 
 
+def report_rows(ncu: str, report: Path, timeout: float) -> tuple[list[dict], str]:
+    """The kernel rows of an ncu report file, in launch order (parse_ncu_csv), and the tail
+    of what ncu printed reading it."""
+    imp = subprocess.run([ncu, "-i", str(report), "--csv", "--page", "raw",
+                          "--print-units", "base"], capture_output=True, text=True,
+                         timeout=timeout)
+    return parse_ncu_csv(imp.stdout), imp.stdout[-2000:] + imp.stderr[-2000:]
+
+
 def _ncu(ncu: str, target: list[str], metrics: list[str], report_base: Path,
          timeout: int) -> tuple[list[dict] | None, list[str], str]:
     """Runs `python -m bench._ncu_target TARGET...` under ncu; returns (the kernel rows of
@@ -273,12 +282,9 @@ def _ncu(ncu: str, target: list[str], metrics: list[str], report_base: Path,
             raise CounterPermissionError(PERMISSION_HELP)
         rep = Path(str(report_base) + ".ncu-rep")
         if proc.returncode == 0 and rep.exists():
-            imp = subprocess.run([ncu, "-i", str(rep), "--csv", "--page", "raw",
-                                  "--print-units", "base"],
-                                 capture_output=True, text=True, timeout=timeout)
-            rows = parse_ncu_csv(imp.stdout)
+            rows, said = report_rows(ncu, rep, timeout)
             if not rows:
-                return None, dropped, log + imp.stdout[-2000:] + imp.stderr[-2000:] + \
+                return None, dropped, log + said + \
                     "\nno kernel was profiled inside the NVTX range cvt_measure"
             return rows, dropped, log
         bad = _rejected(log, metrics)

@@ -29,11 +29,10 @@ said, and the grader counts on the CPU instead.
 from __future__ import annotations
 
 import math
-import subprocess
 from pathlib import Path
 
-RANGE = "cvt_measure"           # bench/_ncu_target.py's range, and its marker kernel
-MARKER = "spin_kernel"
+from bench._ncu_target import MARKER, RANGE   # `bench profile`'s range and marker kernel
+
 METRICS = {
     "ld_bytes": "smsp__sass_data_bytes_mem_global_op_ld.sum",
     "ldgsts_bytes": "smsp__sass_data_bytes_mem_global_op_ldgsts.sum",
@@ -64,7 +63,7 @@ def kernel_name(name: str) -> str:
 def calls(workdir: Path, timeout: float = 120) -> list[dict] | str:
     """Every profiled call's counts, in call order: {"kernels": names, "load_bytes",
     "store_bytes", "dram_read_bytes", "dram_write_bytes"}; or why there are none."""
-    from bench.profile import find_ncu, parse_ncu_csv, permission_denied, split_at_markers
+    from bench.profile import find_ncu, permission_denied, report_rows, split_at_markers
 
     log_path, report = workdir / "ncu.log", workdir / "traffic.ncu-rep"
     log = log_path.read_text(errors="replace") if log_path.is_file() else ""
@@ -73,11 +72,8 @@ def calls(workdir: Path, timeout: float = 120) -> list[dict] | str:
     if not report.is_file():
         tail = " ".join(log.strip().splitlines()[-2:])[:300]
         return f"Nsight Compute wrote no report{': ' + tail if tail else ''}"
-    imported = subprocess.run([find_ncu(), "-i", str(report), "--csv", "--page", "raw",
-                               "--print-units", "base"],
-                              capture_output=True, text=True, timeout=timeout)
     out = []
-    for group in split_at_markers(parse_ncu_csv(imported.stdout), MARKER):
+    for group in split_at_markers(report_rows(find_ncu(), report, timeout)[0], MARKER):
         def total(key):
             return sum(r.get(METRICS[key], math.nan) for r in group)
 

@@ -35,6 +35,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from bench.grading.counters import kernel_name
+
 EMULATOR = Path(__file__).resolve().parents[1] / "cuda_emulator"
 BOUNDS = r"(?:__launch_bounds__\s*\([^)]*\)\s*)?"
 GLOBAL = re.compile(r"__global__\s+" + BOUNDS + r"void\s+" + BOUNDS + r"(\w+)\s*\(([^)]*)\)",
@@ -327,8 +329,7 @@ class CudaFunction:
         if copies:
             raise Refused(f"the call copied memory between the host and the GPU "
                           f"({', '.join(copies)}): the lab's kernels must do the work")
-        ran = [n.split("(")[0].split("<")[0].split()[-1].split("::")[-1] for n in names
-               if not n.startswith(("Memcpy", "Memset"))]
+        ran = [kernel_name(n) for n in names if not n.startswith(("Memcpy", "Memset"))]
         self.last_launches = [(k, str(self.path) if k in self.kernels else "elsewhere")
                               for k in ran]
         self.last_counts = None

@@ -448,17 +448,23 @@ def run_performance(test, lab, box: Sandbox, ref_box: Sandbox, backend: str, bas
                       output="\n".join(lines) + (hint if score < test.points else ""))
 
 
+def _base_and_hint(test, backend: str) -> tuple[dict, str]:
+    """A test result's fixed fields, and the author's hint for this backend ('' or a line)."""
+    hint = test.cuda_hint if backend == "cuda" and test.cuda_hint else test.hint
+    return (dict(name=test.name, points=test.points, visibility=test.visibility),
+            f"\nhint: {hint}" if hint else "")
+
+
 def run_test(test: labs_mod.LabTest, lab, box: Sandbox, path: Path, device: str,
              backend: str = "", ref_box: Sandbox | None = None) -> TestResult:
     from bench import problems
 
     problem = problems.get(lab.op)
-    base = dict(name=test.name, points=test.points, visibility=test.visibility)
     backend = backend or lab.backend
-    hint = (test.cuda_hint if backend == "cuda" and test.cuda_hint else test.hint)
-    hint = f"\nhint: {hint}" if hint else ""
+    base, hint = _base_and_hint(test, backend)
     if test.kind == "traffic" and device == "cuda":
-        # counted on the CPU, also where a GPU is (box: a process that does not see it)
+        # where Nsight Compute could not count (grade: _traffic_on_gpu), the CPU counts,
+        # in a box that does not see the GPU
         device = "cpu"
     if test.kind == "performance" and device != "cuda" and not os.environ.get(
             "CVT_LAB_TIME_ON_CPU"):      # (the CPU tier's test of the timing itself)
@@ -528,9 +534,7 @@ def run_traffic_on_gpu(test, lab, box: Sandbox, workdir: Path, path: Path,
     from bench.grading import counters, cuda_lab
 
     problem = problems.get(lab.op)
-    base = dict(name=test.name, points=test.points, visibility=test.visibility)
-    hint = (test.cuda_hint if backend == "cuda" and test.cuda_hint else test.hint)
-    hint = f"\nhint: {hint}" if hint else ""
+    base, hint = _base_and_hint(test, backend)
     made = []
     try:
         for shape, precision, inputs in _calls_of(test, problem, lab):
