@@ -105,7 +105,8 @@ def cmd_grade(args) -> int:
         raise labs.LabError(f"{args.gradebook} exists: --force replaces it")
     all_graded = []
     for f in files:
-        graded = grade.grade(lab, f, hidden, timeout=args.timeout)
+        graded = grade.grade(lab, f, hidden, timeout=args.timeout,
+                             count_on_cpu=args.count_on_cpu)
         all_graded.append(graded)
         print(outputs.table(graded), flush=True)
         if args.out:
@@ -141,4 +142,7 @@ def add_commands(sub, common) -> None:
     g.add_argument("--timeout", type=float, default=None,
                    help="seconds a call may take before it is stopped (default: the lab's)")
     g.add_argument("--force", action="store_true", help="replace an existing gradebook")
+    g.add_argument("--count-on-cpu", action="store_true",
+                   help="count traffic on the CPU (the source's loads) even where a GPU and "
+                        "Nsight Compute would count the compiled kernel's")
     g.set_defaults(func=cmd_grade)

@@ -22,7 +22,7 @@ A correctness test passes when all its calls pass: its points, else 0. A traffic
 (kind = "traffic") also compares the counted loads and stores with the lab's bound. On a
 GPU Nsight Compute counts them, in a second process run under ncu (counters.py,
 run_traffic_on_gpu); on a CPU, or a GPU machine where ncu cannot count (no ncu, no access
-to the counters, CVT_LAB_COUNT_ON_CPU set), the Triton interpreter or the CUDA emulator
+to the counters, `cvt-bench grade --count-on-cpu`), the Triton interpreter or the CUDA emulator
 counts them, in a process that does not see the GPU, and the test says so. A performance test (kind = "performance",
 GPU) times the submission beside a reference: run_performance.
 """
@@ -586,13 +586,14 @@ def run_traffic_on_gpu(test, lab, box: Sandbox, workdir: Path, path: Path,
                                                  "cp.async asked for, in input elements)"]))
 
 
-def _traffic_on_gpu(test, lab, submission: Path, backend: str, spec, timeout: float):
+def _traffic_on_gpu(test, lab, submission: Path, backend: str, spec, timeout: float,
+                    count_on_cpu: bool = False):
     """A traffic test on a GPU: counted by Nsight Compute in a sandbox of its own, or why
     not (no ncu here, no counters for this user: the caller counts on the CPU)."""
     from bench.grading import counters
 
-    if os.environ.get("CVT_LAB_COUNT_ON_CPU"):
-        return "CVT_LAB_COUNT_ON_CPU is set"
+    if count_on_cpu:           # the source's requests, not the compiled kernel's (labs.md)
+        return "--count-on-cpu was given"
     with tempfile.TemporaryDirectory(prefix="cvt_ncu_") as workdir:
         command = counters.command(Path(workdir))
         if command is None:
@@ -606,8 +607,9 @@ def _traffic_on_gpu(test, lab, submission: Path, backend: str, spec, timeout: fl
 
 
 def grade(lab: labs_mod.Lab, submission: Path, hidden: labs_mod.LabTests | None = None,
-          timeout: float | None = None) -> Graded:
-    """Every test of the lab (and of `hidden`) against one submission file."""
+          timeout: float | None = None, count_on_cpu: bool = False) -> Graded:
+    """Every test of the lab (and of `hidden`) against one submission file; count_on_cpu:
+    traffic tests counted on the CPU even where a GPU and ncu are."""
     from bench import device as dev
 
     device = "cuda" if dev.has_gpu() else "cpu"
@@ -627,7 +629,7 @@ def grade(lab: labs_mod.Lab, submission: Path, hidden: labs_mod.LabTests | None 
             counted_why = ""           # why Nsight Compute did not count a traffic test
             if test.kind == "traffic" and device == "cuda":
                 graded = _traffic_on_gpu(test, lab, submission, backend, spec,
-                                         timeout or lab.timeout)
+                                         timeout or lab.timeout, count_on_cpu)
                 if not isinstance(graded, str):
                     result.tests.append(graded)
                     result.tests[-1].output += f"\n({time.monotonic() - started:.1f} s)"

@@ -102,11 +102,10 @@ def test_a_report_without_every_call_or_without_counters_is_said(monkeypatch):
 
 
 def test_where_ncu_cannot_count_the_grader_says_so(monkeypatch):
-    monkeypatch.setenv("CVT_LAB_COUNT_ON_CPU", "1")
     lab = labs.get(1)
-    why = grade._traffic_on_gpu(_traffic_test(lab), lab, SOLUTION, "triton", None, 10.0)
-    assert why == "CVT_LAB_COUNT_ON_CPU is set"
-    monkeypatch.delenv("CVT_LAB_COUNT_ON_CPU")
+    why = grade._traffic_on_gpu(_traffic_test(lab), lab, SOLUTION, "triton", None, 10.0,
+                                count_on_cpu=True)
+    assert why == "--count-on-cpu was given"
     monkeypatch.setattr(counters, "command", lambda workdir: None)
     why = grade._traffic_on_gpu(_traffic_test(lab), lab, SOLUTION, "triton", None, 10.0)
     assert why == "no Nsight Compute (ncu) on this machine"
