@@ -36,6 +36,9 @@ class _Box:
     def finish(self, seconds):
         self.finished = True
 
+    def stop(self):
+        pass
+
 
 def _traffic_test(lab):
     return next(t for t in lab.tests if t.kind == "traffic")
@@ -171,3 +174,34 @@ def test_a_process_that_ends_under_ncu_is_counted_on_the_cpu_instead(monkeypatch
     why = grade.run_traffic_on_gpu(_traffic_test(lab), lab, box, Path("/nonexistent"),
                                    SOLUTION, "triton")
     assert why == "under Nsight Compute, its process ended (exit status 9)" and box.finished
+
+
+def test_a_process_that_ends_under_ncu_gets_one_more_sandbox(monkeypatch):
+    """The first sandbox under ncu ends, the second counts: graded from the second; two
+    that end: the CPU counts, and the reason says twice."""
+    lab = labs.get(1)
+    answers = ["under Nsight Compute, its process ended (exit status 9)", "graded"]
+    monkeypatch.setattr(counters, "command", lambda workdir: ["ncu"])
+    monkeypatch.setattr(grade, "Sandbox", lambda *a, **k: _Box(SOLUTION))
+    monkeypatch.setattr(grade, "run_traffic_on_gpu", lambda *a: answers.pop(0))
+    assert grade._traffic_on_gpu(_traffic_test(lab), lab, SOLUTION, "triton", None, 10.0) \
+        == "graded" and not answers
+    answers = ["under Nsight Compute, its process ended (exit status 1)"] * 2
+    why = grade._traffic_on_gpu(_traffic_test(lab), lab, SOLUTION, "triton", None, 10.0)
+    assert why == "under Nsight Compute, its process ended (exit status 1) (twice)"
+
+
+def test_a_process_that_ended_is_said_by_its_error_not_torchs_advice():
+    """The reason quotes the exception's line, not the advice printed after it."""
+    import tempfile
+
+    box = grade.Sandbox.__new__(grade.Sandbox)
+    box.stderr = tempfile.TemporaryFile()
+    box.stderr.write(b"Traceback (most recent call last):\n  File \"x.py\", line 1\n"
+                     b"torch.AcceleratorError: CUDA error: unspecified launch failure\n"
+                     b"Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions.\n")
+    assert box._stderr_tail() == ("torch.AcceleratorError: CUDA error: unspecified launch "
+                                  "failure")
+    box.stderr = tempfile.TemporaryFile()
+    box.stderr.write(b"Killed\n")
+    assert box._stderr_tail() == "Killed"

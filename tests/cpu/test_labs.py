@@ -189,7 +189,9 @@ def test_lab_check_grades_solution_starter_and_bugs():
 CHEATS_REASONS = {
     "torch_add.py": "torch's add",
     "einsum.py": "torch's mul",
-    "suite_kernel.py": "this suite's own kernel vector_add_kernel",
+    # named by its kernel where torch's dispatch mode sees the op (torch 2.13), by what it
+    # is where the interpreter's op raises first (torch 2.11)
+    "suite_kernel.py": "this suite's own kernel",
     "numpy_sum.py": "stored 0 elements",
     "patch_tolerance.py": "never written",
     "mutate_input.py": "changed its inputs",

@@ -34,7 +34,7 @@ def test_a_set_the_harness_writes_has_a_readme_naming_command_commit_machine_and
     assert f"`python -m bench {shlex.join(check)}`" in text
     assert f"`python -m bench {shlex.join(model)}`" in text     # 'cuda_v3*' quoted
     assert f"commit {env['git_sha']}" in text and env["date_utc"] in text
-    assert f"# Result set: {env['device']}, " in text             # the machine: no GPU here
+    assert f"# Result set: {env.get('gpu') or env['device']}, " in text    # the machine
     assert f"| torch | {env['torch']} |" in text and f"| triton | {env['triton']} |" in text
     assert "| check.csv, check.json |" in text and "| model.csv, model.json |" in text
     assert str(tmp_path) not in text.split("## What ran")[0]     # a moved set stays true

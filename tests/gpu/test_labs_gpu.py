@@ -42,10 +42,11 @@ def _why(results) -> str:
                      f"{t['score']}/{t['max_score']}: {t['output']}" for t in results["tests"])
 
 
-# the fast tier grades lab 1 (both variants) and lab 6 on the GPU; the rest, each a
-# process, a build and a timed speed test, are slow (`make test-all`, .ci/gpu.sh slow-1)
-FAST_VARIANTS = {("01_vector_add", "triton"), ("01_vector_add", "cuda"),
-                 ("06_tensor_cores", "cuda")}
+# The fast tier grades lab 1 (both variants) on the GPU with its traffic counted on the CPU
+# (--count-on-cpu): Nsight Compute locks the GPU's clocks while it profiles, which would
+# slow every other test of the tier running beside it. The slow tier (`make test-all`,
+# .ci/gpu.sh slow-1) grades every variant with its traffic counted by Nsight Compute.
+FAST_VARIANTS = {("01_vector_add", "triton"), ("01_vector_add", "cuda")}
 
 
 def _variants():
@@ -55,29 +56,35 @@ def _variants():
     for folder in LAB_DIRS:
         lab = labs.load(folder)
         for backend in lab.backends:
-            fast = (folder.name, backend) in FAST_VARIANTS
-            out.append(pytest.param(folder, backend, id=f"{folder.name}-{backend}",
-                                    marks=() if fast else pytest.mark.slow))
+            out.append(pytest.param(folder, backend, True, id=f"{folder.name}-{backend}",
+                                    marks=pytest.mark.slow))
+            if (folder.name, backend) in FAST_VARIANTS:
+                out.append(pytest.param(folder, backend, False,
+                                        id=f"{folder.name}-{backend}-counted-on-cpu"))
     return out
 
 
-@pytest.mark.parametrize("folder,backend", _variants())
-def test_solution_and_starter_on_the_gpu(folder, backend, tmp_path):
+@pytest.mark.parametrize("folder,backend,ncu", _variants())
+def test_solution_and_starter_on_the_gpu(folder, backend, ncu, tmp_path):
     from bench.grading import labs
 
     lab = labs.load(folder)
-    status, results = _graded(tmp_path / "s", lab.number, lab.solution(backend))
+    how = [] if ncu else ["--count-on-cpu"]
+    status, results = _graded(tmp_path / "s", lab.number, lab.solution(backend), *how)
     # the speed test times the solution against itself: its ratio is about 1, but this tier
     # runs tests side by side on one GPU, so only that it ran and printed is asserted here
     speed = [t for t in results["tests"] if t["name"].startswith("speed")]
     assert all("x its speed" in t["output"] for t in speed), _why(results)
     assert all(t.get("status") == "passed" for t in results["tests"] if t not in speed), \
         _why(results)
-    if find_ncu():
-        traffic = [t for t in lab.tests_for(backend, lab.tests) if t.kind == "traffic"]
+    traffic = [t for t in lab.tests_for(backend, lab.tests) if t.kind == "traffic"]
+    if ncu and find_ncu():
         counted = [t for t in results["tests"] if "counted by Nsight Compute" in t["output"]]
         assert len(counted) == len(traffic), _why(results)
-    status, results = _graded(tmp_path / "t", lab.number, lab.starter(backend))
+    elif not ncu:
+        on_cpu = [t for t in results["tests"] if "--count-on-cpu was given" in t["output"]]
+        assert len(on_cpu) == len(traffic), _why(results)
+    status, results = _graded(tmp_path / "t", lab.number, lab.starter(backend), *how)
     assert status == 1 and results["score"] == 0, _why(results)
 
 
