@@ -50,6 +50,7 @@ def test_kernel_names_are_readable_in_profiles(tmp_path):
 
 @needs_nvcc
 @pytest.mark.skipif(shutil.which("cmake") is None, reason="cmake not on PATH")
+@pytest.mark.slow   # 50 s on a 2-core machine; every kernel file's own compile is fast-tier
 def test_cmake_builds_kernels_and_driver(tmp_path):
     build = tmp_path / "build"
     cfg = subprocess.run(["cmake", "-S", str(ROOT), "-B", str(build), "-DCMAKE_BUILD_TYPE=Release"],

@@ -2,7 +2,8 @@
 
 CPU tier: every instantiation (float32, float16, bfloat16; M small and N small; R = 1 ... 16;
 vector and scalar loads) builds for sm_90 without a spill (tests/cpu/test_cuda_build.py);
-the kernels run on the CPU emulator (bench/cuda_emulator/runner_skinny.cpp) in the
+in the slow tier (`make test-slow`, which CI runs after `make test`) the kernels run on the
+CPU emulator (bench/cuda_emulator/runner_skinny.cpp) in the
 three types at odd shapes, element by element against a float64 reference of the same
 inputs: both kernels (M small: threads along B's columns; N small: C^T = B^T A^T, warps
 along A's rows, lanes along k, summed by warp shuffles), M or N of 1, 3, 9 and 16, K of 0, 1
@@ -49,6 +50,7 @@ def _rows(out: str) -> list[re.Match]:
                             r"workspace (\d+) +(\w+)", out))
 
 
+@pytest.mark.slow     # 30 s on a 2-core machine, three minutes beside the GPU tier's tests
 def test_one_split_on_the_emulator(runner):
     out = emulated.run_built(runner, ONE_SPLIT)
     rows = _rows(out)
