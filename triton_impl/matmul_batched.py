@@ -51,10 +51,10 @@ the notebook "GPUs and challenges in programming them. Meet Triton".
             staging a row-major copy moves 2 x 4 (M K + K N) bytes per product, ~90 us at
             3 TB/s for 4096^3 against cuBLAS's ~0.35 ms: ~0.73x predicted at tf32, barely
             above the pointer kernel's 0.58-0.68x, and the op promises no copies. Not while
-            torch traces (torch.compile records the Triton kernels), nor with a fixed
-            `tile`, nor with tma=False. A 2-D product gives triton_persistent's bits
-            (the same kernel; at tf32 B rounded to TF32 by cvt.rn, A truncated by the
-            tensor core), the same bits in every run.
+            torch traces (torch.compile records the Triton kernels), nor where a test
+            forces a tile or the pointer kernel (_matmul's tile, tma=False). A 2-D
+            product gives triton_persistent's bits (the same kernel; at tf32 B rounded to
+            TF32 by cvt.rn, A truncated by the tensor core), the same bits in every run.
   traffic   per batch entry, what matmul_grouped requests:
               A: M*K*ceil(N/BLOCK_N)   B: N*K*ceil(M/BLOCK_M)   stores: M*N
             times the number of batch entries of the output. A broadcast operand is read
@@ -328,12 +328,20 @@ def tma_plan(a: torch.Tensor, b: torch.Tensor, precision: str, tile: dict | None
     return launches
 
 
-def matmul(a: torch.Tensor, b: torch.Tensor, precision: str = "fp32", *,
-           tile: dict | None = None, tma: bool = True) -> torch.Tensor:
-    """(..., M, K) @ (..., K, N) -> (..., M, N) at the given precision, without copies.
-    ``tile`` fixes the tile parameters (tiles.BATCHED's keys, B_FROM_REGISTERS for tf32);
-    without it tf32, fp16 and bf16 run a TMA kernel where tma_plan allows (``tma=False``:
-    never, to compare), else they are autotuned (AUTOTUNED), and fp32 runs tiles.BATCHED."""
+def matmul(a: torch.Tensor, b: torch.Tensor, precision: str = "fp32") -> torch.Tensor:
+    """(..., M, K) @ (..., K, N) -> (..., M, N) at the given precision, without copies:
+    tf32, fp16 and bf16 run a TMA kernel where tma_plan allows, else they are autotuned
+    (AUTOTUNED), and fp32 runs tiles.BATCHED."""
+    return _matmul(a, b, precision)
+
+
+def _matmul(a: torch.Tensor, b: torch.Tensor, precision: str, *,
+            tile: dict | None = None, tma: bool = True) -> torch.Tensor:
+    """matmul with a tile or the pointer kernel forced, so that tests cross every tile
+    edge on small shapes and compare the two kernels (the product takes the defaults):
+    ``tile`` fixes the tile parameters (tiles.BATCHED's keys, B_FROM_REGISTERS for tf32)
+    and runs the pointer kernel; ``tma=False`` runs the pointer kernel where tma_plan
+    would take a TMA kernel."""
     batch = _check(a, b, precision)
     M, K, N = a.shape[-2], a.shape[-1], b.shape[-1]
     if K == 0:

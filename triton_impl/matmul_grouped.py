@@ -115,8 +115,15 @@ def grouped_order(num_pid_m: int, num_pid_n: int, group_m: int) -> list[list[int
     return order
 
 
-def launch_order(num_pid_m: int, num_pid_n: int, group_m: int, device="cuda") -> torch.Tensor:
-    """Runs grouped_order_kernel: the order as the GPU (or the interpreter) computes it."""
+def launch_order(num_pid_m: int, num_pid_n: int, group_m: int) -> torch.Tensor:
+    """Runs grouped_order_kernel: the order as the GPU computes it."""
+    return _launch_order(num_pid_m, num_pid_n, group_m)
+
+
+def _launch_order(num_pid_m: int, num_pid_n: int, group_m: int, *,
+                  device="cuda") -> torch.Tensor:
+    """launch_order with the order on ``device``: tests run it under the interpreter on
+    "cpu" (launch_order's is "cuda")."""
     order = torch.full((num_pid_m, num_pid_n), -1, dtype=torch.int32, device=device)
     grouped_order_kernel[(num_pid_m * num_pid_n,)](order, num_pid_m, num_pid_n, GROUP_M=group_m)
     return order
@@ -127,9 +134,16 @@ def params(precision: str = "fp32") -> dict[str, int]:
     return dict(tiles.GROUPED[precision])
 
 
-def matmul(a: torch.Tensor, b: torch.Tensor, precision: str = "fp32", *,
-           tile: dict | None = None) -> torch.Tensor:
-    """C = A @ B at the given precision; A and B used with their strides (no copies)."""
+def matmul(a: torch.Tensor, b: torch.Tensor, precision: str = "fp32") -> torch.Tensor:
+    """C = A @ B at the given precision, with the tile of params(precision); A and B used
+    with their strides (no copies)."""
+    return _matmul(a, b, precision)
+
+
+def _matmul(a: torch.Tensor, b: torch.Tensor, precision: str, *,
+            tile: dict | None = None) -> torch.Tensor:
+    """matmul with a tile forced, so that tests cross every tile edge on small shapes (the
+    product takes params(precision)): ``tile`` (tiles.GROUPED's keys) overrides it."""
     _common.check_precision(NAME, precision, PRECISIONS)
     M, N, K = _common.check_matmul_2d(NAME, a, b, precision)
     trivial = _common.trivial_result(a, M, N, K)

@@ -23,7 +23,7 @@ the transposing copy.
             instructions, and bank conflicts. TMA cannot transpose at all: with a plain
             TMA load the N-major tile is copied into a K-major buffer through registers at
             every k-step (measured at 0.20x cuBLAS: docs/performance/fast_matmul.md). The
-            ways out (tf32_row_major_b):
+            ways out (tests force either through _matmul's tf32_row_major_b):
               gluon     (default on the H100) matmul_swap_gluon: the swap below, written
                         in Gluon so that every wgmma wait and fragment load sits where
                         the register operand needs it; 0.92-0.94x cuBLAS.
@@ -73,7 +73,7 @@ the transposing copy.
             Which path runs is decided by B's layout alone: a column-major B (B.stride(0)
             == 1, e.g. x.T, a view, no copy) takes the K-major path; a row-major B in tf32
             takes DEFAULT_TF32_ROW_MAJOR_B ("gluon"; "swap" where Gluon does not run, or
-            when a config for this file's kernel is given).
+            when a test gives a config for this file's kernel: _matmul).
   precond.  tf32, fp16, bf16 (fp32-ieee is matmul_autotuned's: the FFMA dot from a
             TMA-swizzled tile spills registers). Any M, N, K >= 0.
             TMA needs 16-byte aligned base pointers and row strides and a unit inner
@@ -392,17 +392,19 @@ def best_config(key: str):
     return getattr(kernel_for(key), "best_config", None)
 
 
-def params(precision: str = "fp16") -> dict:
-    """The first candidate (what small problems run); the tuned winner is best_config()."""
-    cfg = INTERPRETER_CONFIG[precision] if _common.interpreting() else CONFIGS[precision][0]
-    return dict(cfg)
+def matmul(a: torch.Tensor, b: torch.Tensor, precision: str = "fp16") -> torch.Tensor:
+    """C = A @ B at the given precision: the candidate the tuner picks (best_config), and
+    for tf32 with a row-major B the path tf32_mode picks (header)."""
+    return _matmul(a, b, precision)
 
 
-def matmul(a: torch.Tensor, b: torch.Tensor, precision: str = "fp16", *,
-           config: dict | None = None, tf32_row_major_b: str | None = None) -> torch.Tensor:
-    """C = A @ B at the given precision. ``config`` (a CONFIGS entry, or any
-    tiles_hopper.persistent_cfg) skips the tuning; ``tf32_row_major_b`` picks "gluon" or
-    "swap" for tf32 with a row-major B (tf32_mode says which runs)."""
+def _matmul(a: torch.Tensor, b: torch.Tensor, precision: str, *,
+            config: dict | None = None, tf32_row_major_b: str | None = None) -> torch.Tensor:
+    """matmul with a configuration or a tf32 path forced, so that tests run every candidate
+    and both tf32 paths (the product lets the tuner and tf32_mode choose): ``config`` (a
+    CONFIGS entry, or any tiles_hopper.persistent_cfg) skips the tuning;
+    ``tf32_row_major_b`` picks "gluon" or "swap" for tf32 with a row-major B (tf32_mode
+    says which runs)."""
     _common.check_precision(NAME, precision, PRECISIONS)
     M, N, K = _common.check_matmul_2d(NAME, a, b, precision)
     trivial = _common.trivial_result(a, M, N, K)

@@ -145,10 +145,18 @@ def splits_for(tiles_mn: int, k_tiles: int, sms: int, max_splits: int,
     return -(-k_tiles // steps), steps
 
 
-def matmul(a: torch.Tensor, b: torch.Tensor, precision: str = "fp32", *,
-           tile: dict | None = None, splits: int | None = None) -> torch.Tensor:
+def matmul(a: torch.Tensor, b: torch.Tensor, precision: str = "fp32") -> torch.Tensor:
     """C = A @ B at the given precision, the k loop split over programs (header); A and B
-    used with their strides. `tile` and `splits` override the choice (for sweeps)."""
+    used with their strides."""
+    return _matmul(a, b, precision)
+
+
+def _matmul(a: torch.Tensor, b: torch.Tensor, precision: str, *,
+            tile: dict | None = None, splits: int | None = None) -> torch.Tensor:
+    """matmul with a tile or a number of splits forced (the product takes params() and
+    splits_for's): ``tile`` for the tile sweep (docs/performance/shapes_probe.py),
+    ``splits`` so that tests reach the sum over splits on small shapes, and counts that
+    splits_for does not pick."""
     _common.check_precision(NAME, precision, PRECISIONS)
     M, N, K = _common.check_matmul_2d(NAME, a, b, precision)
     trivial = _common.trivial_result(a, M, N, K)

@@ -12,7 +12,8 @@ between runs, median), beside cuBLAS in the same loop. Printed: ms per candidate
 time against cuBLAS's (x cuBLAS: above 1 is faster), and which candidate each auto entry
 picks. Shapes' categories: skinny, few-tiles, unaligned, transformer, kernelbench, square.
 --sweep times triton_split_k's tile candidates (SWEEP below: tile, warps, stages and the
-programs per SM its splits aim at) at a few skinny and few-tile shapes instead, best first;
+programs per SM its splits aim at; forced through matmul_split_k._matmul's tile) at a few
+skinny and few-tile shapes instead, best first;
 tiles.SPLIT_K holds the winners. An experiment beside the product, not part of it: the harness's `bench time --suite shapes`
 is what the result sets and the report use.
 """
@@ -80,7 +81,7 @@ def sweep(precisions) -> int:
                 lambda: torch.matmul(a, b), warmup=10, rep=50)
             out = []
             for cfg in SWEEP[(case, size)]:
-                fn = lambda: sk.matmul(a, b, precision, tile=cfg)      # noqa: E731
+                fn = lambda: sk._matmul(a, b, precision, tile=cfg)     # noqa: E731
                 try:
                     err = problem.error(fn(), (a, b), precision=precision)
                     t = triton.testing.do_bench(fn, warmup=10, rep=50)

@@ -5,10 +5,10 @@ docs/performance/memory_bound.md, "Variants measured and dropped").
 
   - every public keyword argument (keyword-only, or with a default) of the public functions
     of the triton_impl modules the registry names as kernel sources is in PRODUCT_KEYWORDS,
-    with the product file that passes it and a pattern that file must contain; or in
-    TEST_ONLY_KEYWORDS, the public keywords of the matmuls that only tests pass today, with
-    the test that does, or UNCALLED_KEYWORDS (lists that may only shrink: an entry that no
-    longer exists fails);
+    with the product file that passes it and a pattern that file must contain (an entry
+    that no longer exists fails). A tile, a configuration, a path or a precision that only
+    tests force belongs in a module-private function (softmax_split's _softmax_split, the
+    matmuls' _matmul);
   - every compile-time switch of cuda/ (`#ifndef CVT_...`, `#ifdef`, `#if`) is in SWITCHES,
     under the product file that reads it; no switch is tested for its value (`#if CVT_X`,
     `CVT_X != 0`): a 0 branch kept beside the default is a variant.
@@ -74,33 +74,6 @@ PRODUCT_KEYWORDS = {
         ("triton_impl/matmul_persistent.py", r"b_k_major=b_k_major, swap_ab=swap_ab,\s+config=config"),
     ("matmul_split_k", "splits_for", "programs_per_sm"):
         ("triton_impl/matmul_split_k.py", r"p\.get\(\"programs_per_sm\", PROGRAMS_PER_SM\)"),
-}
-
-# Public keywords that only tests pass (a tile, a path or a precision forced on small
-# shapes): (module, function, keyword) -> the test that passes it. They belong in
-# module-private helpers, as softmax_split's path selectors are (_softmax_split); until then
-# they are listed so that none is added silently, and an entry that is gone must go.
-TEST_ONLY_KEYWORDS = {
-    ("matmul_autotuned", "matmul", "config"): "tests/interpreter/test_matmul_triton.py",
-    ("matmul_batched", "matmul", "tile"): "tests/interpreter/test_matmul_batched.py",
-    ("matmul_batched", "matmul", "tma"): "tests/interpreter/test_matmul_batched.py",
-    ("matmul_grouped", "matmul", "tile"): "tests/interpreter/test_matmul_triton.py",
-    ("matmul_grouped", "launch_order", "device"): "tests/interpreter/test_matmul_triton.py",
-    ("matmul_persistent", "matmul", "config"): "tests/gpu/test_matmul_persistent.py",
-    ("matmul_persistent", "matmul", "tf32_row_major_b"): "tests/interpreter/test_matmul_persistent.py",
-    ("matmul_split_k", "matmul", "tile"): "tests/interpreter/test_matmul_triton.py",
-    ("matmul_split_k", "matmul", "splits"): "tests/interpreter/test_counted_traffic.py",
-    ("matmul_v1_naive", "matmul", "tile"): "tests/interpreter/test_matmul_triton.py",
-    ("matmul_v1_5_thread_tiling", "matmul", "tile"): "tests/interpreter/test_matmul_triton.py",
-    ("matmul_v2_register_tiling", "matmul", "tile"): "tests/interpreter/test_matmul_triton.py",
-    ("matmul_v3_smem_tiling", "matmul", "tile"): "tests/interpreter/test_matmul_triton.py",
-}
-
-# Public keywords nothing passes: the tiles a module would report, where the registry reads
-# triton_impl.tiles itself. To delete, with their functions, once nothing else needs them.
-UNCALLED_KEYWORDS = {
-    ("matmul_autotuned", "params", "precision"),
-    ("matmul_persistent", "params", "precision"),
 }
 
 # Compile-time switches of cuda/, by the product file that reads them (besides their
@@ -185,8 +158,7 @@ def _public_keywords() -> set[tuple[str, str, str]]:
 
 def test_every_public_keyword_names_its_caller():
     found = _public_keywords()
-    listed = set(PRODUCT_KEYWORDS) | set(TEST_ONLY_KEYWORDS) | UNCALLED_KEYWORDS
-    assert len(listed) == len(PRODUCT_KEYWORDS) + len(TEST_ONLY_KEYWORDS) + len(UNCALLED_KEYWORDS)
+    listed = set(PRODUCT_KEYWORDS)
     new = sorted(found - listed)
     assert not new, ("public keywords without a product caller (a path the product does not "
                      f"take belongs in a module-private helper, a variant in the docs): {new}")
@@ -199,13 +171,6 @@ def test_the_product_callers_pass_their_keywords():
         assert (ROOT / path).exists(), (key, path)
         assert re.search(pattern, (ROOT / path).read_text()), (
             f"{key}: {path} does not say {pattern!r}: no product caller, no keyword")
-
-
-def test_the_test_only_keywords_are_still_passed_by_their_tests():
-    for (module, function, keyword), path in TEST_ONLY_KEYWORDS.items():
-        text = (ROOT / path).read_text()
-        assert re.search(rf"\b{function}\(", text) and re.search(rf"\b{keyword}=", text), (
-            module, function, keyword, path)
 
 
 def test_every_cuda_switch_names_its_reader():

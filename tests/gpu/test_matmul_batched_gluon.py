@@ -122,8 +122,8 @@ def test_repeats_bit_for_bit_and_equals_the_2d_path():
     # and equal to triton_persistent's (matmul_swap_gluon.matmul)
     for i in (0, 3):
         assert torch.equal(_run(a[i], b[i]), first[i])
-        assert torch.equal(poisoned(mp.matmul)(a[i].contiguous(), b[i].contiguous(), "tf32",
-                                               tf32_row_major_b="gluon"), first[i])
+        assert torch.equal(poisoned(mp._matmul)(a[i].contiguous(), b[i].contiguous(), "tf32",
+                                                tf32_row_major_b="gluon"), first[i])
 
 
 FALLBACKS = dict(UNREADABLE, **{

@@ -25,11 +25,11 @@ DTYPES = {"fp16": torch.float16, "bf16": torch.bfloat16}
 
 
 @poisoned
-def _run(a, b, precision, **kw):
+def _run(a, b, precision):
     """The stack's product, its output's block poisoned before the call."""
     from triton_impl import matmul_batched as mb
 
-    return mb.matmul(a, b, precision, **kw)
+    return mb.matmul(a, b, precision)
 
 
 def _takes_tma(a, b, precision) -> bool:
@@ -128,8 +128,8 @@ def test_repeats_bit_for_bit_and_equals_the_2d_path(precision):
     assert cfg is not None
     fixed = dict(cfg.kwargs, num_warps=cfg.num_warps, num_stages=cfg.num_stages)
     for i in (0, 3):
-        assert torch.equal(poisoned(mp.matmul)(a[i].contiguous(), b[i].contiguous(), precision,
-                                               config=fixed), first[i])
+        assert torch.equal(poisoned(mp._matmul)(a[i].contiguous(), b[i].contiguous(), precision,
+                                                config=fixed), first[i])
 
 
 @pytest.mark.slow       # every candidate compiled: the tuned one runs in the other tests
@@ -164,10 +164,12 @@ def _launched(mp, a, b, precision, cfg, col):
 
 
 def test_the_pointer_kernel_still_runs_with_tma_false():
+    from triton_impl import matmul_batched as mb
+
     g = torch.Generator().manual_seed(5)
     a = aligned(3, 200, 72, dtype=torch.float16, gen=g)
     b = aligned(3, 72, 136, dtype=torch.float16, gen=g)
-    out = _run(a, b, "fp16", tma=False)
+    out = poisoned(mb._matmul)(a, b, "fp16", tma=False)
     assert stack_error(out, a, b, "fp16") <= 1
 
 

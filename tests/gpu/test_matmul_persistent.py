@@ -32,7 +32,7 @@ def test_gpu_tf32_paths(mode, shape):
     from triton_impl import matmul_persistent as mp
 
     a, b = MatmulCase(shape, "tf32", seed=5).inputs("cuda")
-    assert_correct(poisoned(mp.matmul)(a, b, "tf32", tf32_row_major_b=mode), a, b, "tf32", False)
+    assert_correct(poisoned(mp._matmul)(a, b, "tf32", tf32_row_major_b=mode), a, b, "tf32", False)
 
 
 def test_gpu_gluon_is_the_default_and_covers_every_edge():
@@ -61,11 +61,11 @@ def test_gpu_register_operand_paths_repeat_bit_for_bit(path):
     from triton_impl import tiles_hopper as th
 
     if path == "gluon":
-        run = lambda a, b: mp.matmul(a, b, "tf32", tf32_row_major_b="gluon")  # noqa: E731
+        run = lambda a, b: mp._matmul(a, b, "tf32", tf32_row_major_b="gluon")  # noqa: E731
     else:
         bm, bn = map(int, path.split()[1].split("x"))
         cfg = th.persistent_cfg(bm, bn, 32, 8, 3, split=2, flatten=False)
-        run = lambda a, b: mp.matmul(a, b, "tf32", config=cfg)  # noqa: E731
+        run = lambda a, b: mp._matmul(a, b, "tf32", config=cfg)  # noqa: E731
     run = poisoned(run)            # each repeat's output block starts as NaN
     a, b = MatmulCase(MatmulShape(2048, 2048, 2048), "tf32", seed=9).inputs("cuda")
     first = run(a, b)
@@ -88,7 +88,7 @@ def test_gpu_every_persistent_candidate(precision, shape):
     for key, col in lists:
         a, b = MatmulCase(shape, precision, seed=3, transposed=(False, col)).inputs("cuda")
         for config in mp.CONFIGS[key]:      # same inputs: the last answer's block is poisoned
-            out = poisoned(mp.matmul)(a, b, precision, config=config)
+            out = poisoned(mp._matmul)(a, b, precision, config=config)
             torch.cuda.synchronize()
             assert_correct(out, a, b, precision, False)
 
@@ -103,4 +103,4 @@ def test_gpu_cluster_configs(precision):
     cfg = th.persistent_cfg(128, 256, bk, 8, 3, ctas=2)
     for shape in (MatmulShape(1024, 1024, 1024), MatmulShape(130, 258, 100)):
         a, b = MatmulCase(shape, precision, seed=4, transposed=(False, True)).inputs("cuda")
-        assert_correct(poisoned(mp.matmul)(a, b, precision, config=cfg), a, b, precision, False)
+        assert_correct(poisoned(mp._matmul)(a, b, precision, config=cfg), a, b, precision, False)

@@ -73,7 +73,7 @@ def test_every_autotune_candidate(precision, shape):
 
     for config in tiles.AUTOTUNE_CONFIGS[precision]:
         a, b = MatmulCase(shape, precision, seed=3).inputs("cuda")
-        out = poisoned(matmul_autotuned.matmul)(a, b, precision, config=config)
+        out = poisoned(matmul_autotuned._matmul)(a, b, precision, config=config)
         torch.cuda.synchronize()
         err = matmul_error(out, a, b, precision)
         assert err <= 1, (config, shape, err)
@@ -247,6 +247,7 @@ def test_direct_wrapper_calls_tune_once(module, precision, key, monkeypatch):
     """Calling a wrapper directly (not through its registered op) tunes on the module's own
     autotuner, once: the second call times nothing. (Through torch.library.wrap_triton in
     eager mode every call built a new autotuner and tuned again.)"""
+    import functools
     import importlib
 
     import torch
@@ -266,13 +267,14 @@ def test_direct_wrapper_calls_tune_once(module, precision, key, monkeypatch):
     a = torch.randn(shape[0], shape[2], device="cuda", dtype=dtype)
     b = torch.randn(shape[2], shape[1], device="cuda", dtype=dtype)
     # the tf32 row-major B of matmul_persistent runs matmul_swap_gluon by default (one
-    # configuration, nothing to tune): its Triton swap is asked for by name
-    options = {"tf32_row_major_b": "swap"} if key == "tf32-swap" else {}
-    mod.matmul(a, b, precision, **options)
+    # configuration, nothing to tune): its Triton swap is asked for by name (_matmul)
+    run = (functools.partial(mod._matmul, tf32_row_major_b="swap") if key == "tf32-swap"
+           else mod.matmul)
+    run(a, b, precision)
     tuner = mod.kernel_for(key)
     assert any(k[:3] == shape for k in tuner.cache), tuner.cache.keys()
     assert timed, "the first call should have timed the candidates"
     timed.clear()
     for _ in range(2):
-        mod.matmul(a, b, precision, **options)
+        run(a, b, precision)
     assert not timed, "a second call tuned again"

@@ -129,7 +129,7 @@ def test_split_k_forced_splits(precision, splits):
 
     g = torch.Generator().manual_seed(splits)
     dtype = prec.torch_dtype(precision)
-    run = poisoned(lambda a, b: matmul_split_k.matmul(a, b, precision, splits=splits))
+    run = poisoned(lambda a, b: matmul_split_k._matmul(a, b, precision, splits=splits))
     for m, n, k in ((128, 128, 8192), (300, 257, 5000), (16, 4096, 3000), (4096, 9, 2000)):
         a, b = _matrix(m, k, dtype, g), _matrix(k, n, dtype, g)
         assert_matches_float64("matmul", run(a, b), (a, b), precision)

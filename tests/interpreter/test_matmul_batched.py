@@ -30,12 +30,12 @@ def test_batched_default_broadcasts_and_takes_any_strides(precision):
 
 def test_batched_autotuned_equals_the_fixed_tile_it_runs():
     """Under the interpreter the autotuner has one candidate: the result is that candidate's,
-    launched through the tile= path, bit for bit (autotuning changes tiles, not arithmetic)."""
+    launched through _matmul's tile, bit for bit (autotuning changes tiles, not arithmetic)."""
     from triton_impl import matmul_batched, tiles
 
     g = torch.Generator().manual_seed(2)
     a = torch.randn(3, 40, 24, generator=g).half()
     b = torch.randn(3, 24, 36, generator=g).half()
     tile = dict(tiles.INTERPRETER_CONFIG["fp16"])
-    assert torch.equal(matmul_batched.matmul(a, b, "fp16", tma=False),
-                       matmul_batched.matmul(a, b, "fp16", tile=tile))
+    assert torch.equal(matmul_batched._matmul(a, b, "fp16", tma=False),
+                       matmul_batched._matmul(a, b, "fp16", tile=tile))

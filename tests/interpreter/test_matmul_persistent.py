@@ -34,7 +34,7 @@ class TestPersistentInterpreter:
         for shape in shapes_at_tile_edges(T):
             a, b = MatmulCase(shape, precision, exact=exact, seed=shape.M,
                               transposed=(False, col)).inputs("cpu")
-            out = mp.matmul(a, b, precision, tf32_row_major_b=mode)
+            out = mp._matmul(a, b, precision, tf32_row_major_b=mode)
             assert out.dtype == a.dtype and out.is_contiguous()
             assert_correct(out, a, b, precision, exact)
 
@@ -47,7 +47,7 @@ class TestPersistentInterpreter:
         cfg = {**mp.INTERPRETER_CONFIG[precision], **change}
         for shape in (MatmulShape(70, 56, 40), MatmulShape(65, 33, 17)):
             a, b = MatmulCase(shape, precision).inputs("cpu")
-            assert_correct(mp.matmul(a, b, precision, config=cfg), a, b, precision, False)
+            assert_correct(mp._matmul(a, b, precision, config=cfg), a, b, precision, False)
 
     def test_plan_copies_only_what_tma_cannot_read(self):
         from triton_impl import matmul_persistent as mp
@@ -73,7 +73,7 @@ class TestPersistentInterpreter:
         a[0, 0] = 1.0
         for value, want in TF32_TIES:
             b = torch.full((4, 4), value)
-            out = mp.matmul(a, b, "tf32", tf32_row_major_b="swap")
+            out = mp._matmul(a, b, "tf32", tf32_row_major_b="swap")
             assert out[0, 0].item() == want
 
     def test_autotuned_path_and_op(self):
@@ -119,7 +119,7 @@ class TestPersistentPaths:
         assert mp.DEFAULT_TF32_ROW_MAJOR_B == "gluon"
         assert mp.tf32_mode(a, b) == "swap"          # no Gluon under the interpreter
         assert mp.tf32_mode(a, b, "gluon") == "swap"
-        assert_correct(mp.matmul(a, b, "tf32", tf32_row_major_b="gluon"), a, b, "tf32", False)
+        assert_correct(mp._matmul(a, b, "tf32", tf32_row_major_b="gluon"), a, b, "tf32", False)
         assert mp.candidates_key("tf32", True) == "tf32-swap"
         assert mp.candidates_key("tf32", False) == "tf32"
         assert mp.candidates_key("fp16", False) == "fp16"
@@ -134,4 +134,4 @@ class TestPersistentPaths:
 
         cfg = {**mp.INTERPRETER_CONFIG["fp16"], "num_ctas": 2}
         a, b = MatmulCase(MatmulShape(70, 56, 40), "fp16").inputs("cpu")
-        assert_correct(mp.matmul(a, b, "fp16", config=cfg), a, b, "fp16", False)
+        assert_correct(mp._matmul(a, b, "fp16", config=cfg), a, b, "fp16", False)

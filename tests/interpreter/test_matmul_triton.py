@@ -1,9 +1,10 @@
 """CPU tier: every Triton matmul under TRITON_INTERPRET=1 against the float64 reference.
 
-Small odd shapes with SMALL tiles, so that every edge of every tile is crossed (tile - 1,
-tile + 1 in each dimension); fp32 and fp16 (the interpreter's bf16 tl.dot is wrong, tf32 is
-computed in full fp32 there). The ops' real tile parameters are exercised too, once, on a
-shape that still fits in a fraction of a second. Bad input must raise with a message.
+Small odd shapes with SMALL tiles (forced through each module's _matmul), so that every
+edge of every tile is crossed (tile - 1, tile + 1 in each dimension); fp32 and fp16 (the
+interpreter's bf16 tl.dot is wrong, tf32 is computed in full fp32 there). The ops' real
+tile parameters are exercised too, once, on a shape that still fits in a fraction of a
+second. Bad input must raise with a message.
 """
 from __future__ import annotations
 
@@ -56,7 +57,7 @@ def test_twin_small_tiles_every_edge(version, exact):
     mod, tile, t = TWINS[version]
     for shape in edge_shapes(t):
         a, b = MatmulCase(shape, "fp32", exact=exact, seed=shape.M).inputs("cpu")
-        assert_correct(mod.matmul(a, b, tile=tile), a, b, "fp32", exact)
+        assert_correct(mod._matmul(a, b, tile=tile), a, b, "fp32", exact)
 
 
 @pytest.mark.parametrize("version", list(TWINS))
@@ -74,7 +75,7 @@ def test_twin_transposed_inputs(version, transposed):
     mod, tile, _ = TWINS[version]
     a, b = MatmulCase(MatmulShape(13, 11, 9), "fp32", transposed=transposed).inputs("cpu")
     assert not (a.is_contiguous() and b.is_contiguous())
-    assert_correct(mod.matmul(a, b, tile=tile), a, b, "fp32", exact=False)
+    assert_correct(mod._matmul(a, b, tile=tile), a, b, "fp32", exact=False)
 
 
 def test_twin_params_follow_the_cuda_header():
@@ -102,7 +103,7 @@ def test_seed_kernel_small_tiles_every_edge(kind, precision, exact):
     mod, _ = SEEDS[kind]
     for shape in edge_shapes(16):
         a, b = MatmulCase(shape, precision, exact=exact, seed=shape.N).inputs("cpu")
-        out = mod.matmul(a, b, precision, tile=SMALL_DOT_TILE)
+        out = mod._matmul(a, b, precision, tile=SMALL_DOT_TILE)
         assert out.dtype == a.dtype
         assert_correct(out, a, b, precision, exact)
 
@@ -125,7 +126,7 @@ def test_every_autotune_candidate(precision):
     for config in tiles.AUTOTUNE_CONFIGS[precision]:
         for exact in (False, True):
             a, b = MatmulCase(shape, precision, exact=exact).inputs("cpu")
-            out = matmul_autotuned.matmul(a, b, precision, config=config)
+            out = matmul_autotuned._matmul(a, b, precision, config=config)
             assert_correct(out, a, b, precision, exact)
 
 
@@ -152,7 +153,7 @@ def test_tf32_rounding_is_to_nearest_even():
     a = torch.ones(1, 1)
     for value, want in TF32_TIES:
         b = torch.full((1, 1), value)
-        assert matmul_autotuned.matmul(a, b, "tf32", config=cfg).item() == want
+        assert matmul_autotuned._matmul(a, b, "tf32", config=cfg).item() == want
 
 
 def test_round_to_tf32_bit_for_bit():
@@ -186,12 +187,12 @@ def test_grouped_order_guide_example():
     GROUP_M = 3, on the kernel and in Python."""
     want = [[0, 3, 6, 9], [1, 4, 7, 10], [2, 5, 8, 11], [12, 14, 16, 18], [13, 15, 17, 19]]
     assert matmul_grouped.grouped_order(5, 4, 3) == want
-    assert matmul_grouped.launch_order(5, 4, 3, device="cpu").tolist() == want
+    assert matmul_grouped._launch_order(5, 4, 3, device="cpu").tolist() == want
 
 
 @pytest.mark.parametrize("m,n,g", [(1, 1, 1), (9, 9, 3), (7, 3, 2), (4, 9, 8), (6, 5, 1)])
 def test_grouped_order_kernel_matches_python(m, n, g):
-    order = matmul_grouped.launch_order(m, n, g, device="cpu")
+    order = matmul_grouped._launch_order(m, n, g, device="cpu")
     assert order.tolist() == matmul_grouped.grouped_order(m, n, g)
     assert sorted(order.flatten().tolist()) == list(range(m * n))   # a permutation
 
@@ -236,7 +237,7 @@ def test_batched_broadcasting_and_strides(case, precision, layout):
         return torch.randn(*shape, generator=g).to(dtype)
 
     a, b = make(sa), make(sb)
-    out = matmul_batched.matmul(a, b, precision, tile=SMALL_DOT_TILE)
+    out = matmul_batched._matmul(a, b, precision, tile=SMALL_DOT_TILE)
     assert stack_error(out, a, b, precision) <= 1
 
 

@@ -138,7 +138,7 @@ def record_launches() -> list[dict]:
         import torch
 
         from triton_impl import matmul_grouped
-        matmul_grouped.launch_order(5, 4, 3, device="cpu")      # the launch-order figure's
+        matmul_grouped._launch_order(5, 4, 3, device="cpu")      # the launch-order figure's
         # triton_batched at every precision (its autotuned pointer kernel at tf32/fp16/bf16,
         # the tf32 operand swap included; at fp16 also the stack through matmul_persistent's
         # kernel, batch step 1), and the split softmax's launches the registry's shapes miss
@@ -150,7 +150,7 @@ def record_launches() -> list[dict]:
         matmul_batched.matmul(torch.ones(2, 33, 24, dtype=torch.float16),      # TMA, a stack
                               torch.ones(2, 24, 16, dtype=torch.float16), "fp16")
         from triton_impl import matmul_split_k        # the sum over splits (S > 1)
-        matmul_split_k.matmul(torch.ones(33, 200), torch.ones(200, 17), "fp32", splits=3)
+        matmul_split_k._matmul(torch.ones(33, 200), torch.ones(200, 17), "fp32", splits=3)
         softmax_split.softmax_split(torch.ones(3, 100))               # one segment: the exchange
         softmax_split._softmax_split(torch.ones(3, 1000), block=256)  # four: two launches
         softmax_split.softmax_split(torch.ones(3, 1000, dtype=torch.float16))  # int32 pairs
