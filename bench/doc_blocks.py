@@ -410,7 +410,34 @@ COUNTERS = {   # metric -> how a profile row's counter reads in a sentence
     "flop_per_dram_byte": lambda r: f"{2 * num(r['mnk']) / _dram(r):.0f}",
     "warp_inst_m": lambda r: f"{num(r['warp_inst']) / 1e6:.1f} M",
     "tensor_busy": lambda r: f"{num(r['tensor_active_pct']):.0f}%",
+    "tensor_busy_1": lambda r: f"{num(r['tensor_active_pct']):.1f}%",
+    "warp_inst_count": lambda r: f"{num(r['warp_inst']):,.0f}",
+    "ffma_count": lambda r: f"{num(r['ffma']):,.0f}",
+    "ffma_model": lambda r: _issued(r.get("ratio_ffma")),
+    "issued_elements": lambda r: f"{num(r['issued_elements']):,.0f}",
+    "load_warp_inst": lambda r: f"{num(r['ld_warp_inst']):,.0f}",
+    "ldgsts_warp_inst": lambda r: f"{num(r['ldgsts_warp_inst']):,.0f}",
+    "ldgsts_bytes": lambda r: f"{num(r['ldgsts_bytes']):,.0f}",
+    "ldgsts_share": lambda r: f"{num(r['ldgsts_bytes']) / num(r['model_global_load_bytes']):.3f}",
+    "model_load_bytes": lambda r: f"{num(r['model_global_load_bytes']):,.0f}",
+    "model_load_size": lambda r: _si(num(r["model_global_load_bytes"]), "B"),
+    "l1_size": lambda r: _si(num(r["l1_bytes"]), "B"),
+    "dram_read_size": lambda r: _si(num(r["dram_read_bytes"]), "B"),
+    "shared_ld_bytes": lambda r: f"{num(r['shared_ld_bytes']):,.0f}",
+    "shared_elements": lambda r: f"{num(r['shared_elements']):,.0f}",
+    "shared_model": lambda r: f"{num(r['ratio_shared']):.5g}",
+    "shared_wavefronts_m": lambda r: f"{num(r['shared_wavefronts']) / 1e6:.1f} M",
+    "ncu_time_us": lambda r: f"{num(r['ncu_time_ns']) / 1e3:.0f} µs",
 }
+
+
+def _si(x: float, unit: str) -> str:
+    """Three significant digits and a decimal prefix: 35.4 GB, 5.37 GB, 344 GB, 2.47 TB."""
+    for scale, prefix in ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1, "")):
+        if abs(x) >= scale:
+            v = x / scale
+            return f"{v:.{max(0, 2 - int(math.floor(math.log10(abs(v)))))}f} {prefix}{unit}"
+    return f"{x:.0f} {unit}"
 
 
 def _kib(x: float) -> str:
@@ -511,29 +538,119 @@ def render_kernel_table(s: ResultSet | None, doc: Path, root: Path, rows: str) -
     return matmul_report.kernel_table(rows)
 
 
-# name -> (renderer, reads a result set)
+# ---------------------------------------------------------------------------------------
+# Committed tables of results/sweeps: a sweep's printed table, a driver's or Nsight
+# Compute's output, a comparison's compare.md
+# ---------------------------------------------------------------------------------------
+
+class SweepTable:
+    """One committed text table under results/sweeps/, read as lines of fields: a markdown
+    row's cells (`| a | b |`), else the words of the line (`20  v6_pipelined ... 0.847`).
+    A row is found by its leading fields, never by position alone, so that a table whose
+    rows moved fails instead of naming another row."""
+
+    def __init__(self, root: Path, name: str):
+        self.name = name
+        path = root / name
+        if not name.startswith("results/sweeps/") or not path.is_file():
+            raise DocBlockError(f"{name}: not a committed table under results/sweeps/")
+        self.lines = path.read_text().splitlines()
+
+    @staticmethod
+    def fields(line: str) -> list[str]:
+        s = line.strip()
+        if s.startswith("|"):
+            return [c.strip() for c in s.strip("|").split("|")]
+        return s.split()
+
+    def row(self, key: str) -> list[str]:
+        """The fields of the one line whose leading fields are key's parts, joined by '/':
+        `20`, `smsp__inst_executed.sum`, `cuda_copy/fp32`."""
+        parts = key.split("/")
+        found = [fs for fs in map(self.fields, self.lines) if fs[:len(parts)] == parts]
+        if len(found) != 1:
+            raise DocBlockError(f"{self.name}: {len(found)} rows start with {' '.join(parts)!r}"
+                                " (one expected)")
+        return found[0]
+
+    def line(self, n: str) -> list[str]:
+        """The fields of line n (from 1), for a table whose rows share their leading
+        fields."""
+        if not n.isdigit() or not 1 <= int(n) <= len(self.lines):
+            raise DocBlockError(f"line={n}: {self.name} has lines 1 to {len(self.lines)}")
+        return self.fields(self.lines[int(n) - 1])
+
+
+def _field_value(token: str) -> float:
+    """A table's number as a float: '2,493,255,680' -> 2493255680.0, 'x0.534' -> 0.534,
+    '88.1%' -> 88.1."""
+    s = token.replace(",", "").rstrip("%×x")
+    s = s[1:] if s[:1] in "x×" else s
+    try:
+        return float(s)
+    except ValueError:
+        raise DocBlockError(f"field {token!r} is not a number") from None
+
+
+def render_sweep_cell(t: SweepTable, doc: Path, root: Path, field: str, row: str = "",
+                      line: str = "", digits: str = "") -> str:
+    """Inline: one number of a committed sweep table, as the table prints it (without
+    its `x` or `%`) or rounded to digits= decimals (thousands separated where the table
+    separates them, and from 10,000). row= names the row by its leading fields (`20`,
+    `cuda_copy/fp32`), line= by its line number where rows share their leading fields;
+    field= is the number's index in the row (0 the first, -1 the last). Several rows or
+    lines joined by '+' give the lowest to the highest: 0.85–0.92."""
+    if bool(row) == bool(line):
+        raise DocBlockError("name the row by row= or by line=, one of the two")
+    try:
+        index = int(field)
+    except ValueError:
+        raise DocBlockError(f"field={field}: an index into the row (0, 1, ..., -1)") from None
+    tokens = []
+    for key in (row or line).split("+"):
+        fs = t.row(key) if row else t.line(key)
+        if not -len(fs) <= index < len(fs):
+            raise DocBlockError(f"{t.name}: row {key!r} has {len(fs)} fields, not field {index}")
+        tokens.append(fs[index])
+    values = [_field_value(tok) for tok in tokens]
+
+    def show(tok: str, x: float) -> str:
+        if digits:
+            grouped = "," in tok or abs(x) >= 10000
+            return f"{x:,.{int(digits)}f}" if grouped else f"{x:.{int(digits)}f}"
+        tok = tok[1:] if tok[:1] in "x×" and tok[1:2].isdigit() else tok
+        return tok.rstrip("%x×")
+
+    lo, hi = values.index(min(values)), values.index(max(values))
+    a, b = show(tokens[lo], values[lo]), show(tokens[hi], values[hi])
+    return a if a == b else f"{a}–{b}"
+
+
+# name -> (renderer, what it reads: "set" a result set, "table" a committed sweep table,
+# None the registry)
 BLOCKS = {
-    "result-set": (render_result_set, True),
-    "ffma-ladder": (render_ffma_ladder, True),
-    "tensor-rungs": (render_tensor_rungs, True),
-    "ladder-counters": (render_ladder_counters, True),
-    "timed": (render_timed, True),
-    "ratio": (render_ratio, True),
-    "tflops": (render_tflops, True),
-    "speedup": (render_speedup, True),
-    "cell": (render_cell, True),
-    "tensor-sizes": (render_tensor_sizes, True),
-    "counter": (render_counter, True),
-    "suite-summary": (render_suite_summary, True),
-    "copy-gbps": (render_copy_gbps, True),
-    "tensor-alternating": (render_tensor_alternating, True),
-    "copy-range": (render_copy_range, True),
-    "copy-each": (render_copy_each, True),
-    "speedup-range": (render_speedup_range, True),
-    "cublas-ceilings": (render_cublas_ceilings, True),
-    "cublas-timed": (render_cublas_timed, True),
-    "api-table": (render_api_table, False),
-    "kernel-table": (render_kernel_table, False),
+    "result-set": (render_result_set, "set"),
+    "ffma-ladder": (render_ffma_ladder, "set"),
+    "tensor-rungs": (render_tensor_rungs, "set"),
+    "ladder-counters": (render_ladder_counters, "set"),
+    "timed": (render_timed, "set"),
+    "ratio": (render_ratio, "set"),
+    "tflops": (render_tflops, "set"),
+    "speedup": (render_speedup, "set"),
+    "cell": (render_cell, "set"),
+    "tensor-sizes": (render_tensor_sizes, "set"),
+    "counter": (render_counter, "set"),
+    "suite-summary": (render_suite_summary, "set"),
+    "copy-gbps": (render_copy_gbps, "set"),
+    "tensor-alternating": (render_tensor_alternating, "set"),
+    "copy-range": (render_copy_range, "set"),
+    "copy-each": (render_copy_each, "set"),
+    "speedup-range": (render_speedup_range, "set"),
+    "cublas-ceilings": (render_cublas_ceilings, "set"),
+    "cublas-timed": (render_cublas_timed, "set"),
+    "sweep-cell": (render_sweep_cell, "table"),
+    "api-table": (render_api_table, None),
+    "kernel-table": (render_kernel_table, None),
 }
 
 
@@ -574,14 +691,18 @@ def fill_text(text: str, doc: Path, root: Path = ROOT, cache: dict | None = None
         where = f"{doc.relative_to(root) if doc.is_relative_to(root) else doc}: block {name!r}"
         if name not in BLOCKS:
             raise DocBlockError(f"{where}: no such block (known: {', '.join(BLOCKS)})")
-        render, needs_set = BLOCKS[name]
-        if needs_set and not set_name:
+        render, reads = BLOCKS[name]
+        if reads and not set_name:
             raise DocBlockError(f"{where}: names no result set (set=results/...)")
         s = None
         if set_name:
-            if set_name not in cache:
-                cache[set_name] = ResultSet(root, set_name)
-            s = cache[set_name]
+            opener = SweepTable if reads == "table" else ResultSet
+            if (opener, set_name) not in cache:
+                try:
+                    cache[opener, set_name] = opener(root, set_name)
+                except DocBlockError as exc:
+                    raise DocBlockError(f"{where}: {exc}") from None
+            s = cache[opener, set_name]
         try:
             body = render(s, doc, root, **args)
         except (TypeError, DocBlockError) as exc:
