@@ -22,6 +22,7 @@ below reads the result files (bench/results.py), as the report does, and nothing
 """
 from __future__ import annotations
 
+import csv
 import math
 import os
 import re
@@ -59,8 +60,9 @@ class ResultSet:
     def __init__(self, root: Path, name: str):
         self.name = name.rstrip("/")
         self.path = root / self.name
-        if not (self.path / "time.json").exists() and not (self.path / "check.json").exists():
-            raise DocBlockError(f"{self.name}: not a result set (no time.json or check.json)")
+        if not any((self.path / f"{kind}.json").exists() for kind in ("time", "check", "profile")):
+            raise DocBlockError(f"{self.name}: not a result set (no time.json, check.json or "
+                                "profile.json)")
         self.payloads = results.load_set(self.path)
         self.env = next((p.get("env") for p in self.payloads.values() if p.get("env")), {}) or {}
 
@@ -400,7 +402,7 @@ def render_speedup_range(s: ResultSet, doc: Path, root: Path, kernels: str, prec
 COUNTERS = {   # metric -> how a profile row's counter reads in a sentence
     "registers": lambda r: f"{num(r['registers']):.0f}",
     "warp_inst": lambda r: f"{num(r['warp_inst']) / 1e9:.2f} G",
-    "shared_kib": lambda r: _kib(num(r["smem_static_bytes"]) + num(r["smem_dynamic_bytes"])),
+    "shared_kib": lambda r: _kib(_shared_bytes(r)),
     "dram_mib": lambda r: f"{_dram(r) / 2**20:,.0f} MiB",
     "dram_read_mib": lambda r: f"{num(r['dram_read_bytes']) / 2**20:,.0f} MiB",
     "ffma_share": lambda r: f"{100 * num(r['ffma']) / 32 / num(r['warp_inst']):.0f}%",
@@ -428,7 +430,18 @@ COUNTERS = {   # metric -> how a profile row's counter reads in a sentence
     "shared_model": lambda r: f"{num(r['ratio_shared']):.5g}",
     "shared_wavefronts_m": lambda r: f"{num(r['shared_wavefronts']) / 1e6:.1f} M",
     "ncu_time_us": lambda r: f"{num(r['ncu_time_ns']) / 1e3:.0f} µs",
+    "ncu_tflops": lambda r: f"{2 * num(r['mnk']) / num(r['ncu_time_ns']) / 1e3:.0f}",
+    "shared_kib_whole": lambda r: f"{_shared_bytes(r) / 1024:.0f} KiB",
+    "shared_issued": lambda r: _issued(r.get("ratio_shared")),
+    "tensor_inst_m": lambda r: f"{num(r['hmma_warp_inst']) / 1e6:.3g} M",
+    "threads": lambda r: f"{num(r['block_threads']):.0f}",
+    "shared_bank_conflicts_m": lambda r: f"{num(r['shared_bank_conflicts']) / 1e6:.2f} M",
+    "l2_size": lambda r: _si(num(r["l2_bytes"]), "B"),
 }
+
+
+def _shared_bytes(r: dict) -> float:
+    return num(r["smem_static_bytes"]) + num(r["smem_dynamic_bytes"])
 
 
 def _si(x: float, unit: str) -> str:
@@ -500,6 +513,26 @@ def render_tensor_alternating(s: ResultSet, doc: Path, root: Path) -> str:
     return md_table(["kernel", "bf16 4096³", "fp16 4096³", "tf32 4096³"], rows)
 
 
+def render_clock(s: ResultSet, doc: Path, root: Path, kernel: str, precision: str,
+                 shape: str = MATMUL_4096) -> str:
+    """Inline: the SM clock the harness read before and after one kernel's timings:
+    1965 to 1455 MHz."""
+    r = s.must_time(kernel, shape, precision)
+    before, after = num(r.get("sm_clock_mhz_before")), num(r.get("sm_clock_mhz"))
+    if not (before > 0 and after > 0):
+        raise DocBlockError(f"{s.name} has no SM clock of {kernel} {shape} {precision}")
+    return f"{before:.0f} to {after:.0f} MHz"
+
+
+def render_checks(s: ResultSet, doc: Path, root: Path) -> str:
+    """Inline: how many of the set's checks passed: 2019 of 2019."""
+    checks = [r for r in s.rows("check") if r.get("status") != "skip"]
+    if not checks:
+        raise DocBlockError(f"{s.name} has no checks")
+    passed = [r for r in checks if r.get("status") not in ("FAIL", "ERROR")]
+    return f"{len(passed)} of {len(checks)}"
+
+
 def render_copy_gbps(s: ResultSet, doc: Path, root: Path) -> str:
     """Inline: the copy bandwidth measured in the set's run: 4213 GB/s."""
     return f"{num(s.ceilings().get('copy_gbps')):.0f} GB/s"
@@ -544,10 +577,11 @@ def render_kernel_table(s: ResultSet | None, doc: Path, root: Path, rows: str) -
 # ---------------------------------------------------------------------------------------
 
 class SweepTable:
-    """One committed text table under results/sweeps/, read as lines of fields: a markdown
-    row's cells (`| a | b |`), else the words of the line (`20  v6_pipelined ... 0.847`).
-    A row is found by its leading fields, never by position alone, so that a table whose
-    rows moved fails instead of naming another row."""
+    """One committed table under results/sweeps/, read as lines of fields: a CSV file's
+    cells (its first line names the columns), a markdown row's cells (`| a | b |`), else
+    the words of the line (`20  v6_pipelined ... 0.847`). A row is found by its leading
+    fields, never by position alone, so that a table whose rows moved fails instead of
+    naming another row."""
 
     def __init__(self, root: Path, name: str):
         self.name = name
@@ -555,9 +589,12 @@ class SweepTable:
         if not name.startswith("results/sweeps/") or not path.is_file():
             raise DocBlockError(f"{name}: not a committed table under results/sweeps/")
         self.lines = path.read_text().splitlines()
+        self.csv = path.suffix == ".csv"
+        self.columns = self.fields(self.lines[0]) if self.csv and self.lines else []
 
-    @staticmethod
-    def fields(line: str) -> list[str]:
+    def fields(self, line: str) -> list[str]:
+        if self.csv:
+            return next(csv.reader([line]), [])
         s = line.strip()
         if s.startswith("|"):
             return [c.strip() for c in s.strip("|").split("|")]
@@ -599,13 +636,17 @@ def render_sweep_cell(t: SweepTable, doc: Path, root: Path, field: str, row: str
     separates them, and from 10,000). row= names the row by its leading fields (`20`,
     `cuda_copy/fp32`), line= by its line number where rows share their leading fields;
     field= is the number's index in the row (0 the first, -1 the last). Several rows or
-    lines joined by '+' give the lowest to the highest: 0.85–0.92."""
+    lines joined by '+' give the lowest to the highest: 0.85–0.92. In a CSV file field=
+    may name the column: `field=tensor_active_pct`."""
     if bool(row) == bool(line):
         raise DocBlockError("name the row by row= or by line=, one of the two")
     try:
         index = int(field)
     except ValueError:
-        raise DocBlockError(f"field={field}: an index into the row (0, 1, ..., -1)") from None
+        if field not in t.columns:
+            raise DocBlockError(f"field={field}: an index into the row (0, 1, ..., -1)"
+                                + (" or a column of the CSV file" if t.csv else "")) from None
+        index = t.columns.index(field)
     tokens = []
     for key in (row or line).split("+"):
         fs = t.row(key) if row else t.line(key)
@@ -642,6 +683,8 @@ BLOCKS = {
     "counter": (render_counter, "set"),
     "suite-summary": (render_suite_summary, "set"),
     "copy-gbps": (render_copy_gbps, "set"),
+    "checks": (render_checks, "set"),
+    "clock": (render_clock, "set"),
     "tensor-alternating": (render_tensor_alternating, "set"),
     "copy-range": (render_copy_range, "set"),
     "copy-each": (render_copy_each, "set"),
