@@ -361,10 +361,10 @@ def render_tensor_sizes(s: ResultSet, doc: Path, root: Path) -> str:
 
 
 def _memory_rows(s: ResultSet, kernels: str, precision: str, shape: str) -> list[dict]:
-    """The timed rows of kernels (joined by '+') x precisions (joined by '/') at one shape,
-    in that order; a pair the set never timed is an error, not a gap."""
-    return [s.must_time(kernel, shape, p) for kernel in kernels.split("+")
-            for p in precision.split("/")]
+    """The timed rows of kernels (joined by '+') x precisions (joined by '/') x shapes
+    (joined by '+'), in that order; a triple the set never timed is an error, not a gap."""
+    return [s.must_time(kernel, sh, p) for kernel in kernels.split("+")
+            for sh in shape.split("+") for p in precision.split("/")]
 
 
 def _of_copy(s: ResultSet, r: dict) -> float:
@@ -379,7 +379,7 @@ def _span(values: list[float], digits: int) -> str:
 def render_copy_range(s: ResultSet, doc: Path, root: Path, kernels: str, precision: str,
                       shape: str, digits: str = "0") -> str:
     """Inline: the lowest to the highest % of the copy bandwidth (compulsory bytes / time,
-    against the copy measured in the same run) among kernels x precisions at one shape."""
+    against the copy measured in the same run) among kernels x precisions x shapes."""
     return _span([_of_copy(s, r) for r in _memory_rows(s, kernels, precision, shape)],
                   int(digits))
 
@@ -394,7 +394,7 @@ def render_copy_each(s: ResultSet, doc: Path, root: Path, kernel: str, precision
 def render_speedup_range(s: ResultSet, doc: Path, root: Path, kernels: str, precision: str,
                          shape: str, digits: str = "2") -> str:
     """Inline: the lowest to the highest speed-up over the op's reference (PyTorch eager for
-    the memory-bound ops) among kernels x precisions at one shape: 1.31–1.83."""
+    the memory-bound ops) among kernels x precisions x shapes: 1.31–1.83."""
     return _span([num(r["pct_reference"]) / 100 for r in _memory_rows(s, kernels, precision,
                                                                         shape)], int(digits))
 
@@ -437,6 +437,8 @@ COUNTERS = {   # metric -> how a profile row's counter reads in a sentence
     "threads": lambda r: f"{num(r['block_threads']):.0f}",
     "shared_bank_conflicts_m": lambda r: f"{num(r['shared_bank_conflicts']) / 1e6:.2f} M",
     "l2_size": lambda r: _si(num(r["l2_bytes"]), "B"),
+    "dram_compulsory": lambda r: f"{_dram(r) / num(r['compulsory_bytes']):.3f}",
+    "model_load_mib": lambda r: f"{num(r['model_global_load_bytes']) / 2**20:,.0f} MiB",
 }
 
 
@@ -468,6 +470,42 @@ def render_counter(s: ResultSet, doc: Path, root: Path, kernel: str, precision: 
     if r is None:
         raise DocBlockError(f"{s.name} has no profile of {kernel} {shape} {precision}")
     return COUNTERS[metric](r)
+
+
+def render_counter_range(s: ResultSet, doc: Path, root: Path, kernels: str, precision: str,
+                         metric: str, shape: str) -> str:
+    """Inline: the lowest to the highest of one counter (metric: one of COUNTERS, a number)
+    among kernels (joined by '+') profiled at any of the shapes (joined by '+'); a kernel
+    the set profiled at none of them is an error: 0.955–0.979."""
+    if metric not in COUNTERS:
+        raise DocBlockError(f"metric={metric}: one of {', '.join(COUNTERS)}")
+    texts = []
+    for kernel in kernels.split("+"):
+        found = [r for sh in shape.split("+") for p in precision.split("/")
+                 if (r := s.profiled(kernel, sh, p)) is not None]
+        if not found:
+            raise DocBlockError(f"{s.name} has no profile of {kernel} at {shape} {precision}")
+        texts += [COUNTERS[metric](r) for r in found]
+    values = [float(re.sub(r"[^\d.]", "", x)) for x in texts]
+    lo, hi = texts[values.index(min(values))], texts[values.index(max(values))]
+    return lo if lo == hi else f"{lo}–{hi}"
+
+
+def render_memory_targets(s: ResultSet, doc: Path, root: Path, what: str = "met") -> str:
+    """Inline: the memory-bound ops' targets as the report counts them
+    (bench/families/memory/report.py): what=met, how many were met (169 of 188); what=noise,
+    how many of the misses are within the timing noise (15 of the 19)."""
+    from bench.families.memory import report as memory_report
+
+    results = memory_report.evaluate_targets(s.payloads.get("time") or {"rows": []})
+    if not results:
+        raise DocBlockError(f"{s.name} has no memory-bound targets")
+    misses = [r for r in results if not r["met"]]
+    if what == "met":
+        return f"{len(results) - len(misses)} of {len(results)}"
+    if what == "noise":
+        return f"{sum(bool(r.get('noise')) for r in misses)} of the {len(misses)}"
+    raise DocBlockError(f"what={what}: met or noise")
 
 
 def render_suite_summary(s: ResultSet, doc: Path, root: Path) -> str:
@@ -618,15 +656,16 @@ class SweepTable:
         return self.fields(self.lines[int(n) - 1])
 
 
-def _field_value(token: str) -> float:
-    """A table's number as a float: '2,493,255,680' -> 2493255680.0, 'x0.534' -> 0.534,
-    '88.1%' -> 88.1."""
-    s = token.replace(",", "").rstrip("%×x")
-    s = s[1:] if s[:1] in "x×" else s
-    try:
-        return float(s)
-    except ValueError:
-        raise DocBlockError(f"field {token!r} is not a number") from None
+NUMBER = re.compile(r"[(x×]*(-?\d[\d,]*(?:\.\d+)?)")
+
+
+def _field_number(token: str) -> str:
+    """The number a table's field starts with, as printed: '2,493,255,680', 'x0.534' ->
+    '0.534', '88.1%' -> '88.1', '4219.1 GB/s' -> '4219.1'."""
+    m = NUMBER.match(token)
+    if m is None:
+        raise DocBlockError(f"field {token!r} is not a number")
+    return m.group(1)
 
 
 def render_sweep_cell(t: SweepTable, doc: Path, root: Path, field: str, row: str = "",
@@ -653,17 +692,17 @@ def render_sweep_cell(t: SweepTable, doc: Path, root: Path, field: str, row: str
         if not -len(fs) <= index < len(fs):
             raise DocBlockError(f"{t.name}: row {key!r} has {len(fs)} fields, not field {index}")
         tokens.append(fs[index])
-    values = [_field_value(tok) for tok in tokens]
+    printed = [_field_number(tok) for tok in tokens]
+    values = [float(x.replace(",", "")) for x in printed]
 
-    def show(tok: str, x: float) -> str:
-        if digits:
-            grouped = "," in tok or abs(x) >= 10000
-            return f"{x:,.{int(digits)}f}" if grouped else f"{x:.{int(digits)}f}"
-        tok = tok[1:] if tok[:1] in "x×" and tok[1:2].isdigit() else tok
-        return tok.rstrip("%x×")
+    def show(text: str, x: float) -> str:
+        if not digits:
+            return text
+        grouped = "," in text or abs(x) >= 10000
+        return f"{x:,.{int(digits)}f}" if grouped else f"{x:.{int(digits)}f}"
 
     lo, hi = values.index(min(values)), values.index(max(values))
-    a, b = show(tokens[lo], values[lo]), show(tokens[hi], values[hi])
+    a, b = show(printed[lo], values[lo]), show(printed[hi], values[hi])
     return a if a == b else f"{a}–{b}"
 
 
@@ -689,6 +728,8 @@ BLOCKS = {
     "copy-range": (render_copy_range, "set"),
     "copy-each": (render_copy_each, "set"),
     "speedup-range": (render_speedup_range, "set"),
+    "counter-range": (render_counter_range, "set"),
+    "memory-targets": (render_memory_targets, "set"),
     "cublas-ceilings": (render_cublas_ceilings, "set"),
     "cublas-timed": (render_cublas_timed, "set"),
     "sweep-cell": (render_sweep_cell, "table"),
