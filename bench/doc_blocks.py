@@ -669,14 +669,15 @@ def _field_number(token: str) -> str:
 
 
 def render_sweep_cell(t: SweepTable, doc: Path, root: Path, field: str, row: str = "",
-                      line: str = "", digits: str = "") -> str:
+                      line: str = "", digits: str = "", part: str = "") -> str:
     """Inline: one number of a committed sweep table, as the table prints it (without
     its `x` or `%`) or rounded to digits= decimals (thousands separated where the table
     separates them, and from 10,000). row= names the row by its leading fields (`20`,
     `cuda_copy/fp32`), line= by its line number where rows share their leading fields;
     field= is the number's index in the row (0 the first, -1 the last). Several rows or
     lines joined by '+' give the lowest to the highest: 0.85–0.92. In a CSV file field=
-    may name the column: `field=tensor_active_pct`."""
+    may name the column: `field=tensor_active_pct`. part=N takes the N-th (from 0) of the
+    numbers a field joins by '/': `1838/1901`, part=1 -> 1901."""
     if bool(row) == bool(line):
         raise DocBlockError("name the row by row= or by line=, one of the two")
     try:
@@ -691,7 +692,13 @@ def render_sweep_cell(t: SweepTable, doc: Path, root: Path, field: str, row: str
         fs = t.row(key) if row else t.line(key)
         if not -len(fs) <= index < len(fs):
             raise DocBlockError(f"{t.name}: row {key!r} has {len(fs)} fields, not field {index}")
-        tokens.append(fs[index])
+        token = fs[index]
+        if part:
+            pieces = token.split("/")
+            if not part.isdigit() or int(part) >= len(pieces):
+                raise DocBlockError(f"part={part}: field {token!r} has {len(pieces)} parts")
+            token = pieces[int(part)]
+        tokens.append(token)
     printed = [_field_number(tok) for tok in tokens]
     values = [float(x.replace(",", "")) for x in printed]
 
