@@ -391,6 +391,15 @@ def render_copy_each(s: ResultSet, doc: Path, root: Path, kernel: str, precision
                       for r in _memory_rows(s, kernel, precision, shape))
 
 
+def render_roof_range(s: ResultSet, doc: Path, root: Path, kernels: str, precision: str,
+                      shape: str, digits: str = "0") -> str:
+    """Inline: the lowest to the highest % of the roofline limit (the report's "% roof": the
+    time the ceilings of the same run allow over the time taken) among kernels x precisions
+    x shapes: 30–77."""
+    return _span([num(r["pct_roof"]) for r in _memory_rows(s, kernels, precision, shape)],
+                 int(digits))
+
+
 def render_speedup_range(s: ResultSet, doc: Path, root: Path, kernels: str, precision: str,
                          shape: str, digits: str = "2") -> str:
     """Inline: the lowest to the highest speed-up over the op's reference (PyTorch eager for
@@ -576,6 +585,29 @@ def render_copy_gbps(s: ResultSet, doc: Path, root: Path) -> str:
     return f"{num(s.ceilings().get('copy_gbps')):.0f} GB/s"
 
 
+def render_ceiling(s: ResultSet, doc: Path, root: Path, of: str) -> str:
+    """Inline: one ceiling measured in the set's run: of=copy, the copy bandwidth (3000
+    GB/s); of=fp32, tf32, fp16 or bf16, cuBLAS at 4096³ in that precision (51.7 TFLOP/s)."""
+    c = s.ceilings()
+    if of == "copy":
+        return render_copy_gbps(s, doc, root)
+    x = (c.get("cublas_tflops") or {}).get(of)
+    if x is None:
+        raise DocBlockError(f"of={of}: copy or a precision of {s.name}'s ceilings "
+                            f"({', '.join(c.get('cublas_tflops') or {})})")
+    return f"{f(x, 1)} TFLOP/s"
+
+
+def render_ridge(s: ResultSet, doc: Path, root: Path, precision: str) -> str:
+    """Inline: the ridge of one precision, cuBLAS's FLOP/s over the copy's bytes/s, both
+    measured in the set's run: FLOPs per compulsory byte, 17."""
+    c = s.ceilings()
+    x = num((c.get("cublas_tflops") or {}).get(precision)) * 1e12 / (num(c.get("copy_gbps")) * 1e9)
+    if math.isnan(x):
+        raise DocBlockError(f"{s.name} has no ceilings of {precision}")
+    return f"{x:.0f}"
+
+
 def render_cublas_ceilings(s: ResultSet, doc: Path, root: Path) -> str:
     """Inline: cuBLAS at 4096³ as measured for the set's ceilings, and the date."""
     return (_per_precision(s.ceilings().get("cublas_tflops") or {})
@@ -735,6 +767,9 @@ BLOCKS = {
     "copy-range": (render_copy_range, "set"),
     "copy-each": (render_copy_each, "set"),
     "speedup-range": (render_speedup_range, "set"),
+    "roof-range": (render_roof_range, "set"),
+    "ceiling": (render_ceiling, "set"),
+    "ridge": (render_ridge, "set"),
     "counter-range": (render_counter_range, "set"),
     "memory-targets": (render_memory_targets, "set"),
     "cublas-ceilings": (render_cublas_ceilings, "set"),
