@@ -15,10 +15,17 @@ other KEY=VALUE words of the marker are the renderer's arguments: the inline blo
 4096³ in that set, `0.95` (a marker is one line; the block between two markers may span
 several).
 
+A number from a committed table of results/sweeps/ that is not a result set (a sweep's
+printed table, a driver's or Nsight Compute's output, a CSV file) is written the same way
+by the block `sweep-cell`, whose set= names the file: `sweep-cell
+set=results/sweeps/h100/ffma_sweep.txt row=20 field=-4` writes row 20's × cuBLAS at 4096³,
+`0.847`.
+
 `python -m bench docs` fills every block from its set; `python -m bench docs --check`
 writes nothing and exits 1 listing the blocks whose text differs from what their set
 says (tests/cpu/test_doc_numbers.py runs the same check on every commit). Each renderer
-below reads the result files (bench/results.py), as the report does, and nothing else.
+below reads the result files (bench/results.py), as the report does, or the one committed
+table its block names, and nothing else.
 """
 from __future__ import annotations
 
