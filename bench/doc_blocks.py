@@ -15,13 +15,21 @@ other KEY=VALUE words of the marker are the renderer's arguments: the inline blo
 4096³ in that set, `0.95` (a marker is one line; the block between two markers may span
 several).
 
+A number from a committed table of results/sweeps/ that is not a result set (a sweep's
+printed table, a driver's or Nsight Compute's output, a CSV file) is written the same way
+by the block `sweep-cell`, whose set= names the file: `sweep-cell
+set=results/sweeps/h100/ffma_sweep.txt row=20 field=-4` writes row 20's × cuBLAS at 4096³,
+`0.847`.
+
 `python -m bench docs` fills every block from its set; `python -m bench docs --check`
 writes nothing and exits 1 listing the blocks whose text differs from what their set
 says (tests/cpu/test_doc_numbers.py runs the same check on every commit). Each renderer
-below reads the result files (bench/results.py), as the report does, and nothing else.
+below reads the result files (bench/results.py), as the report does, or the one committed
+table its block names, and nothing else.
 """
 from __future__ import annotations
 
+import csv
 import math
 import os
 import re
@@ -59,8 +67,9 @@ class ResultSet:
     def __init__(self, root: Path, name: str):
         self.name = name.rstrip("/")
         self.path = root / self.name
-        if not (self.path / "time.json").exists() and not (self.path / "check.json").exists():
-            raise DocBlockError(f"{self.name}: not a result set (no time.json or check.json)")
+        if not any((self.path / f"{kind}.json").exists() for kind in ("time", "check", "profile")):
+            raise DocBlockError(f"{self.name}: not a result set (no time.json, check.json or "
+                                "profile.json)")
         self.payloads = results.load_set(self.path)
         self.env = next((p.get("env") for p in self.payloads.values() if p.get("env")), {}) or {}
 
@@ -359,10 +368,10 @@ def render_tensor_sizes(s: ResultSet, doc: Path, root: Path) -> str:
 
 
 def _memory_rows(s: ResultSet, kernels: str, precision: str, shape: str) -> list[dict]:
-    """The timed rows of kernels (joined by '+') x precisions (joined by '/') at one shape,
-    in that order; a pair the set never timed is an error, not a gap."""
-    return [s.must_time(kernel, shape, p) for kernel in kernels.split("+")
-            for p in precision.split("/")]
+    """The timed rows of kernels (joined by '+') x precisions (joined by '/') x shapes
+    (joined by '+'), in that order; a triple the set never timed is an error, not a gap."""
+    return [s.must_time(kernel, sh, p) for kernel in kernels.split("+")
+            for sh in shape.split("+") for p in precision.split("/")]
 
 
 def _of_copy(s: ResultSet, r: dict) -> float:
@@ -377,7 +386,7 @@ def _span(values: list[float], digits: int) -> str:
 def render_copy_range(s: ResultSet, doc: Path, root: Path, kernels: str, precision: str,
                       shape: str, digits: str = "0") -> str:
     """Inline: the lowest to the highest % of the copy bandwidth (compulsory bytes / time,
-    against the copy measured in the same run) among kernels x precisions at one shape."""
+    against the copy measured in the same run) among kernels x precisions x shapes."""
     return _span([_of_copy(s, r) for r in _memory_rows(s, kernels, precision, shape)],
                   int(digits))
 
@@ -389,10 +398,19 @@ def render_copy_each(s: ResultSet, doc: Path, root: Path, kernel: str, precision
                       for r in _memory_rows(s, kernel, precision, shape))
 
 
+def render_roof_range(s: ResultSet, doc: Path, root: Path, kernels: str, precision: str,
+                      shape: str, digits: str = "0") -> str:
+    """Inline: the lowest to the highest % of the roofline limit (the report's "% roof": the
+    time the ceilings of the same run allow over the time taken) among kernels x precisions
+    x shapes: 30–77."""
+    return _span([num(r["pct_roof"]) for r in _memory_rows(s, kernels, precision, shape)],
+                 int(digits))
+
+
 def render_speedup_range(s: ResultSet, doc: Path, root: Path, kernels: str, precision: str,
                          shape: str, digits: str = "2") -> str:
     """Inline: the lowest to the highest speed-up over the op's reference (PyTorch eager for
-    the memory-bound ops) among kernels x precisions at one shape: 1.31–1.83."""
+    the memory-bound ops) among kernels x precisions x shapes: 1.31–1.83."""
     return _span([num(r["pct_reference"]) / 100 for r in _memory_rows(s, kernels, precision,
                                                                         shape)], int(digits))
 
@@ -400,7 +418,7 @@ def render_speedup_range(s: ResultSet, doc: Path, root: Path, kernels: str, prec
 COUNTERS = {   # metric -> how a profile row's counter reads in a sentence
     "registers": lambda r: f"{num(r['registers']):.0f}",
     "warp_inst": lambda r: f"{num(r['warp_inst']) / 1e9:.2f} G",
-    "shared_kib": lambda r: _kib(num(r["smem_static_bytes"]) + num(r["smem_dynamic_bytes"])),
+    "shared_kib": lambda r: _kib(_shared_bytes(r)),
     "dram_mib": lambda r: f"{_dram(r) / 2**20:,.0f} MiB",
     "dram_read_mib": lambda r: f"{num(r['dram_read_bytes']) / 2**20:,.0f} MiB",
     "ffma_share": lambda r: f"{100 * num(r['ffma']) / 32 / num(r['warp_inst']):.0f}%",
@@ -410,7 +428,47 @@ COUNTERS = {   # metric -> how a profile row's counter reads in a sentence
     "flop_per_dram_byte": lambda r: f"{2 * num(r['mnk']) / _dram(r):.0f}",
     "warp_inst_m": lambda r: f"{num(r['warp_inst']) / 1e6:.1f} M",
     "tensor_busy": lambda r: f"{num(r['tensor_active_pct']):.0f}%",
+    "tensor_busy_1": lambda r: f"{num(r['tensor_active_pct']):.1f}%",
+    "warp_inst_count": lambda r: f"{num(r['warp_inst']):,.0f}",
+    "ffma_count": lambda r: f"{num(r['ffma']):,.0f}",
+    "ffma_model": lambda r: _issued(r.get("ratio_ffma")),
+    "issued_elements": lambda r: f"{num(r['issued_elements']):,.0f}",
+    "load_warp_inst": lambda r: f"{num(r['ld_warp_inst']):,.0f}",
+    "ldgsts_warp_inst": lambda r: f"{num(r['ldgsts_warp_inst']):,.0f}",
+    "ldgsts_bytes": lambda r: f"{num(r['ldgsts_bytes']):,.0f}",
+    "ldgsts_share": lambda r: f"{num(r['ldgsts_bytes']) / num(r['model_global_load_bytes']):.3f}",
+    "model_load_bytes": lambda r: f"{num(r['model_global_load_bytes']):,.0f}",
+    "model_load_size": lambda r: _si(num(r["model_global_load_bytes"]), "B"),
+    "l1_size": lambda r: _si(num(r["l1_bytes"]), "B"),
+    "dram_read_size": lambda r: _si(num(r["dram_read_bytes"]), "B"),
+    "shared_ld_bytes": lambda r: f"{num(r['shared_ld_bytes']):,.0f}",
+    "shared_elements": lambda r: f"{num(r['shared_elements']):,.0f}",
+    "shared_model": lambda r: f"{num(r['ratio_shared']):.5g}",
+    "shared_wavefronts_m": lambda r: f"{num(r['shared_wavefronts']) / 1e6:.1f} M",
+    "ncu_time_us": lambda r: f"{num(r['ncu_time_ns']) / 1e3:.0f} µs",
+    "ncu_tflops": lambda r: f"{2 * num(r['mnk']) / num(r['ncu_time_ns']) / 1e3:.0f}",
+    "shared_kib_whole": lambda r: f"{_shared_bytes(r) / 1024:.0f} KiB",
+    "shared_issued": lambda r: _issued(r.get("ratio_shared")),
+    "tensor_inst_m": lambda r: f"{num(r['hmma_warp_inst']) / 1e6:.3g} M",
+    "threads": lambda r: f"{num(r['block_threads']):.0f}",
+    "shared_bank_conflicts_m": lambda r: f"{num(r['shared_bank_conflicts']) / 1e6:.2f} M",
+    "l2_size": lambda r: _si(num(r["l2_bytes"]), "B"),
+    "dram_compulsory": lambda r: f"{_dram(r) / num(r['compulsory_bytes']):.3f}",
+    "model_load_mib": lambda r: f"{num(r['model_global_load_bytes']) / 2**20:,.0f} MiB",
 }
+
+
+def _shared_bytes(r: dict) -> float:
+    return num(r["smem_static_bytes"]) + num(r["smem_dynamic_bytes"])
+
+
+def _si(x: float, unit: str) -> str:
+    """Three significant digits and a decimal prefix: 35.4 GB, 5.37 GB, 344 GB, 2.47 TB."""
+    for scale, prefix in ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1, "")):
+        if abs(x) >= scale:
+            v = x / scale
+            return f"{v:.{max(0, 2 - int(math.floor(math.log10(abs(v)))))}f} {prefix}{unit}"
+    return f"{x:.0f} {unit}"
 
 
 def _kib(x: float) -> str:
@@ -428,6 +486,42 @@ def render_counter(s: ResultSet, doc: Path, root: Path, kernel: str, precision: 
     if r is None:
         raise DocBlockError(f"{s.name} has no profile of {kernel} {shape} {precision}")
     return COUNTERS[metric](r)
+
+
+def render_counter_range(s: ResultSet, doc: Path, root: Path, kernels: str, precision: str,
+                         metric: str, shape: str) -> str:
+    """Inline: the lowest to the highest of one counter (metric: one of COUNTERS, a number)
+    among kernels (joined by '+') profiled at any of the shapes (joined by '+'); a kernel
+    the set profiled at none of them is an error: 0.955–0.979."""
+    if metric not in COUNTERS:
+        raise DocBlockError(f"metric={metric}: one of {', '.join(COUNTERS)}")
+    texts = []
+    for kernel in kernels.split("+"):
+        found = [r for sh in shape.split("+") for p in precision.split("/")
+                 if (r := s.profiled(kernel, sh, p)) is not None]
+        if not found:
+            raise DocBlockError(f"{s.name} has no profile of {kernel} at {shape} {precision}")
+        texts += [COUNTERS[metric](r) for r in found]
+    values = [float(re.sub(r"[^\d.]", "", x)) for x in texts]
+    lo, hi = texts[values.index(min(values))], texts[values.index(max(values))]
+    return lo if lo == hi else f"{lo}–{hi}"
+
+
+def render_memory_targets(s: ResultSet, doc: Path, root: Path, what: str = "met") -> str:
+    """Inline: the memory-bound ops' targets as the report counts them
+    (bench/families/memory/report.py): what=met, how many were met (169 of 188); what=noise,
+    how many of the misses are within the timing noise (15 of the 19)."""
+    from bench.families.memory import report as memory_report
+
+    results = memory_report.evaluate_targets(s.payloads.get("time") or {"rows": []})
+    if not results:
+        raise DocBlockError(f"{s.name} has no memory-bound targets")
+    misses = [r for r in results if not r["met"]]
+    if what == "met":
+        return f"{len(results) - len(misses)} of {len(results)}"
+    if what == "noise":
+        return f"{sum(bool(r.get('noise')) for r in misses)} of the {len(misses)}"
+    raise DocBlockError(f"what={what}: met or noise")
 
 
 def render_suite_summary(s: ResultSet, doc: Path, root: Path) -> str:
@@ -473,9 +567,52 @@ def render_tensor_alternating(s: ResultSet, doc: Path, root: Path) -> str:
     return md_table(["kernel", "bf16 4096³", "fp16 4096³", "tf32 4096³"], rows)
 
 
+def render_clock(s: ResultSet, doc: Path, root: Path, kernel: str, precision: str,
+                 shape: str = MATMUL_4096) -> str:
+    """Inline: the SM clock the harness read before and after one kernel's timings:
+    1965 to 1455 MHz."""
+    r = s.must_time(kernel, shape, precision)
+    before, after = num(r.get("sm_clock_mhz_before")), num(r.get("sm_clock_mhz"))
+    if not (before > 0 and after > 0):
+        raise DocBlockError(f"{s.name} has no SM clock of {kernel} {shape} {precision}")
+    return f"{before:.0f} to {after:.0f} MHz"
+
+
+def render_checks(s: ResultSet, doc: Path, root: Path) -> str:
+    """Inline: how many of the set's checks passed: 2019 of 2019."""
+    checks = [r for r in s.rows("check") if r.get("status") != "skip"]
+    if not checks:
+        raise DocBlockError(f"{s.name} has no checks")
+    passed = [r for r in checks if r.get("status") not in ("FAIL", "ERROR")]
+    return f"{len(passed)} of {len(checks)}"
+
+
 def render_copy_gbps(s: ResultSet, doc: Path, root: Path) -> str:
     """Inline: the copy bandwidth measured in the set's run: 4213 GB/s."""
     return f"{num(s.ceilings().get('copy_gbps')):.0f} GB/s"
+
+
+def render_ceiling(s: ResultSet, doc: Path, root: Path, of: str) -> str:
+    """Inline: one ceiling measured in the set's run: of=copy, the copy bandwidth (3000
+    GB/s); of=fp32, tf32, fp16 or bf16, cuBLAS at 4096³ in that precision (51.7 TFLOP/s)."""
+    c = s.ceilings()
+    if of == "copy":
+        return render_copy_gbps(s, doc, root)
+    x = (c.get("cublas_tflops") or {}).get(of)
+    if x is None:
+        raise DocBlockError(f"of={of}: copy or a precision of {s.name}'s ceilings "
+                            f"({', '.join(c.get('cublas_tflops') or {})})")
+    return f"{f(x, 1)} TFLOP/s"
+
+
+def render_ridge(s: ResultSet, doc: Path, root: Path, precision: str) -> str:
+    """Inline: the ridge of one precision, cuBLAS's FLOP/s over the copy's bytes/s, both
+    measured in the set's run: FLOPs per compulsory byte, 17."""
+    c = s.ceilings()
+    x = num((c.get("cublas_tflops") or {}).get(precision)) * 1e12 / (num(c.get("copy_gbps")) * 1e9)
+    if math.isnan(x):
+        raise DocBlockError(f"{s.name} has no ceilings of {precision}")
+    return f"{x:.0f}"
 
 
 def render_cublas_ceilings(s: ResultSet, doc: Path, root: Path) -> str:
@@ -511,29 +648,142 @@ def render_kernel_table(s: ResultSet | None, doc: Path, root: Path, rows: str) -
     return matmul_report.kernel_table(rows)
 
 
-# name -> (renderer, reads a result set)
+# ---------------------------------------------------------------------------------------
+# Committed tables of results/sweeps: a sweep's printed table, a driver's or Nsight
+# Compute's output, a comparison's compare.md
+# ---------------------------------------------------------------------------------------
+
+class SweepTable:
+    """One committed table under results/sweeps/, read as lines of fields: a CSV file's
+    cells (its first line names the columns), a markdown row's cells (`| a | b |`), else
+    the words of the line (`20  v6_pipelined ... 0.847`). A row is found by its leading
+    fields, never by position alone, so that a table whose rows moved fails instead of
+    naming another row."""
+
+    def __init__(self, root: Path, name: str):
+        self.name = name
+        path = root / name
+        if not name.startswith("results/sweeps/") or not path.is_file():
+            raise DocBlockError(f"{name}: not a committed table under results/sweeps/")
+        self.lines = path.read_text().splitlines()
+        self.csv = path.suffix == ".csv"
+        self.columns = self.fields(self.lines[0]) if self.csv and self.lines else []
+
+    def fields(self, line: str) -> list[str]:
+        if self.csv:
+            return next(csv.reader([line]), [])
+        s = line.strip()
+        if s.startswith("|"):
+            return [c.strip() for c in s.strip("|").split("|")]
+        return s.split()
+
+    def row(self, key: str) -> list[str]:
+        """The fields of the one line whose leading fields are key's parts, joined by '/':
+        `20`, `smsp__inst_executed.sum`, `cuda_copy/fp32`."""
+        parts = key.split("/")
+        found = [fs for fs in map(self.fields, self.lines) if fs[:len(parts)] == parts]
+        if len(found) != 1:
+            raise DocBlockError(f"{self.name}: {len(found)} rows start with {' '.join(parts)!r}"
+                                " (one expected)")
+        return found[0]
+
+    def line(self, n: str) -> list[str]:
+        """The fields of line n (from 1), for a table whose rows share their leading
+        fields."""
+        if not n.isdigit() or not 1 <= int(n) <= len(self.lines):
+            raise DocBlockError(f"line={n}: {self.name} has lines 1 to {len(self.lines)}")
+        return self.fields(self.lines[int(n) - 1])
+
+
+NUMBER = re.compile(r"[(x×]*(-?\d[\d,]*(?:\.\d+)?)")
+
+
+def _field_number(token: str) -> str:
+    """The number a table's field starts with, as printed: '2,493,255,680', 'x0.534' ->
+    '0.534', '88.1%' -> '88.1', '4219.1 GB/s' -> '4219.1'."""
+    m = NUMBER.match(token)
+    if m is None:
+        raise DocBlockError(f"field {token!r} is not a number")
+    return m.group(1)
+
+
+def render_sweep_cell(t: SweepTable, doc: Path, root: Path, field: str, row: str = "",
+                      line: str = "", digits: str = "", part: str = "") -> str:
+    """Inline: one number of a committed sweep table, as the table prints it (without
+    its `x` or `%`) or rounded to digits= decimals (thousands separated where the table
+    separates them, and from 10,000). row= names the row by its leading fields (`20`,
+    `cuda_copy/fp32`), line= by its line number where rows share their leading fields;
+    field= is the number's index in the row (0 the first, -1 the last). Several rows or
+    lines joined by '+' give the lowest to the highest: 0.85–0.92. In a CSV file field=
+    may name the column: `field=tensor_active_pct`. part=N takes the N-th (from 0) of the
+    numbers a field joins by '/': `1838/1901`, part=1 -> 1901."""
+    if bool(row) == bool(line):
+        raise DocBlockError("name the row by row= or by line=, one of the two")
+    try:
+        index = int(field)
+    except ValueError:
+        if field not in t.columns:
+            raise DocBlockError(f"field={field}: an index into the row (0, 1, ..., -1)"
+                                + (" or a column of the CSV file" if t.csv else "")) from None
+        index = t.columns.index(field)
+    tokens = []
+    for key in (row or line).split("+"):
+        fs = t.row(key) if row else t.line(key)
+        if not -len(fs) <= index < len(fs):
+            raise DocBlockError(f"{t.name}: row {key!r} has {len(fs)} fields, not field {index}")
+        token = fs[index]
+        if part:
+            pieces = token.split("/")
+            if not part.isdigit() or int(part) >= len(pieces):
+                raise DocBlockError(f"part={part}: field {token!r} has {len(pieces)} parts")
+            token = pieces[int(part)]
+        tokens.append(token)
+    printed = [_field_number(tok) for tok in tokens]
+    values = [float(x.replace(",", "")) for x in printed]
+
+    def show(text: str, x: float) -> str:
+        if not digits:
+            return text
+        grouped = "," in text or abs(x) >= 10000
+        return f"{x:,.{int(digits)}f}" if grouped else f"{x:.{int(digits)}f}"
+
+    lo, hi = values.index(min(values)), values.index(max(values))
+    a, b = show(printed[lo], values[lo]), show(printed[hi], values[hi])
+    return a if a == b else f"{a}–{b}"
+
+
+# name -> (renderer, what it reads: "set" a result set, "table" a committed sweep table,
+# None the registry)
 BLOCKS = {
-    "result-set": (render_result_set, True),
-    "ffma-ladder": (render_ffma_ladder, True),
-    "tensor-rungs": (render_tensor_rungs, True),
-    "ladder-counters": (render_ladder_counters, True),
-    "timed": (render_timed, True),
-    "ratio": (render_ratio, True),
-    "tflops": (render_tflops, True),
-    "speedup": (render_speedup, True),
-    "cell": (render_cell, True),
-    "tensor-sizes": (render_tensor_sizes, True),
-    "counter": (render_counter, True),
-    "suite-summary": (render_suite_summary, True),
-    "copy-gbps": (render_copy_gbps, True),
-    "tensor-alternating": (render_tensor_alternating, True),
-    "copy-range": (render_copy_range, True),
-    "copy-each": (render_copy_each, True),
-    "speedup-range": (render_speedup_range, True),
-    "cublas-ceilings": (render_cublas_ceilings, True),
-    "cublas-timed": (render_cublas_timed, True),
-    "api-table": (render_api_table, False),
-    "kernel-table": (render_kernel_table, False),
+    "result-set": (render_result_set, "set"),
+    "ffma-ladder": (render_ffma_ladder, "set"),
+    "tensor-rungs": (render_tensor_rungs, "set"),
+    "ladder-counters": (render_ladder_counters, "set"),
+    "timed": (render_timed, "set"),
+    "ratio": (render_ratio, "set"),
+    "tflops": (render_tflops, "set"),
+    "speedup": (render_speedup, "set"),
+    "cell": (render_cell, "set"),
+    "tensor-sizes": (render_tensor_sizes, "set"),
+    "counter": (render_counter, "set"),
+    "suite-summary": (render_suite_summary, "set"),
+    "copy-gbps": (render_copy_gbps, "set"),
+    "checks": (render_checks, "set"),
+    "clock": (render_clock, "set"),
+    "tensor-alternating": (render_tensor_alternating, "set"),
+    "copy-range": (render_copy_range, "set"),
+    "copy-each": (render_copy_each, "set"),
+    "speedup-range": (render_speedup_range, "set"),
+    "roof-range": (render_roof_range, "set"),
+    "ceiling": (render_ceiling, "set"),
+    "ridge": (render_ridge, "set"),
+    "counter-range": (render_counter_range, "set"),
+    "memory-targets": (render_memory_targets, "set"),
+    "cublas-ceilings": (render_cublas_ceilings, "set"),
+    "cublas-timed": (render_cublas_timed, "set"),
+    "sweep-cell": (render_sweep_cell, "table"),
+    "api-table": (render_api_table, None),
+    "kernel-table": (render_kernel_table, None),
 }
 
 
@@ -574,14 +824,18 @@ def fill_text(text: str, doc: Path, root: Path = ROOT, cache: dict | None = None
         where = f"{doc.relative_to(root) if doc.is_relative_to(root) else doc}: block {name!r}"
         if name not in BLOCKS:
             raise DocBlockError(f"{where}: no such block (known: {', '.join(BLOCKS)})")
-        render, needs_set = BLOCKS[name]
-        if needs_set and not set_name:
+        render, reads = BLOCKS[name]
+        if reads and not set_name:
             raise DocBlockError(f"{where}: names no result set (set=results/...)")
         s = None
         if set_name:
-            if set_name not in cache:
-                cache[set_name] = ResultSet(root, set_name)
-            s = cache[set_name]
+            opener = SweepTable if reads == "table" else ResultSet
+            if (opener, set_name) not in cache:
+                try:
+                    cache[opener, set_name] = opener(root, set_name)
+                except DocBlockError as exc:
+                    raise DocBlockError(f"{where}: {exc}") from None
+            s = cache[opener, set_name]
         try:
             body = render(s, doc, root, **args)
         except (TypeError, DocBlockError) as exc:
