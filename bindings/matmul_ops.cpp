@@ -62,7 +62,7 @@ void check_matmul_inputs(const char* op, const at::Tensor& a, const at::Tensor& 
 }
 
 // cudaErrorNotSupported from a rung that needs more than this GPU or build has: what it
-// needs (cvt::needs_<version>, cuda/launchers.h) and what the GPU is.
+// needs (cvt::tensor_core_needs, cuda/launchers.h) and what the GPU is.
 void check_supported(const char* op, const char* needs, cudaError_t err, int device) {
   if (err != cudaErrorNotSupported || needs == nullptr) return;
   int major = 0, minor = 0;
@@ -136,7 +136,7 @@ void unstage(const Operands& run, at::Tensor& C) {
   if (!run.C.is_same(C)) C.copy_(run.C.narrow(1, 0, C.size(1)));
 }
 
-// `needs`: nullptr for the FFMA ladder (it runs everywhere), cvt::needs_<version> for the
+// `needs`: nullptr for the FFMA ladder (it runs everywhere), cvt::tensor_core_needs for the
 // tf32 tensor-core rungs, which share its contract. `stage_per_16`: 4 for a TMA rung (t4:
 // floats), which is staged where it pays (above); 0 for the others.
 at::Tensor run_matmul(const char* op, cvt::MatmulLauncher launch, const at::Tensor& a,
@@ -239,7 +239,8 @@ CVT_MATMUL_OPS(CVT_MATMUL_OP)
 #define CVT_TENSOR_CORE_OP(VERSION)                                                          \
   at::Tensor matmul_##VERSION(const at::Tensor& a, const at::Tensor& b) {                   \
     return run_tensor_core_matmul("matmul_" #VERSION, cvt::launch_matmul_##VERSION,         \
-                                  cvt::needs_##VERSION, a, b, cvt::stage_##VERSION);         \
+                                  cvt::tensor_core_needs(#VERSION), a, b,                   \
+                                  cvt::tensor_core_stage(#VERSION, 8));                     \
   }
 CVT_TENSOR_CORE_OPS(CVT_TENSOR_CORE_OP)
 #undef CVT_TENSOR_CORE_OP
@@ -248,7 +249,8 @@ CVT_TENSOR_CORE_OPS(CVT_TENSOR_CORE_OP)
 #define CVT_TF32_OP(VERSION)                                                                \
   at::Tensor matmul_##VERSION(const at::Tensor& a, const at::Tensor& b) {                  \
     return run_matmul("matmul_" #VERSION, cvt::launch_matmul_##VERSION, a, b,              \
-                      cvt::needs_##VERSION, cvt::stage_##VERSION);                         \
+                      cvt::tensor_core_needs(#VERSION),                                    \
+                      cvt::tensor_core_stage(#VERSION, 4));                                \
   }
 CVT_TF32_OPS(CVT_TF32_OP)
 #undef CVT_TF32_OP

@@ -12,6 +12,7 @@
 //   blocks than CUDA's grid allows along one dimension (see matmul_grid_limits).
 #pragma once
 #include <cstdint>
+#include <string_view>
 #include <cuda_runtime.h>
 
 #include "matmul_config.h"
@@ -36,7 +37,7 @@ CVT_MATMUL_OPS(CVT_DECLARE_MATMUL_LAUNCHER)
 // C[M, N] = A[M, K] @ B[K, N], all three of `type` (fp16 or bf16), row-major, contiguous;
 // products accumulated in float32, C rounded to nearest. cudaErrorNotSupported on a GPU
 // without the rung's instructions, or a build without them: what each rung needs is
-// needs_<version> below, which the op's error message quotes.
+// tensor_core_needs below, which the op's error message quotes.
 enum class TensorCoreType { kFloat16, kBFloat16 };
 using TensorCoreMatmulLauncher = cudaError_t (*)(const void* A, const void* B, void* C,
                                                  int64_t M, int64_t N, int64_t K,
@@ -79,28 +80,23 @@ using SkinnyMatmulLauncher = cudaError_t (*)(const void* A, const void* B, void*
 CVT_SKINNY_OPS(CVT_DECLARE_SKINNY_LAUNCHER)
 #undef CVT_DECLARE_SKINNY_LAUNCHER
 
-// What each rung (and the split_k path) needs, one per version of CVT_TENSOR_CORE_OPS and
-// CVT_TF32_OPS.
-constexpr const char* needs_t1_mma_sync =
+// What each rung of CVT_TENSOR_CORE_OPS and CVT_TF32_OPS (and each split_k path) needs, which
+// the op's error message quotes, and how many values of its element fill 16 bytes where the
+// op stages A and B into padded, 16-byte-aligned buffers because TMA cannot take them as they
+// are (bindings/matmul_ops.cpp, "Staging for the TMA rungs"). t1 (mma.sync, cp.async) runs
+// from compute capability 8.0 on and takes any input; every other one is a TMA kernel for
+// sm_90a: a new TMA rung needs no line here, its X line is enough.
+constexpr const char* kNeedsMmaSync =
     "a GPU of compute capability 8.0 or later (mma.sync on fp16 and bf16)";
-constexpr const char* needs_t2_wgmma_tma =
+constexpr const char* kNeedsHopper =
     "a Hopper GPU (compute capability 9.0) and a build for sm_90a (TORCH_CUDA_ARCH_LIST "
     "with 9.0a: wgmma and TMA exist only there)";
-constexpr const char* needs_t3_warp_specialized = needs_t2_wgmma_tma;
-constexpr const char* needs_t4_tf32 = needs_t2_wgmma_tma;
-constexpr const char* needs_t5_stream_k = needs_t2_wgmma_tma;
-constexpr const char* needs_split_k = needs_t2_wgmma_tma;
-constexpr const char* needs_split_k_tf32 = needs_t2_wgmma_tma;
-
-// Which rungs the op stages into padded, 16-byte-aligned buffers when TMA cannot take A and
-// B as they are (bindings/matmul_ops.cpp, "Staging for the TMA rungs"): the values per 16
-// bytes of a TMA rung (8 of 2 bytes, 4 floats); 0 for t1, which takes any input.
-constexpr int stage_t1_mma_sync = 0;
-constexpr int stage_t2_wgmma_tma = 8;
-constexpr int stage_t3_warp_specialized = 8;
-constexpr int stage_t4_tf32 = 4;
-constexpr int stage_t5_stream_k = 8;
-constexpr int stage_split_k = 8;
-constexpr int stage_split_k_tf32 = 4;
+constexpr const char* tensor_core_needs(std::string_view version) {
+  return version == "t1_mma_sync" ? kNeedsMmaSync : kNeedsHopper;
+}
+// per_16: 8 for CVT_TENSOR_CORE_OPS (2-byte values), 4 for CVT_TF32_OPS (floats); 0: no staging
+constexpr int tensor_core_stage(std::string_view version, int per_16) {
+  return version == "t1_mma_sync" ? 0 : per_16;
+}
 
 }  // namespace cvt
