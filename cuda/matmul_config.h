@@ -43,6 +43,10 @@
 #define CVT_TENSOR_CORE_OPS(X) \
   X(t1_mma_sync)               \
   X(t2_wgmma_tma)              \
+  X(t2_1_producer_consumer)    \
+  X(t2_2_register_split)       \
+  X(t2_3_persistent)           \
+  X(t2_4_multicast)            \
   X(t3_warp_specialized)       \
   X(t5_stream_k)               \
   X(split_k)

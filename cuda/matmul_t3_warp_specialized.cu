@@ -1,25 +1,23 @@
-// GPU matmul t3, the third tensor-core rung: warp specialization on a persistent grid of
-// clusters, with TMA multicast and a TMA store (Hopper, sm_90a).
+// GPU matmul t3, the third tensor-core rung: the whole warp-specialized kernel, t2.4 with
+// its epilogue through shared memory and a TMA store (Hopper, sm_90a). t2.1 to t2.4 add
+// t3's other ideas to t2 one at a time: warp specialization, the register split
+// (setmaxnreg), a persistent grid, clusters sharing B by multicast.
 //
-//   idea      in t2 the same warps copy and compute, so every k tile ends in a block
-//             barrier, thread 0 stops computing to issue copies, and each block pays its
-//             prologue and epilogue alone. t3 gives the jobs to different warpgroups: a
-//             producer warpgroup (one thread issues TMA) runs ahead of two consumer
-//             warpgroups (wgmma) through a ring of stages with two barriers per stage, full
-//             (its bytes have landed) and empty (every consumer has finished reading it), so
-//             no block barrier is left in the k loop. The producer needs few registers and
-//             the consumers many: setmaxnreg moves them. The grid is persistent (one block
-//             per SM, walking tiles), so the producer fetches the next tile while the
-//             consumers store the last one. Blocks come in clusters of CVT_T3_CLUSTER along
-//             m that need the same B tile: each block fetches 1/CLUSTER of it and TMA
-//             multicast writes it into every block of the cluster, cutting B's L2 traffic by
-//             CLUSTER. The epilogue writes C through shared memory and a TMA store.
-//   change    from t2: warpgroup 0 produces, warpgroups 1 and 2 consume (each 64 x BN, as
-//             t2's two); empty barriers, arrived on by each consumer warp in every block of
-//             the cluster, instead of __syncthreads; a persistent grid of as many clusters
-//             as fit at once, tiles in v6's grouped order by cluster; B multicast; the
-//             epilogue stages 64 x 64 boxes of C in the 128-byte swizzle and stores them
-//             with TMA (two boxes per consumer in flight).
+//   idea      t2.4's consumers store C from registers: each thread writes pairs of values
+//             (4 bytes) scattered over 16 rows, 8 KiB per warp through the LSU, while the
+//             tensor core idles. A TMA store writes a whole 64 x 64 box of C from shared
+//             memory in one instruction of one thread, clipped at the matrix's edge and
+//             asynchronous: the warps fill a staging box in shared memory (fast, no
+//             conflicts in the 128-byte swizzle) and go on to the next box while TMA
+//             drains the last. With two staging boxes per consumer, filling one overlaps
+//             the store of the other.
+//   change    from t2.4: the epilogue stages 64 x 64 boxes of C in the 128-byte swizzle and
+//             stores them with TMA (two boxes per consumer in flight; a named barrier per
+//             consumer warpgroup around each fill, fence.proxy.async before the store);
+//             C is described by a third tensor map. Everything else is t2.4's: warpgroup 0
+//             produces, warpgroups 1 and 2 consume, empty barriers arrived on by each
+//             consumer warp in every block of the cluster, a persistent grid of clusters
+//             along m that share B by multicast, tiles in v6's grouped order.
 //   banks     as t2; the staging writes (a warp: 8 rows x 4 pairs of one 8-column piece)
 //             land in 8 different 16-byte pieces of 8 different rows: no conflict.
 //   traffic   M, N, K any (on this path: K % 8 == 0, N % 8 == 0); BM = 128, k padded to a

@@ -45,6 +45,8 @@ _NO_TWIN = ("Triton's tl.dot chooses vector widths, warp layout and pipelining i
 
 # t2 and t3 run t1's kernel off their TMA path, t4 v7's; their models then need its tiles.
 _T1_FALLBACK = {f"T1_{n}": f"T1_{n}" for n in ("BM", "BN", "BK", "WM", "WN")}
+# t2's tiles, which t2.1 to t2.3 keep so that each differs from the one before by its idea
+_T2_TILES = {n: f"T2_{n}" for n in ("BM", "BN", "BK", "STAGES", "GROUP")}
 _V7_FALLBACK = {f"V7_{n}": f"V7_{n}"
                 for n in ("BM", "BN", "BK", "WM", "WN", "TM", "TN", "STAGES", "GROUP")}
 _SM90A = ("Hopper, built for sm_90a: wgmma, TMA and mbarrier transaction counts exist "
@@ -131,12 +133,35 @@ def records() -> list[Kernel]:
         _hopper("cuda_t2_wgmma_tma", "t2", "matmul_t2_wgmma_tma",
                 "warpgroup wgmma reading shared memory that TMA filled; mbarrier phases "
                 "(unaligned: staged if compute-bound, else t1's)", ("fp16", "bf16"),
-                _params(BM="T2_BM", BN="T2_BN", BK="T2_BK", STAGES="T2_STAGES",
-                        GROUP="T2_GROUP", **_T1_FALLBACK),
+                _params(**_T2_TILES, **_T1_FALLBACK),
                 models.matmul_t2, "global N³/BN + N³/BM (TMA)", _TMA_TWIN),
+        # t3's ideas added to t2 one at a time (t2.1 to t2.4), then t3 itself.
+        _hopper("cuda_t2.1_producer_consumer", "t2.1", "matmul_t2_1_producer_consumer",
+                "t2 warp-specialized: a TMA producer warpgroup runs ahead of two wgmma "
+                "consumer warpgroups through full and empty barriers (else t1's)",
+                ("fp16", "bf16"), _params(**_T2_TILES, **_T1_FALLBACK),
+                models.matmul_t2, "global N³/BN + N³/BM (TMA), as t2", _TMA_TWIN),
+        _hopper("cuda_t2.2_register_split", "t2.2", "matmul_t2_2_register_split",
+                "t2.1 whose producer gives registers to the consumers (setmaxnreg: 40 and "
+                "232 per thread; else t1's)", ("fp16", "bf16"),
+                _params(**_T2_TILES, **_T1_FALLBACK),
+                models.matmul_t2, "global N³/BN + N³/BM (TMA), as t2", _TMA_TWIN),
+        _hopper("cuda_t2.3_persistent", "t2.3", "matmul_t2_3_persistent",
+                "t2.2 on a persistent grid: one block per SM walks the tiles, the next "
+                "tile's copies overlap the last one's epilogue (else t1's)", ("fp16", "bf16"),
+                _params(**_T2_TILES, **_T1_FALLBACK),
+                models.matmul_t2, "global N³/BN + N³/BM (TMA), as t2", _TMA_TWIN),
+        _hopper("cuda_t2.4_multicast", "t2.4", "matmul_t2_4_multicast",
+                "t2.3 in clusters along m that share each B tile by TMA multicast "
+                "(else t1's)", ("fp16", "bf16"),
+                _params(BM="T3_BM", BN="T3_BN", BK="T3_BK", STAGES="T3_STAGES",
+                        CLUSTER="T3_CLUSTER", GROUP="T3_GROUP", **_T1_FALLBACK),
+                models.matmul_t3,
+                "global N³/BN + N³/BM (TMA; L2 reads N³/BN + N³/(CLUSTER·BM)), as t3",
+                _TMA_TWIN),
         _hopper("cuda_t3_warp_specialized", "t3", "matmul_t3_warp_specialized",
-                "TMA producer and wgmma consumer warpgroups, persistent clusters sharing B "
-                "by multicast, TMA store (else t1's)", ("fp16", "bf16"),
+                "t2.4 storing C through shared memory with TMA: the whole warp-specialized "
+                "kernel (else t1's)", ("fp16", "bf16"),
                 _params(BM="T3_BM", BN="T3_BN", BK="T3_BK", STAGES="T3_STAGES",
                         CLUSTER="T3_CLUSTER", GROUP="T3_GROUP", **_T1_FALLBACK),
                 models.matmul_t3,

@@ -19,9 +19,10 @@ from bindings.precision import element_bytes
 # The ladder's versions, by their names (the @ladder group, the figures' order and colours):
 # the lecture's v1-v3 (v1c: v1 coalesced, v1.5), then the FFMA rungs past it (v4, v5, ...;
 # cuda/matmul_v4_vectorized.cu ...), so that a new rung joins the ladder by its record's
-# version alone. The tensor-core rungs likewise: t1, t2, ... (the @tensor_cores group).
+# version alone. The tensor-core rungs likewise: t1, t2, t2.1, t2.2, ..., t3, ... (the
+# @tensor_cores group; t2.1 to t2.3 add t3's ideas to t2 one at a time).
 _LADDER = re.compile(r"v(\d+)(c|\.5)?")
-_TENSOR_CORES = re.compile(r"t(\d+)")
+_TENSOR_CORES = re.compile(r"t(\d+)(?:\.(\d))?")
 
 
 def is_ladder(version: str) -> bool:
@@ -38,10 +39,10 @@ def is_tensor_core(version: str) -> bool:
     return _TENSOR_CORES.fullmatch(version or "") is not None
 
 
-def tensor_core_order(version: str) -> int:
-    """Sort key of the tensor-core rungs: t1, t2, ..."""
+def tensor_core_order(version: str) -> tuple:
+    """Sort key of the tensor-core rungs: t1, t2, t2.1, t2.2, t2.3, t3, ..."""
     m = _TENSOR_CORES.fullmatch(version or "")
-    return int(m[1]) if m else 1 << 30
+    return (int(m[1]), int(m[2] or 0)) if m else (1 << 30, 0)
 # Multiply-adds of one warp-level tensor-pipe instruction, as Nsight Compute counts them
 # (sm__inst_executed_pipe_tensor_op_hmma): mma.sync.m16n8k16 is one warp's 16 x 8 x 16; a
 # warpgroup's wgmma m64nNk16 is issued by its four warps, each counted once: 64 N 16 / 4.
