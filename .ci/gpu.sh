@@ -31,6 +31,10 @@
 #     paths     the paths for shapes that are not one big GEMM (docs/performance/shapes.md):
 #               tests/gpu/test_shape_paths.py, slow tests included, then compute-sanitizer's
 #               memcheck, initcheck and racecheck over the entries that run them (PATHS_KERNELS)
+#     rungs     the tensor-core rungs (docs/performance/tensor_cores.md): their GPU tests, then
+#               compute-sanitizer memcheck and racecheck over them, then alternating rounds
+#               beside cuBLAS and triton_persistent at 4096^3 and 8192^3 (bf16, fp16) into
+#               $OUT/alternating_4096 and $OUT/alternating_8192 (ROUNDS: default 3)
 #     suite     the shape suite: SUITE_KERNELS (default cuda_auto,triton_auto) checked
 #               against float64 at every suite shape and precision, then timed beside cuBLAS
 #               into $OUT/suite (SUITE_PRECISIONS: default all four). SUITE_NAMES: the
@@ -141,6 +145,24 @@ for stage in "$@"; do
         --target-processes all --print-limit 50 python3 -m tests.support.sanitize_target \
         --kernels "$kernels" $extra > "$OUT/sanitize_paths_$tool.log" 2>&1
       echo "compute-sanitizer $tool rc=$?"; grep -E "ERROR SUMMARY" "$OUT/sanitize_paths_$tool.log" | sort | uniq -c
+    done
+    ;;
+  rungs)
+    build
+    pytest_gpu rungs "${RUNGS_LIMIT:-240}" tests/gpu/test_tensor_core_rungs.py -m "not slow" \
+      -n "${PYTEST_JOBS:-8}" --dist loadgroup
+    sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+    for tool in memcheck racecheck; do
+      timeout 150 "$sanitizer" --tool "$tool" --error-exitcode 3 --target-processes all \
+        --print-limit 50 python3 -m tests.support.sanitize_target --kernels 'cuda_t*' \
+        > "$OUT/sanitize_rungs_$tool.log" 2>&1
+      echo "compute-sanitizer $tool rc=$?"; grep -E "ERROR SUMMARY" "$OUT/sanitize_rungs_$tool.log" | sort | uniq -c
+    done
+    for size in 4096 8192; do
+      timeout 240 python3 -m bench time --alternate "${ROUNDS:-3}" --precision bf16,fp16 \
+        --kernels 'cuda_t*,triton_persistent' --shapes "${size}x${size}x${size}" \
+        --out "$OUT/alternating_$size" > "$OUT/alternating_$size.log" 2>&1
+      echo "alternating $size rc=$?"; tail -14 "$OUT/alternating_$size.log"
     done
     ;;
   suite)
