@@ -89,13 +89,27 @@ def splits(M: int, N: int, K: int, sms: int = H100_SMS, precision: str = "bf16")
     if precision != "fp32":
         per_16 = 16 // nbytes
         K, N = -(-K // per_16) * per_16, -(-N // per_16) * per_16
-    tiles = -(-M // p[f"{name}_BM"]) * -(-N // p[f"{name}_BN"])
+    bn, per_sm = split_k_fp32_tile(N) if precision == "fp32" else (p[f"{name}_BN"], 1)
+    tiles = -(-M // p[f"{name}_BM"]) * -(-N // bn)
     k_tiles = -(-K // p[f"{name}_BK"])
     by_bytes = (M * K + K * N + M * N) * nbytes // (M * N * 4) if M * N else 0
-    count = min(sms // max(tiles, 1), k_tiles // p[f"{name}_MIN_RUN"], by_bytes)
+    count = min(sms * per_sm // max(tiles, 1), k_tiles // p[f"{name}_MIN_RUN"], by_bytes)
     if count < 1:
         return 1
     return -(-k_tiles // -(-k_tiles // count))
+
+
+def split_k_fp32_tile(N: int) -> tuple[int, int]:
+    """(BN, blocks per SM) of split_k_fp32's tile for C of N columns (cuda/matmul_split_k_fp32.cu,
+    "tiles"): v7's 256-wide tile, one block per SM; or the narrow one where N fits in it, half
+    the warps, two blocks per SM (CVT_SPLIT_K_FP32_NARROW_BLOCKS: its registers, checked by
+    tests/cpu/test_ffma_rungs.py, allow two)."""
+    from bindings import config
+
+    p = config.params()
+    if N <= p["SPLIT_K_FP32_NARROW_BN"]:
+        return p["SPLIT_K_FP32_NARROW_BN"], p["SPLIT_K_FP32_NARROW_BLOCKS"]
+    return p["SPLIT_K_FP32_BN"], 1
 
 
 def kernel_name(op_name: str) -> str:

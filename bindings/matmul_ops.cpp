@@ -104,13 +104,13 @@ bool should_stage(const at::Tensor& A, const at::Tensor& B, int64_t M, int64_t N
   return 2.0 * static_cast<double>(M) * N * K >= kStageMinFlopsPerByte * bytes;
 }
 
-// `rows` x `cols` of X into a fresh rows_p x cols_p buffer, zeros around it.
+// `rows` x `cols` of X (contiguous) into a fresh rows_p x cols_p buffer, zeros around it:
+// one pass, each piece of the buffer written once (cuda/staging.cu).
 at::Tensor padded(const at::Tensor& X, int64_t rows_p, int64_t cols_p) {
-  const int64_t rows = X.size(0), cols = X.size(1);
   at::Tensor P = at::empty({rows_p, cols_p}, X.options());
-  P.narrow(0, 0, rows).narrow(1, 0, cols).copy_(X);
-  if (cols_p > cols) P.narrow(0, 0, rows).narrow(1, cols, cols_p - cols).zero_();
-  if (rows_p > rows) P.narrow(0, rows, rows_p - rows).zero_();
+  C10_CUDA_CHECK(cvt::launch_stage_pad(X.data_ptr(), X.size(0), X.size(1), P.data_ptr(), rows_p,
+                                       cols_p, static_cast<int>(X.element_size()),
+                                       c10::cuda::getCurrentCUDAStream(X.get_device())));
   return P;
 }
 
@@ -131,9 +131,12 @@ Operands stage_if_needed(const at::Tensor& A, const at::Tensor& B, const at::Ten
   return {Ap, Bp, Cp, Np, Kp};
 }
 
-// C's first N columns from a padded C (a no-op when nothing was padded).
+// C's first N columns from a padded C, in one pass (a no-op when nothing was padded).
 void unstage(const Operands& run, at::Tensor& C) {
-  if (!run.C.is_same(C)) C.copy_(run.C.narrow(1, 0, C.size(1)));
+  if (run.C.is_same(C)) return;
+  C10_CUDA_CHECK(cvt::launch_stage_unpad(run.C.data_ptr(), run.N, C.data_ptr(), C.size(0),
+                                         C.size(1), static_cast<int>(C.element_size()),
+                                         c10::cuda::getCurrentCUDAStream(C.get_device())));
 }
 
 // `needs`: nullptr for the FFMA ladder (it runs everywhere), cvt::tensor_core_needs for the

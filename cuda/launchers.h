@@ -80,6 +80,17 @@ using SkinnyMatmulLauncher = cudaError_t (*)(const void* A, const void* B, void*
 CVT_SKINNY_OPS(CVT_DECLARE_SKINNY_LAUNCHER)
 #undef CVT_DECLARE_SKINNY_LAUNCHER
 
+// The TMA rungs' staging (cuda/staging.cu; bindings/matmul_ops.cpp uses it), one pass each
+// way, for elements of 2 or 4 bytes. launch_stage_pad: src (rows x cols, contiguous, any
+// alignment) into dst (rows_p x cols_p, 16-byte aligned, cols_p a multiple of 16 bytes'
+// values), zeros around it. launch_stage_unpad: the first cols columns of src (rows x cols_p)
+// into dst (rows x cols, contiguous). cudaErrorInvalidValue for sizes or pointers outside that.
+cudaError_t launch_stage_pad(const void* src, int64_t rows, int64_t cols, void* dst,
+                             int64_t rows_p, int64_t cols_p, int element_bytes,
+                             cudaStream_t stream);
+cudaError_t launch_stage_unpad(const void* src, int64_t cols_p, void* dst, int64_t rows,
+                               int64_t cols, int element_bytes, cudaStream_t stream);
+
 // What each rung of CVT_TENSOR_CORE_OPS and CVT_TF32_OPS (and each split_k path) needs, which
 // the op's error message quotes, and how many values of its element fill 16 bytes where the
 // op stages A and B into padded, 16-byte-aligned buffers because TMA cannot take them as they

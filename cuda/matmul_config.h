@@ -255,6 +255,11 @@
 #define CVT_SPLIT_K_FP32_TN 16
 #define CVT_SPLIT_K_FP32_STAGES 3
 #define CVT_SPLIT_K_FP32_MIN_RUN 4
+// Where C has at most NARROW_BN columns the tile is NARROW_BN wide (the same warp tile, half
+// the warps), and NARROW_BLOCKS of it fit on an SM (its registers; bindings/auto.py counts
+// with them, tests/cpu/test_ffma_rungs.py checks them).
+#define CVT_SPLIT_K_FP32_NARROW_BN 128
+#define CVT_SPLIT_K_FP32_NARROW_BLOCKS 2
 
 // t1 mma.sync: a 128 x 128 block tile of 4 warps, each a 64 x 64 piece (4 x 8 mma tiles of
 // 16 x 8, 128 float accumulators per thread), k tiles of 32 in a ring of 4 cp.async stages

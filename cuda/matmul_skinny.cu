@@ -88,6 +88,20 @@ struct alignas(sizeof(T) * N) Pack {
   T v[N];
 };
 
+// Value v of a piece, as float, read where the piece is. A bfloat16 is the top half of a
+// float: its 32-bit word masked (the high value) or shifted (the low one), one instruction on
+// the register the load wrote, as half's HADD2.F32 reads its halves in place (a conversion of
+// each value on its own first unpacked both halves into registers of their own).
+template <class T, int V>
+__device__ __forceinline__ float value_of(const Pack<T, V>& p, int v) {
+  return to_float(p.v[v]);
+}
+template <int V>
+__device__ __forceinline__ float value_of(const Pack<__nv_bfloat16, V>& p, int v) {
+  const unsigned word = reinterpret_cast<const unsigned*>(p.v)[v / 2];
+  return __uint_as_float(v % 2 ? word & 0xffff0000u : word << 16);
+}
+
 // V consecutive values of T from `at`, as they are in memory (converted to float where they
 // are used, so a 16-bit piece holds 4 registers, not 8). VECTOR: one 16-byte load (the
 // launcher checked the alignment). MASKED: only the first `valid` values are read (0 to V),
@@ -231,7 +245,7 @@ matmul_skinny_kernel_rows(const T* __restrict__ A, const T* __restrict__ B, T* _
       for (int v = 0; v < VK; ++v) {
         float a[WR];
 #pragma unroll
-        for (int w = 0; w < WR; ++w) a[w] = to_float(g[u][w].v[v]);
+        for (int w = 0; w < WR; ++w) a[w] = value_of(g[u][w], v);
 #pragma unroll
         for (int j = 0; j < J; ++j) {
           const Pack<float, I> b = *reinterpret_cast<const Pack<float, I>*>(

@@ -15,6 +15,10 @@
 //   change    from v8: the split is grid z without a cluster; after the k loop each block
 //             stores its accumulators to the workspace W[split][M][N] (pieces of W floats, as
 //             v7 stores C), and split_k_sum adds them; one split runs v7 itself.
+//   tiles     v7's 128 x 256 (8 warps of 64 x 64), or 128 x 128 (4 warps of the same 64 x 64)
+//             where N <= 128: at N = 128 half of v7's tile would be columns past C, so each
+//             block would do half the useful work of its k tiles (128 x 128 x 131072 ran at
+//             0.54x cuBLAS on the wide tile, docs/performance/shapes.md).
 //   splits    chosen by the launcher: tiles = ceil(M/BM) ceil(N/BN), k_tiles = ceil(K/BK),
 //             blocks = the blocks the GPU holds at once (SMs x blocks per SM);
 //               S = min(blocks / tiles, k_tiles / MIN_RUN, S_bytes), at least 1,
@@ -30,8 +34,8 @@
 //   precond.  as v7: float32, row-major contiguous; any M, N, K >= 0, any alignment (W = 4
 //             when vector_path_ok, else W = 1); sm_80+ (cp.async). The split needs the tiles'
 //             rows on grid y (they are fewer than the GPU's blocks) and S <= 65535.
-//   params    BM, BN, BK, WM, WN, TM, TN, STAGES, MIN_RUN = CVT_SPLIT_K_FP32_* (matmul_config.h;
-//             v7's tile); dynamic shared memory STAGES * (BK*(BM+4) + BK*BN) * 4 bytes; a
+//   params    BM, BN, BK, WM, WN, TM, TN, STAGES, MIN_RUN, NARROW_BN = CVT_SPLIT_K_FP32_*
+//             (matmul_config.h; v7's tile); dynamic shared memory STAGES * (BK*(BM+4) + BK*BN) * 4 bytes; a
 //             workspace of S*M*N floats from a stream-ordered pool (S > 1).
 //   run       python -m bench check --kernels cuda_split_k_fp32 --precision fp32 --shapes 128x128x131072,1000x1000x4099
 #include "common.cuh"
@@ -181,10 +185,12 @@ matmul_split_k_fp32_kernel(const float* __restrict__ A, const float* __restrict_
   }
 }
 
-template <int W>
+// BN: v7's 256 columns, or CVT_SPLIT_K_FP32_NARROW_BN where C has no more columns than that
+// (see "tiles"): the same warp tile, half the warps.
+template <int W, int BN>
 static cudaError_t launch_split(const float* A, const float* B, float* C, int64_t M, int64_t N,
                                 int64_t K, cudaStream_t stream) {
-  constexpr int BM = CVT_SPLIT_K_FP32_BM, BN = CVT_SPLIT_K_FP32_BN, BK = CVT_SPLIT_K_FP32_BK;
+  constexpr int BM = CVT_SPLIT_K_FP32_BM, BK = CVT_SPLIT_K_FP32_BK;
   constexpr int STAGES = CVT_SPLIT_K_FP32_STAGES;
   constexpr auto kernel =
       matmul_split_k_fp32_kernel<BM, BN, BK, CVT_SPLIT_K_FP32_WM, CVT_SPLIT_K_FP32_WN,
@@ -229,8 +235,13 @@ cudaError_t launch_matmul_split_k_fp32(const float* A, const float* B, float* C,
                                        int64_t N, int64_t K, cudaStream_t stream) {
   if (M == 0 || N == 0) return cudaSuccess;
   if (K == 0) return launch_matmul_v7_lean_fetch(A, B, C, M, N, K, stream);  // zeros
-  return vector_path_ok(A, B, C, N, K) ? launch_split<4>(A, B, C, M, N, K, stream)
-                                       : launch_split<1>(A, B, C, M, N, K, stream);
+  constexpr int WIDE = CVT_SPLIT_K_FP32_BN, NARROW = CVT_SPLIT_K_FP32_NARROW_BN;
+  const bool vector = vector_path_ok(A, B, C, N, K);
+  if (N <= NARROW)
+    return vector ? launch_split<4, NARROW>(A, B, C, M, N, K, stream)
+                  : launch_split<1, NARROW>(A, B, C, M, N, K, stream);
+  return vector ? launch_split<4, WIDE>(A, B, C, M, N, K, stream)
+                : launch_split<1, WIDE>(A, B, C, M, N, K, stream);
 }
 
 }  // namespace cvt

@@ -126,7 +126,8 @@ def records() -> list[Kernel]:
                     "idle, partials summed in order",
             source="cuda/matmul_split_k_fp32.cu", precisions=("fp32",),
             loader=_op("matmul_split_k_fp32"),
-            params=_warptiled("SPLIT_K_FP32", "STAGES", "MIN_RUN"),
+            params=_warptiled("SPLIT_K_FP32", "STAGES", "MIN_RUN", "NARROW_BN",
+                              "NARROW_BLOCKS"),
             model=models.matmul_split_k_fp32, formula=_WARPTILED,
             twin_note="triton_split_k at fp32 runs the same algorithm (its twin entry is "
                       "cuda_split_k, at 16 bits)", min_capability=(8, 0)),

@@ -271,6 +271,11 @@ cudaError_t cudaLaunchKernelEx(const cudaLaunchConfig_t* config, Kernel kernel, 
 }
 
 inline void __syncthreads() { cvt_emu::block_barrier->arrive_and_wait(); }
+inline float __uint_as_float(unsigned x) {  // the bits of x read as a float
+  float f;
+  std::memcpy(&f, &x, sizeof f);
+  return f;
+}
 
 // Every lane hands its value over and takes lane ^ lane_mask's (all 32 lanes must call it).
 template <class T>

@@ -2,8 +2,9 @@
 a launch `kernel<...><<<grid, block, smem, stream>>>(args);` becomes
 `cvt_emu::launch(grid, block, smem, kernel<...>, args);` and `extern __shared__` memory
 becomes the emulator's buffer. Writes one file that includes the FFMA ladder
-(all_kernels.inc), one that includes the tensor-core rungs (tensor_core_kernels.inc) and one
-that includes the paths beside the ladder (skinny_kernels.inc: cuda/matmul_skinny.cu).
+(all_kernels.inc), one that includes the tensor-core rungs (tensor_core_kernels.inc), one
+that includes the paths beside the ladder (skinny_kernels.inc: cuda/matmul_skinny.cu) and
+one that includes the TMA rungs' staging (staging_kernels.inc: cuda/staging.cu).
 
     python bench/cuda_emulator/emulate.py OUT_DIR
 """
@@ -65,10 +66,11 @@ def main(out_dir: str) -> Path:
     ladder = sorted(CUDA.glob("matmul_v*.cu")) + [CUDA / "matmul_split_k_fp32.cu"]
     tensor_cores = [CUDA / f"matmul_{rung}.cu" for rung in EMULATED_TENSOR_CORE_RUNGS]
     skinny = [CUDA / "matmul_skinny.cu"]
-    for cu in ladder + tensor_cores + skinny:
+    staging = [CUDA / "staging.cu"]
+    for cu in ladder + tensor_cores + skinny + staging:
         (out / cu.name).write_text(rewrite(cu.read_text()))
     for name, files in (("all_kernels.inc", ladder), ("tensor_core_kernels.inc", tensor_cores),
-                        ("skinny_kernels.inc", skinny)):
+                        ("skinny_kernels.inc", skinny), ("staging_kernels.inc", staging)):
         (out / name).write_text("".join(f'#include "{cu.name}"\n' for cu in files))
     # the runner's table of rungs (runner_tensor_cores.cpp)
     (out / "emulated_rungs.inc").write_text(

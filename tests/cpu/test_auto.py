@@ -54,7 +54,9 @@ def test_split_k_splits_repeat_the_launchers_rule(shape, splits):
 
 
 def test_split_k_fp32_splits_on_v7s_tiles():
-    assert auto.splits(128, 128, 131072, 132, "fp32") == 131    # 1 tile of 128 x 256, evened
+    # 1 tile of the narrow 128 x 128, two blocks per SM: 264 splits, evened to 256
+    assert auto.splits(128, 128, 131072, 132, "fp32") == 256
+    assert auto.splits(128, 129, 131072, 132, "fp32") == 131    # 1 tile of v7's 128 x 256
     assert auto.splits(1000, 1000, 4099, 132, "fp32") == 4      # 32 tiles; K as it is
     assert auto.splits(4096, 4096, 4096, 132, "fp32") == 1
 
@@ -142,3 +144,19 @@ def test_cuda_auto_runs_the_pick(monkeypatch):
     a, b = torch.randn(3, 40), torch.randn(40, 20)
     assert torch.equal(auto.matmul(a, b, "tf32"), a.double() @ b.double())
     assert ops.calls == ["matmul_skinny"]
+
+
+def test_split_k_fp32s_narrow_tile_fits_its_blocks_per_sm():
+    """NARROW_BLOCKS (bindings/auto.py counts splits with it; the launcher asks the GPU) of
+    the narrow tile fit on an SM: by registers whatever ptxas uses (at most 255 a thread),
+    and by shared memory on the H100 and H200 (228 KiB an SM, 1 KiB of it per block)."""
+    from bindings import config
+
+    p = config.params()
+    threads = (p["SPLIT_K_FP32_BM"] // p["SPLIT_K_FP32_WM"]) * (
+        p["SPLIT_K_FP32_NARROW_BN"] // p["SPLIT_K_FP32_WN"]) * 32
+    blocks = p["SPLIT_K_FP32_NARROW_BLOCKS"]
+    assert blocks * threads * 256 <= 65536
+    bk, bm, bn = p["SPLIT_K_FP32_BK"], p["SPLIT_K_FP32_BM"], p["SPLIT_K_FP32_NARROW_BN"]
+    smem = p["SPLIT_K_FP32_STAGES"] * (bk * (bm + 4) + bk * bn) * 4
+    assert blocks * (smem + 1024) <= 228 * 1024

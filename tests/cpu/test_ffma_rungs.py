@@ -237,10 +237,12 @@ EMULATOR = ROOT / "bench" / "cuda_emulator"
 # The last two give v8 (the emulator plays an H100: 132 SMs, sm_90) a split of K across a
 # cluster, on both paths: 4 splits of 5, 5, 5 and 4 k tiles, and 5 of 5, 5, 5, 5 and 1 (the
 # partial last tile alone); and split_k_fp32 a split over grid z with its partials through a
-# workspace and the sum kernel (4 splits; the float4 sum, then the scalar one at N = 131).
+# workspace and the sum kernel (4 splits; the float4 sum, then the scalar one at N = 131),
+# and on its narrow tile where N <= 128 (both paths).
 EMULATED_SHAPES = [(1, 1, 1, 0), (17, 13, 7, 0), (127, 129, 31, 0), (129, 131, 33, 1),
                    (131, 132, 36, 0), (131, 132, 36, 1), (1, 4, 4, 0), (64, 64, 0, 0),
-                   (200, 8, 12, 0), (130, 260, 300, 0), (129, 131, 321, 1)]
+                   (200, 8, 12, 0), (130, 260, 300, 0), (129, 131, 321, 1), (130, 100, 300, 0),
+                   (129, 97, 321, 1)]
 
 
 @pytest.mark.slow
