@@ -137,8 +137,8 @@ def records() -> list[Kernel]:
                 models.matmul_t2, "global N³/BN + N³/BM (TMA)", _TMA_TWIN),
         # t3's ideas added to t2 one at a time (t2.1 to t2.4), then t3 itself.
         _hopper("cuda_t2.1_producer_consumer", "t2.1", "matmul_t2_1_producer_consumer",
-                "t2 warp-specialized: a TMA producer warpgroup runs ahead of two wgmma "
-                "consumer warpgroups through full and empty barriers (else t1's)",
+                "t2 warp-specialized: a TMA producer warpgroup ahead of two wgmma "
+                "consumers, full and empty barriers (else t1's)",
                 ("fp16", "bf16"), _params(**_T2_TILES, **_T1_FALLBACK),
                 models.matmul_t2, "global N³/BN + N³/BM (TMA), as t2", _TMA_TWIN),
         _hopper("cuda_t2.2_register_split", "t2.2", "matmul_t2_2_register_split",
@@ -147,8 +147,8 @@ def records() -> list[Kernel]:
                 _params(**_T2_TILES, **_T1_FALLBACK),
                 models.matmul_t2, "global N³/BN + N³/BM (TMA), as t2", _TMA_TWIN),
         _hopper("cuda_t2.3_persistent", "t2.3", "matmul_t2_3_persistent",
-                "t2.2 on a persistent grid: one block per SM walks the tiles, the next "
-                "tile's copies overlap the last one's epilogue (else t1's)", ("fp16", "bf16"),
+                "t2.2 on a persistent grid: one block per SM walks the tiles, copies "
+                "overlap the last tile's epilogue (else t1's)", ("fp16", "bf16"),
                 _params(**_T2_TILES, **_T1_FALLBACK),
                 models.matmul_t2, "global N³/BN + N³/BM (TMA), as t2", _TMA_TWIN),
         _hopper("cuda_t2.4_multicast", "t2.4", "matmul_t2_4_multicast",
