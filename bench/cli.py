@@ -574,6 +574,15 @@ def cmd_compare(args) -> int:
     return 0
 
 
+def _said_stale(stale: list[str], heading: str, fine: str) -> int:
+    """A --check's answer: exit 1 listing what is stale under heading, else 0 saying fine."""
+    if stale:
+        print(heading + "\n" + "\n".join(f"  {x}" for x in stale))
+        return 1
+    print(fine)
+    return 0
+
+
 def cmd_results_readme(args) -> int:
     """Writes the README.md of each result set named, from the set's files alone; --check
     writes nothing and exits 1 naming each set whose README differs."""
@@ -581,13 +590,10 @@ def cmd_results_readme(args) -> int:
 
     try:
         if args.check:
-            bad = [d for d in args.sets if set_readme.stale(d)]
-            if bad:
-                print("these READMEs differ from their sets (`python -m bench results-readme "
-                      "SET` rewrites them):\n" + "\n".join(f"  {d}/README.md" for d in bad))
-                return 1
-            print("every README matches its set")
-            return 0
+            return _said_stale([f"{d}/README.md" for d in args.sets if set_readme.stale(d)],
+                               "these READMEs differ from their sets (`python -m bench "
+                               "results-readme SET` rewrites them):",
+                               "every README matches its set")
         for d in args.sets:
             _write_readme(d)
     except set_readme.NotASetError as exc:
@@ -616,13 +622,9 @@ def cmd_docs(args) -> int:
 
     try:
         if args.check:
-            bad = doc_blocks.stale()
-            if bad:
-                print("these blocks differ from their result sets (`python -m bench docs` "
-                      "rewrites them):\n" + "\n".join(f"  {b}" for b in bad))
-                return 1
-            print("every marked block of the docs matches its result set")
-            return 0
+            return _said_stale(doc_blocks.stale(), "these blocks differ from their result "
+                               "sets (`python -m bench docs` rewrites them):",
+                               "every marked block of the docs matches its result set")
         written = doc_blocks.fill()
     except doc_blocks.DocBlockError as exc:
         raise UsageError(str(exc)) from None

@@ -415,6 +415,11 @@ def render_speedup_range(s: ResultSet, doc: Path, root: Path, kernels: str, prec
                                                                         shape)], int(digits))
 
 
+def _count(field: str):
+    """A profile row's counter as a whole number, thousands separated: 2,493,255,680."""
+    return lambda r: f"{num(r[field]):,.0f}"
+
+
 COUNTERS = {   # metric -> how a profile row's counter reads in a sentence
     "registers": lambda r: f"{num(r['registers']):.0f}",
     "warp_inst": lambda r: f"{num(r['warp_inst']) / 1e9:.2f} G",
@@ -422,27 +427,27 @@ COUNTERS = {   # metric -> how a profile row's counter reads in a sentence
     "dram_mib": lambda r: f"{_dram(r) / 2**20:,.0f} MiB",
     "dram_read_mib": lambda r: f"{num(r['dram_read_bytes']) / 2**20:,.0f} MiB",
     "ffma_share": lambda r: f"{100 * num(r['ffma']) / 32 / num(r['warp_inst']):.0f}%",
-    "shared_wavefronts": lambda r: f"{num(r['shared_wavefronts']):,.0f}",
-    "shared_bank_conflicts": lambda r: f"{num(r['shared_bank_conflicts']):,.0f}",
+    "shared_wavefronts": _count("shared_wavefronts"),
+    "shared_bank_conflicts": _count("shared_bank_conflicts"),
     "issued": lambda r: _issued(r.get("ratio_issued")),
     "flop_per_dram_byte": lambda r: f"{2 * num(r['mnk']) / _dram(r):.0f}",
     "warp_inst_m": lambda r: f"{num(r['warp_inst']) / 1e6:.1f} M",
     "tensor_busy": lambda r: f"{num(r['tensor_active_pct']):.0f}%",
     "tensor_busy_1": lambda r: f"{num(r['tensor_active_pct']):.1f}%",
-    "warp_inst_count": lambda r: f"{num(r['warp_inst']):,.0f}",
-    "ffma_count": lambda r: f"{num(r['ffma']):,.0f}",
+    "warp_inst_count": _count("warp_inst"),
+    "ffma_count": _count("ffma"),
     "ffma_model": lambda r: _issued(r.get("ratio_ffma")),
-    "issued_elements": lambda r: f"{num(r['issued_elements']):,.0f}",
-    "load_warp_inst": lambda r: f"{num(r['ld_warp_inst']):,.0f}",
-    "ldgsts_warp_inst": lambda r: f"{num(r['ldgsts_warp_inst']):,.0f}",
-    "ldgsts_bytes": lambda r: f"{num(r['ldgsts_bytes']):,.0f}",
+    "issued_elements": _count("issued_elements"),
+    "load_warp_inst": _count("ld_warp_inst"),
+    "ldgsts_warp_inst": _count("ldgsts_warp_inst"),
+    "ldgsts_bytes": _count("ldgsts_bytes"),
     "ldgsts_share": lambda r: f"{num(r['ldgsts_bytes']) / num(r['model_global_load_bytes']):.3f}",
-    "model_load_bytes": lambda r: f"{num(r['model_global_load_bytes']):,.0f}",
+    "model_load_bytes": _count("model_global_load_bytes"),
     "model_load_size": lambda r: _si(num(r["model_global_load_bytes"]), "B"),
     "l1_size": lambda r: _si(num(r["l1_bytes"]), "B"),
     "dram_read_size": lambda r: _si(num(r["dram_read_bytes"]), "B"),
-    "shared_ld_bytes": lambda r: f"{num(r['shared_ld_bytes']):,.0f}",
-    "shared_elements": lambda r: f"{num(r['shared_elements']):,.0f}",
+    "shared_ld_bytes": _count("shared_ld_bytes"),
+    "shared_elements": _count("shared_elements"),
     "shared_model": lambda r: f"{num(r['ratio_shared']):.5g}",
     "shared_wavefronts_m": lambda r: f"{num(r['shared_wavefronts']) / 1e6:.1f} M",
     "ncu_time_us": lambda r: f"{num(r['ncu_time_ns']) / 1e3:.0f} µs",
@@ -480,12 +485,24 @@ def render_counter(s: ResultSet, doc: Path, root: Path, kernel: str, precision: 
                    metric: str, shape: str = MATMUL_4096) -> str:
     """Inline: one counter Nsight Compute read for one kernel at one shape and precision
     (metric: one of COUNTERS)."""
-    if metric not in COUNTERS:
-        raise DocBlockError(f"metric={metric}: one of {', '.join(COUNTERS)}")
+    show = _counter(metric)
     r = s.profiled(kernel, shape, precision)
     if r is None:
         raise DocBlockError(f"{s.name} has no profile of {kernel} {shape} {precision}")
-    return COUNTERS[metric](r)
+    return show(r)
+
+
+def _counter(metric: str):
+    if metric not in COUNTERS:
+        raise DocBlockError(f"metric={metric}: one of {', '.join(COUNTERS)}")
+    return COUNTERS[metric]
+
+
+def _text_span(texts: list[str], values: list[float]) -> str:
+    """The text of the lowest to that of the highest value, or one text where they read the
+    same: 0.955–0.979."""
+    lo, hi = texts[values.index(min(values))], texts[values.index(max(values))]
+    return lo if lo == hi else f"{lo}–{hi}"
 
 
 def render_counter_range(s: ResultSet, doc: Path, root: Path, kernels: str, precision: str,
@@ -493,18 +510,15 @@ def render_counter_range(s: ResultSet, doc: Path, root: Path, kernels: str, prec
     """Inline: the lowest to the highest of one counter (metric: one of COUNTERS, a number)
     among kernels (joined by '+') profiled at any of the shapes (joined by '+'); a kernel
     the set profiled at none of them is an error: 0.955–0.979."""
-    if metric not in COUNTERS:
-        raise DocBlockError(f"metric={metric}: one of {', '.join(COUNTERS)}")
+    show = _counter(metric)
     texts = []
     for kernel in kernels.split("+"):
         found = [r for sh in shape.split("+") for p in precision.split("/")
                  if (r := s.profiled(kernel, sh, p)) is not None]
         if not found:
             raise DocBlockError(f"{s.name} has no profile of {kernel} at {shape} {precision}")
-        texts += [COUNTERS[metric](r) for r in found]
-    values = [float(re.sub(r"[^\d.]", "", x)) for x in texts]
-    lo, hi = texts[values.index(min(values))], texts[values.index(max(values))]
-    return lo if lo == hi else f"{lo}–{hi}"
+        texts += [show(r) for r in found]
+    return _text_span(texts, [float(re.sub(r"[^\d.]", "", x)) for x in texts])
 
 
 def render_memory_targets(s: ResultSet, doc: Path, root: Path, what: str = "met") -> str:
@@ -580,11 +594,10 @@ def render_clock(s: ResultSet, doc: Path, root: Path, kernel: str, precision: st
 
 def render_checks(s: ResultSet, doc: Path, root: Path) -> str:
     """Inline: how many of the set's checks passed: 2019 of 2019."""
-    checks = [r for r in s.rows("check") if r.get("status") != "skip"]
-    if not checks:
+    runs, failed = report.ran_and_failed(s.rows("check"))
+    if not runs:
         raise DocBlockError(f"{s.name} has no checks")
-    passed = [r for r in checks if r.get("status") not in ("FAIL", "ERROR")]
-    return f"{len(passed)} of {len(checks)}"
+    return f"{len(runs) - len(failed)} of {len(runs)}"
 
 
 def render_copy_gbps(s: ResultSet, doc: Path, root: Path) -> str:
@@ -747,9 +760,7 @@ def render_sweep_cell(t: SweepTable, doc: Path, root: Path, field: str, row: str
         grouped = "," in text or abs(x) >= 10000
         return f"{x:,.{int(digits)}f}" if grouped else f"{x:.{int(digits)}f}"
 
-    lo, hi = values.index(min(values)), values.index(max(values))
-    a, b = show(printed[lo], values[lo]), show(printed[hi], values[hi])
-    return a if a == b else f"{a}–{b}"
+    return _text_span([show(text, x) for text, x in zip(printed, values)], values)
 
 
 # name -> (renderer, what it reads: "set" a result set, "table" a committed sweep table,

@@ -149,13 +149,19 @@ def _reasons(notes: list[str]) -> list[tuple[str, int]]:
     return sorted(counts.items(), key=lambda kv: -kv[1])
 
 
+def ran_and_failed(rows: list[dict]) -> tuple[list[dict], list[dict]]:
+    """The check rows that ran (not skipped), and those of them that failed."""
+    runs = [r for r in rows if r.get("status") != "skip"]
+    return runs, [r for r in runs if r.get("status") in ("FAIL", "ERROR")]
+
+
 def section_check(check_payload: dict) -> str:
     rows = check_payload["rows"]
     groups = correctness_rows(check_payload)
     ran = [g for g in groups if g["runs"]]
-    failed = sum(1 for r in rows if r["status"] in ("FAIL", "ERROR"))
-    runs = sum(1 for r in rows if r["status"] != "skip")
-    skipped = sum(1 for r in rows if r["status"] == "skip")
+    run_rows, failed_rows = ran_and_failed(rows)
+    failed, runs = len(failed_rows), len(run_rows)
+    skipped = len(rows) - runs
     modes = list(dict.fromkeys(m for g in ran for m in g["modes"]))
     table = [[g["kernel"], g["op"], g["precision"], _shapes_text(g["shapes"]), g["runs"],
               f"**{g['failed']}**" if g["failed"] else "0",
@@ -341,9 +347,7 @@ def _ran_line(s: dict, env: dict) -> str:
 
 
 def _check_line(check_payload: dict) -> str:
-    rows = check_payload["rows"]
-    runs = [r for r in rows if r["status"] != "skip"]
-    failed = [r for r in runs if r["status"] in ("FAIL", "ERROR")]
+    runs, failed = ran_and_failed(check_payload["rows"])
     groups = [g for g in correctness_rows(check_payload) if g["runs"]]
     finite = [g for g in groups if not math.isnan(g["worst"])]
     worst = max(finite, key=lambda g: g["worst"], default=None)
