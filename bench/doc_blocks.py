@@ -346,7 +346,8 @@ def render_cell(s: ResultSet, doc: Path, root: Path, kernel: str, precision: str
 def render_tensor_sizes(s: ResultSet, doc: Path, root: Path) -> str:
     """The tensor-core rungs and the Triton matmuls at 4096³ and 8192³ in bf16, fp16 and
     tf32: at 4096³ TFLOP/s (× cuBLAS by the harness; by do_bench where it timed), at 8192³
-    TFLOP/s; × cuBLAS in the alternating rounds; cuBLAS's TFLOP/s last."""
+    TFLOP/s; × cuBLAS in the alternating rounds; cuBLAS's TFLOP/s last. A kernel the set
+    never timed has no row."""
     kernels = _tensor_rungs() + ["triton_autotuned", "triton_persistent", "triton_batched"]
     columns = [(p, shape) for p in ("bf16", "fp16", "tf32") for shape in (MATMUL_4096, MATMUL_8192)]
 
@@ -363,6 +364,7 @@ def render_tensor_sizes(s: ResultSet, doc: Path, root: Path) -> str:
         return f"{f(r['tflops'], 1)} ({_ratio(r):.3f}{extra})"
 
     rows = [[f"`{k}`"] + [cell(k, p, shape) for p, shape in columns] for k in kernels]
+    rows = [r for r in rows if any(c != "–" for c in r[1:])]     # a rung the set never timed
     rows.append(["cuBLAS"] + [cell("cublas", p, shape) for p, shape in columns])
     return md_table(["kernel"] + [f"{p} {cube(shape)}" for p, shape in columns], rows)
 
@@ -565,20 +567,27 @@ def render_suite_summary(s: ResultSet, doc: Path, root: Path) -> str:
                      "worst Triton vs max(cuBLAS, CUDA)"], table)
 
 
-def render_tensor_alternating(s: ResultSet, doc: Path, root: Path) -> str:
-    """The tensor-core rungs and triton_persistent at 4096³ in bf16, fp16 and tf32: × cuBLAS,
-    the median of the alternating rounds, and in brackets the single timing's."""
+def render_tensor_alternating(s: ResultSet, doc: Path, root: Path,
+                              shape: str = MATMUL_4096) -> str:
+    """The tensor-core rungs and triton_persistent at one square (default 4096³) in bf16,
+    fp16 and tf32: × cuBLAS, the median of the alternating rounds, and in brackets the
+    single timing's; a precision no rung was timed at has no column."""
     kernels = _tensor_rungs() + ["triton_persistent"]
+    size = f"{shape.split('x')[0]}³" if len(set(shape.split("x"))) == 1 else shape
+    precisions = [p for p in ("bf16", "fp16", "tf32")
+                  if any(s.timed(k, shape, p) for k in kernels)]
+    if not precisions:
+        raise DocBlockError(f"{s.name} has no tensor-core rung timed at {shape}")
     rows = []
     for k in kernels:
         cells = []
-        for p in ("bf16", "fp16", "tf32"):
-            r = s.timed(k, MATMUL_4096, p)
+        for p in precisions:
+            r = s.timed(k, shape, p)
             alt = _ratio(r, TIMERS["alternating"]) if r else math.nan
             cells.append("–" if math.isnan(alt) else f"{alt:.3f} ({_ratio(r):.3f})")
         if any(c != "–" for c in cells):
             rows.append([f"`{k}`", *cells])
-    return md_table(["kernel", "bf16 4096³", "fp16 4096³", "tf32 4096³"], rows)
+    return md_table(["kernel", *(f"{p} {size}" for p in precisions)], rows)
 
 
 def render_clock(s: ResultSet, doc: Path, root: Path, kernel: str, precision: str,
