@@ -103,3 +103,27 @@ def test_ladder_roofline_at_the_largest_profiled_size(tmp_path):
     svg = made["roofline_ladder"][1].read_text()
     assert big in svg and "lecture" in svg
     assert "cublas" not in svg and "triton_autotuned" not in svg
+
+
+def _alternating_row(kernel, backend, precision, pct, rounds):
+    return {"kernel": kernel, "backend": backend, "version": kernel.split("_")[1],
+            "shape": "4096x4096x4096", "size": 4096, "precision": precision, "status": "ok",
+            "tflops": 700 * pct / 100, "alternating_pct_reference": pct,
+            "alternating_rounds_ms": rounds}
+
+
+def test_rounds_figure_draws_each_round_against_cublas(tmp_path):
+    """The alternating rounds' figure: a bar per kernel and precision, whiskers over the
+    rounds (kernel ms / cuBLAS ms in each); a set without rounds draws nothing."""
+    rows = [_alternating_row("cuda_t2_wgmma_tma", "cuda", p, 90.0,
+                             "0.2400/0.2160 0.2410/0.2170 0.2420/0.2180") for p in ("bf16", "fp16")]
+    rows += [_alternating_row("cuda_t3_warp_specialized", "cuda", "bf16", 98.0,
+                              "0.2200/0.2156 0.2210/0.2160 0.2190/0.2150"),
+             _alternating_row("triton_persistent", "triton", "bf16", 97.7, "")]
+    payload = {"rows": rows, "meta": {}}
+    png, svg = matmul_plots.rounds(payload, tmp_path)
+    assert png.stat().st_size > 10_000 and svg.read_text().lstrip().startswith("<?xml")
+    assert matmul_plots._round_ratios(rows[0]) == pytest.approx([0.9, 0.2170 / 0.2410,
+                                                                 0.2180 / 0.2420])
+    assert matmul_plots.rounds({"rows": [dict(rows[0], alternating_pct_reference="")],
+                                "meta": {}}, tmp_path / "none") == []

@@ -13,6 +13,8 @@
                  profiled size where DRAM intensity differs between kernels: fp32 (FFMA)
                  and the tensor-core precisions in panels of their own
     lecture      traffic on the left, throughput on the right: the slide
+    rounds       the kernels timed in alternating rounds, × cuBLAS per round, bar after bar in
+                 the ladder's order: what each rung's idea bought
     lecture_model  (no counters needed) the slide's left half from the models alone, beside
                  the throughput where there are timings
 
@@ -691,6 +693,64 @@ def lecture_model(model_payload, time_payload, out_dir) -> list[Path]:
     return lecture(time_payload, {"rows": half}, out_dir, shape=biggest, name="lecture_model")
 
 
+def _round_ratios(r) -> list[float]:
+    """× cuBLAS in each alternating round of a row: "kernel_ms/cublas_ms ..." per round."""
+    out = []
+    for pair in str(r.get("alternating_rounds_ms") or "").split():
+        mine, ref = (num(x) for x in pair.split("/"))
+        if mine > 0 and ref > 0:
+            out.append(ref / mine)
+    return out
+
+
+def rounds(time_payload, out_dir) -> list[Path]:
+    """Every kernel timed in alternating rounds (`bench time --alternate N`), × cuBLAS at
+    the same shape and precision: a bar per kernel in the set's order (the ladder's, rung
+    after rung), the median of the rounds, whiskers over the rounds' range; one panel per
+    precision and shape. Read down a column, each bar is what one more idea bought."""
+    plt = pyplot()
+    rows = [r for r in _ok(time_payload["rows"]) if num(r.get("alternating_pct_reference")) > 0]
+    if not rows:
+        return []
+    shapes = sorted({r["shape"] for r in rows}, key=lambda s: num(s.split("x")[0]))
+    order = ("fp32",) + TENSOR_CORE_PRECISIONS[::-1]        # fp32, bf16, fp16, tf32
+    precisions = [p for p in order if any(r["precision"] == p for r in rows)]
+    kernels = list(dict.fromkeys(r["kernel"] for r in rows))
+    _order, version_of, colours = ladder(time_payload["rows"])
+    fig, axes = plt.subplots(len(shapes), len(precisions), squeeze=False,
+                             figsize=(3.6 * len(precisions) + 2.6, 0.34 * len(kernels) * len(shapes) + 1.8))
+    for i, shape in enumerate(shapes):
+        for j, p in enumerate(precisions):
+            ax = axes[i][j]
+            at = {r["kernel"]: r for r in rows if r["shape"] == shape and r["precision"] == p}
+            names = [k for k in kernels if k in at]
+            for y, name in enumerate(names):
+                r = at[name]
+                ratio = num(r["alternating_pct_reference"]) / 100
+                each = _round_ratios(r) or [ratio]
+                colour = colours.get(version_of.get(name, ""), "#999999")
+                ax.barh(y, ratio, color=colour, alpha=0.9 if r["backend"] == "cuda" else 0.45,
+                        hatch=None if r["backend"] == "cuda" else "//", edgecolor="white")
+                ax.plot([min(each), max(each)], [y, y], color="black", linewidth=1)
+                ax.annotate(f"{ratio:.3f}", (ratio, y), xytext=(3, 0), textcoords="offset points",
+                            va="center", fontsize=7.5)
+            ax.axvline(1.0, color=REFERENCE_COLOUR, linestyle=":", linewidth=1.2)
+            ax.set_yticks(range(len(names)))
+            ax.set_yticklabels(names if j == 0 else [""] * len(names), fontsize=8)
+            ax.invert_yaxis()
+            low = min((num(at[k]["alternating_pct_reference"]) / 100 for k in names), default=1)
+            ax.set_xlim(max(0.0, min(low, 1.0) - 0.1), 1.12)
+            ax.set_title(f"{p} {shape.split('x')[0]}³" if len(set(shape.split("x"))) == 1
+                         else f"{p} {shape}", fontsize=9)
+            if i == len(shapes) - 1:
+                ax.set_xlabel("× cuBLAS (dotted: 1.0)", fontsize=8)
+    fig.suptitle("Alternating rounds: each kernel × cuBLAS, timed turn about at the same "
+                 "shape (bar: the median round; whiskers: every round)\n"
+                 + env_line(time_payload), fontsize=9)
+    fig.tight_layout()
+    return save(fig, out_dir, "rounds")
+
+
 CAPTIONS = {
     "lecture": "The lecture figure: global-load traffic per level for the CUDA ladder at the "
                "profiled size where DRAM tells the versions apart (left), fp32 throughput of "
@@ -708,6 +768,9 @@ CAPTIONS = {
     "roofline_ladder": "The lecture's versions and their twins on the roofline at the "
                        "largest profiled size: where the inputs no longer fit in L2, the DRAM "
                        "bytes, and so the intensities, differ from version to version.",
+    "rounds": "Alternating rounds: each kernel × cuBLAS timed turn about at the same shape, "
+              "in the set's order (rung after rung, so each bar shows what one more idea "
+              "bought); the bar is the median round, the whiskers every round.",
     "model_traffic": "What the closed-form models predict for the CUDA ladder, with the "
                      "formulas of the lecture notes.",
     "lecture_model": "The lecture figure from the closed-form models (no counters were "
@@ -742,6 +805,7 @@ def all_figures(s: dict, out_dir) -> dict[str, list[Path]]:
         from bench.families.matmul import suite_report
 
         made["suite"] = suite_report.figure(s["time"], out_dir)
-    order = ("lecture", "lecture_model", "throughput", "suite", "traffic", "roofline",
-             "roofline_ladder", "model_traffic")
+        made["rounds"] = rounds(s["time"], out_dir)
+    order = ("lecture", "lecture_model", "throughput", "rounds", "suite", "traffic",
+             "roofline", "roofline_ladder", "model_traffic")
     return {k: made[k] for k in order if made.get(k)}
