@@ -116,7 +116,10 @@ def _locator_classes():
             return [2.0 ** e for e in range(first, hi + 1, step)]
 
     class _DecadeLocator(Locator):
-        """Ticks at 1, 2, 5 x 10^k over at most four decades, at 10^k over more."""
+        """Ticks at 1, 2, 5 x 10^k over at most four decades, at 10^k over more; on a range
+        too narrow to hold two of those (one point per kernel, all within a factor of two:
+        a set timed at one size), at evenly spaced round values (550, 600, 650), so that the
+        axis still has labels to read."""
 
         def __call__(self):
             lo, hi = self.axis.get_view_interval()
@@ -127,7 +130,14 @@ def _locator_classes():
             lo, hi = math.floor(math.log10(vmin)), math.ceil(math.log10(vmax))
             subs = (1, 2, 5) if hi - lo <= 4 else (1,)
             ticks = [m * 10.0 ** e for e in range(lo, hi + 1) for m in subs]
-            return [t for t in ticks if vmin * (1 - 1e-9) <= t <= vmax * (1 + 1e-9)]
+            inside = [t for t in ticks if vmin * (1 - 1e-9) <= t <= vmax * (1 + 1e-9)]
+            if len(inside) >= 2:
+                return inside
+            from matplotlib.ticker import MaxNLocator
+
+            even = MaxNLocator(nbins=5, steps=[1, 2, 5, 10]).tick_values(vmin, vmax)
+            even = [t for t in even if t > 0 and vmin * (1 - 1e-9) <= t <= vmax * (1 + 1e-9)]
+            return even if len(even) >= 2 else inside
 
     _LOCATORS = (_BinaryLocator, _DecadeLocator)
     return _LOCATORS

@@ -127,3 +127,46 @@ def test_rounds_figure_draws_each_round_against_cublas(tmp_path):
                                                                  0.2180 / 0.2420])
     assert matmul_plots.rounds({"rows": [dict(rows[0], alternating_pct_reference="")],
                                 "meta": {}}, tmp_path / "none") == []
+
+
+def test_sixteen_bit_set_at_one_size_has_no_fp32_panel_and_labelled_y(tmp_path):
+    """A set timed at one size in bf16 and fp16 only (an alternating-rounds sweep): no fp32
+    panel (an empty axis with only the ceilings was drawn), no empty roofline panel, and y
+    tick labels on the tensor-core panels although their points span less than a factor of
+    two (no 1-2-5 tick fell inside)."""
+    timing = results.read(SAMPLE, "time")      # its env and ceilings (fp32 among them)
+    n, flops = 4096, 2 * 4096 ** 3
+    kernels = [("cuda_t2_wgmma_tma", "cuda", "t2"), ("cuda_t3_warp_specialized", "cuda", "t3"),
+               ("triton_persistent", "triton", "persistent"), ("cublas", "cublas", "ref")]
+    rows = []
+    for p, base in (("bf16", 640.0), ("fp16", 610.0)):   # within 610-700 TFLOP/s
+        for i, (k, b, v) in enumerate(kernels):
+            t = base + 17.0 * i
+            rows.append(dict(kernel=k, backend=b, version=v, op="matmul", twin="",
+                             shape=f"{n}x{n}x{n}", size=float(n), precision=p, flops=flops,
+                             compulsory_bytes=3 * n * n * 2, median_ms=flops / (t * 1e9),
+                             tflops=t, status="ok", note=""))
+    payload = dict(timing, rows=rows)
+    fig = matmul_plots.throughput_figure(payload)
+    try:
+        fig.canvas.draw()
+        titles = [ax.get_title() for ax in fig.axes]
+        assert not any("fp32" in t for t in titles), titles
+        panels = [ax for ax in fig.axes if ax.axison]
+        assert sorted(ax.get_title() for ax in panels) == ["bf16 (tensor cores)",
+                                                           "fp16 (tensor cores)"]
+        for ax in panels:
+            lo, hi = ax.get_ylim()
+            assert hi / lo < 2                    # the case: no 1, 2, 5 x 10^k inside
+            shown = [t.get_text() for t in ax.get_yticklabels() if t.get_text()]
+            assert len(shown) >= 2, (ax.get_title(), shown)
+            assert all(lo <= float(s) <= hi for s in shown), (lo, hi, shown)
+    finally:
+        matmul_plots.pyplot().close(fig)
+    # the saved figures: the same, and the roofline without an fp32 panel either
+    results.write(tmp_path, "time", rows, env=timing.get("env"), meta=timing.get("meta"))
+    made = plots.all_figures(tmp_path, tmp_path / "figures")
+    assert "throughput" in made and "roofline" in made
+    for name in ("throughput", "roofline"):
+        svg = made[name][1].read_text()
+        assert "fp32:" not in svg and "bf16" in svg and "fp16" in svg, name

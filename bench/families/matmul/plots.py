@@ -3,7 +3,8 @@
     throughput   TFLOP/s versus size: fp32 (FFMA) on top, one colour per ladder version,
                  solid CUDA, dashed Triton twin; below, one panel per tensor-core precision
                  (tf32, fp16, bf16), one colour per kernel; cuBLAS and the measured
-                 ceilings as reference lines
+                 ceilings as reference lines; a precision the set has no rows of gets no
+                 panel
     traffic      bytes per launch level by level (model, issued, L1, L2, DRAM; shared
                  apart), one line per kernel: the lecture's ladder at the profiled size
                  where DRAM tells the versions apart, the other Triton matmuls beside it
@@ -201,37 +202,54 @@ def _tensor_panel(ax, rows, precision, ceilings, styles):
 
 
 def throughput(time_payload, out_dir) -> list[Path]:
+    fig = throughput_figure(time_payload)
+    return save(fig, out_dir, "throughput") if fig is not None else []
+
+
+def throughput_figure(time_payload):
+    """The throughput figure (a matplotlib Figure, not saved), or None without a timed row:
+    the fp32 panel on top, a row of tensor-core panels below, each only where the set has
+    rows of its precision (a set of 16-bit rows only gets the bottom row alone)."""
     plt = pyplot()
     rows = [r for r in time_payload["rows"] if is_ladder_row(r)]
     ceilings = time_payload.get("meta", {}).get("ceilings", {})
+    has_fp32 = any(r["precision"] == "fp32" and r.get("tflops") for r in _ok(rows))
     tc = [r for r in _ok(rows) if r["precision"] in TENSOR_CORE_PRECISIONS and r.get("tflops")]
     precisions = [p for p in TENSOR_CORE_PRECISIONS if any(r["precision"] == p for r in tc)]
     if not precisions:
+        if not has_fp32:
+            return None
         fig, a = plt.subplots(figsize=(11, 5))
         _throughput_panel(a, rows, ceilings)
         fig.suptitle(env_line(time_payload), fontsize=8, y=0.995, color="dimgrey")
         fig.tight_layout()
-        return save(fig, out_dir, "throughput")
+        return fig
     # a column on the right holds the legends of both rows
-    fig = plt.figure(figsize=(15, 10.5))
     n = len(precisions)
-    grid = fig.add_gridspec(2, n + 1, height_ratios=[1.1, 1], width_ratios=[1] * n + [0.8])
-    top = fig.add_subplot(grid[0, :n])
-    _throughput_panel(top, rows, ceilings, legend=False)
-    top_legend = fig.add_subplot(grid[0, n])
-    top_legend.axis("off")
-    top_legend.legend(*top.get_legend_handles_labels(), loc="center left", fontsize=8,
-                      frameon=False, title="fp32: solid CUDA, dashed Triton twin,\n"
-                                           "colour = ladder version", title_fontsize=8)
+    if has_fp32:
+        fig = plt.figure(figsize=(15, 10.5))
+        grid = fig.add_gridspec(2, n + 1, height_ratios=[1.1, 1], width_ratios=[1] * n + [0.8])
+        top = fig.add_subplot(grid[0, :n])
+        _throughput_panel(top, rows, ceilings, legend=False)
+        top_legend = fig.add_subplot(grid[0, n])
+        top_legend.axis("off")
+        top_legend.legend(*top.get_legend_handles_labels(), loc="center left", fontsize=8,
+                          frameon=False, title="fp32: solid CUDA, dashed Triton twin,\n"
+                                               "colour = ladder version", title_fontsize=8)
+        bottom = [grid[1, j] for j in range(n + 1)]   # the panels, then the legend
+    else:   # no fp32 row: no fp32 panel, the tensor-core row alone
+        fig = plt.figure(figsize=(15, 5.6))
+        grid = fig.add_gridspec(1, n + 1, width_ratios=[1] * n + [0.8])
+        bottom = [grid[0, j] for j in range(n + 1)]
     styles = tensor_styles(tc, rows)
     axes = []
     for j, p in enumerate(precisions):
-        ax = fig.add_subplot(grid[1, j], sharey=axes[0] if axes else None)
+        ax = fig.add_subplot(bottom[j], sharey=axes[0] if axes else None)
         _tensor_panel(ax, tc, p, ceilings, styles)
         axes.append(ax)
     axes[0].set_ylabel("TFLOP/s")
     handles, labels = legend_entries(axes)
-    bottom_legend = fig.add_subplot(grid[1, n])
+    bottom_legend = fig.add_subplot(bottom[n])
     bottom_legend.axis("off")
     bottom_legend.legend(handles, labels,
                          loc="center left", fontsize=8.5, frameon=False,
@@ -240,7 +258,7 @@ def throughput(time_payload, out_dir) -> list[Path]:
     fig.suptitle("Matmul throughput versus size, each precision against cuBLAS at the same "
                  "precision\n" + env_line(time_payload), fontsize=10)
     fig.tight_layout()
-    return save(fig, out_dir, "throughput")
+    return fig
 
 
 # ---------------------------------------------------------------------------------------
