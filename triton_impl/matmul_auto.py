@@ -16,6 +16,18 @@ The rule (`choose`), from the shape suite's measurements (docs/performance/shape
 `choose` is plain Python on sizes, so `bench model` shows the choice without running
 anything (on a machine without a GPU: what the interpreter runs), and every timed row
 records it.
+
+Padding (`padded_sizes`): matmul_autotuned wraps its tile's columns around (cols % N), and
+Triton proves such a run of columns contiguous, so that B's loads become 16-byte
+vectors, only where N is a multiple of 16; A's rows start 16-byte aligned only where K is.
+The H200 ran triton_autotuned fp32 at 4096 x 4097 x 4096, 4096 x 4098 x 4096 and
+4096 x 4100 x 4096 all at about 0.39x cuBLAS, against 0.85x at the unaligned-K shapes
+(results/sweeps/h200_shape_paths): N = 4100 is 16-byte aligned in fp32 but not a multiple
+of 16, so it is the proof, not the alignment, that costs. So where the product is
+compute-bound (at least 2^30 multiply-adds, Inductor's pad_mm rule of thumb), triton_auto
+copies A and B into zero-padded buffers with N and K rounded up to 16, runs the kernel on
+them and copies C's N columns out; the copies (the operands' and C's bytes, read and
+written once) are timed with the product.
 """
 from __future__ import annotations
 
@@ -24,6 +36,8 @@ import importlib
 FEW_TILE = 128           # the tile by which "few tiles" is counted
 FEW_TILES_SHARE = 4      # split-K where the tiles * this < SMs
 FEW_TILES_MIN_K = 4096   # split-K pays only for a long k loop
+PAD_TO = 16              # N and K rounded up to this for matmul_autotuned (header)
+PAD_MIN_MACS = 1 << 30   # and only where the product is compute-bound
 
 
 def choose(M: int, N: int, K: int, precision: str, sms: int, hopper: bool) -> str:
@@ -36,6 +50,14 @@ def choose(M: int, N: int, K: int, precision: str, sms: int, hopper: bool) -> st
     if precision == "fp32" or not hopper:
         return "matmul_autotuned"
     return "matmul_persistent"
+
+
+def padded_sizes(M: int, N: int, K: int, module: str) -> tuple[int, int]:
+    """(N, K) as `module` runs them: rounded up to PAD_TO for matmul_autotuned where the
+    product is compute-bound, else as they are."""
+    if module != "matmul_autotuned" or M * N * K < PAD_MIN_MACS:
+        return N, K
+    return -(-N // PAD_TO) * PAD_TO, -(-K // PAD_TO) * PAD_TO
 
 
 def kernel_name(module: str) -> str:
@@ -66,5 +88,13 @@ def matmul(a, b, precision: str):
     hopper = a.is_cuda and _common.cuda_properties(a.device).major == 9
     name = choose(M, N, K, precision, sms, hopper)
     module = importlib.import_module(f"triton_impl.{name}")
+    n_pad, k_pad = padded_sizes(M, N, K, name)
     with _common.named_errors("triton_auto", kernel_name(name)):
-        return module.op()(a, b, precision)   # the registered op: its backward comes along
+        if (n_pad, k_pad) != (N, K):
+            import torch.nn.functional as F
+
+            _common.check_matmul_2d(module.NAME, a, b, precision)    # before any copy
+            a = F.pad(a, (0, k_pad - K))                   # zero columns: M x k_pad
+            b = F.pad(b, (0, n_pad - N, 0, k_pad - K))     # zero rows and columns
+        c = module.op()(a, b, precision)      # the registered op: its backward comes along
+    return c[:, :N].contiguous() if n_pad != N else c

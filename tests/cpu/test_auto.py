@@ -88,6 +88,18 @@ def test_triton_auto_rules(shape, precision, module):
     assert matmul_auto.choose(*shape, precision, **H100) == module
 
 
+@pytest.mark.parametrize("shape,module,padded", [
+    ((4096, 4097, 4096), "matmul_autotuned", (4112, 4096)),   # N up to 16: cols % N vectorizes
+    ((4096, 4100, 4096), "matmul_autotuned", (4112, 4096)),   # 16-byte aligned, not 16 elements
+    ((4096, 4096, 4097), "matmul_autotuned", (4096, 4112)),   # K up to 16: A's rows aligned
+    ((4096, 4096, 4096), "matmul_autotuned", (4096, 4096)),
+    ((1000, 1000, 1000), "matmul_autotuned", (1000, 1000)),   # under 2^30 multiply-adds
+    ((4097, 4097, 4097), "matmul_persistent", (4097, 4097)),  # its own staging
+])
+def test_triton_auto_pads_only_the_autotuned_kernel_where_compute_bound(shape, module, padded):
+    assert matmul_auto.padded_sizes(*shape, module) == padded
+
+
 def test_rows_record_the_choice():
     cuda, triton = registry.get("cuda_auto"), registry.get("triton_auto")
     assert cuda.choice(MatmulShape(3, 8192, 8192), "bf16") == "cuda_skinny"

@@ -412,3 +412,24 @@ def test_check_tensors_gpu_ready():
     assert debug.cdiv(10, 3) == 4 and debug.cdiv(10, 2) == 5
     with pytest.raises(RuntimeError, match="pass pid_0"):
         debug.pid_conds_hold("=0")        # no kernel running and no pids given
+
+
+@pytest.mark.parametrize("precision", ["fp32", "fp16"])
+@pytest.mark.parametrize("transposed", [(False, False), (True, True)])
+def test_triton_auto_pads_n_and_k_for_the_autotuned_kernel(monkeypatch, precision, transposed):
+    """With the compute-bound threshold at 0, triton_auto rounds N and K up to 16 for
+    matmul_autotuned (the interpreter's pick at every precision), runs on zero-padded
+    copies and returns C's N columns: right, contiguous, and differentiable."""
+    from triton_impl import matmul_auto
+
+    monkeypatch.setattr(matmul_auto, "PAD_MIN_MACS", 0)
+    assert matmul_auto.padded_sizes(19, 23, 21, "matmul_autotuned") == (32, 32)
+    a, b = MatmulCase(MatmulShape(19, 23, 21), precision, transposed=transposed).inputs("cpu")
+    c = matmul_auto.matmul(a, b, precision)
+    assert c.shape == (19, 23) and c.is_contiguous()
+    assert_correct(c, a, b, precision, exact=False)
+    if precision == "fp32":
+        a = a.detach().requires_grad_()
+        matmul_auto.matmul(a, b, precision).sum().backward()
+        want = torch.ones(19, 23, dtype=torch.float64) @ b.double().T
+        torch.testing.assert_close(a.grad.double(), want, rtol=1e-4, atol=1e-4)
