@@ -35,6 +35,7 @@ import os
 import re
 import secrets
 import select
+import shutil
 import signal
 import struct
 import subprocess
@@ -90,16 +91,30 @@ class Sandbox:
         self.proc = None
         self.load_error = ""
         self.stderr = None
+        self.tmpdir = None              # the process's TMPDIR, removed when it is stopped
 
     def start(self) -> None:
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
         if self.cpu:
             env["CUDA_VISIBLE_DEVICES"] = ""
+        # a process that ended of itself (_answer) left its folder: this start makes another
+        self._remove_tmpdir()
+        # the process is killed, so no cleanup of its own runs (cuda_lab's build folder, what
+        # the submission writes): its temporary files go to a folder the grader removes
+        self.tmpdir = tempfile.mkdtemp(prefix="cvt_sandbox_")
+        tmp = {name: self.tmpdir for name in ("TMPDIR", "TEMP", "TMP")}
+        # a program it runs under is given them through `env`, not itself: ncu keeps the
+        # grader's TMPDIR, where its lock file serializes profiling across processes
+        if self.prefix:
+            under = [*self.prefix, "env", *(f"{k}={v}" for k, v in tmp.items())]
+        else:
+            under = []
+            env.update(tmp)
         # the submission's prints go to a file: a pipe nobody reads would fill and block it
         self.stderr = tempfile.TemporaryFile()
         self.proc = subprocess.Popen(
-            [*self.prefix, sys.executable, "-m", "bench.grading.sandbox", str(self.path),
+            [*under, sys.executable, "-m", "bench.grading.sandbox", str(self.path),
              self.function, json.dumps(self.spec)],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.stderr, bufsize=0,
             cwd=str(self.path.parent), env=env, start_new_session=True)
@@ -117,6 +132,12 @@ class Sandbox:
         if self.proc is not None:
             self.proc.wait()
         self.proc = None
+        self._remove_tmpdir()
+
+    def _remove_tmpdir(self) -> None:
+        if self.tmpdir is not None:
+            shutil.rmtree(self.tmpdir, ignore_errors=True)
+            self.tmpdir = None
 
     def finish(self, seconds: float) -> None:
         """Its requests' end: the process ends of itself (a program it runs under writes

@@ -3,7 +3,8 @@
 sandbox answers lab 1's calls and a stand-in report gives the counts: within the bound it
 passes, over it fails, too few stores fail, a kernel that is not the file's fails, a call
 ncu did not profile is said, and where ncu cannot count the grader says so and counts on
-the CPU. tests/gpu/test_labs_gpu.py grades with the real ncu."""
+the CPU. ncu keeps the grader's TMPDIR, the sandbox under it gets its own.
+tests/gpu/test_labs_gpu.py grades with the real ncu."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -133,6 +134,34 @@ def test_the_sandbox_under_ncu_is_started_with_its_command(tmp_path):
     assert all(m in ",".join(command) for m in counters.METRICS.values())
     box = grade.Sandbox(SOLUTION, "vector_add", 10.0, prefix=command)
     assert box.prefix == command
+
+
+def test_under_ncu_only_the_sandbox_gets_its_own_tmpdir(tmp_path, monkeypatch):
+    """ncu keeps the grader's TMPDIR (its lock file there serializes profiling across
+    processes); the process it runs is given the sandbox's, which stop() removes, and a
+    restart makes another."""
+    import json
+    import sys
+    import tempfile
+
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    monkeypatch.setattr(tempfile, "tempdir", None)
+    log = tmp_path / "under.json"
+    stand_in = ("import json, os, sys; json.dump([os.environ.get('TMPDIR'), sys.argv[2:]], "
+                "open(sys.argv[1], 'w')); os.execvp(sys.argv[2], sys.argv[2:])")
+    box = grade.Sandbox(SOLUTION, "vector_add", 60.0, cpu=True,
+                        prefix=[sys.executable, "-c", stand_in, str(log)])
+    seen = []
+    for _ in range(2):
+        box.start()
+        assert not box.load_error, box.load_error
+        ncu_tmp, argv = json.loads(log.read_text())
+        assert ncu_tmp == str(tmp_path) and f"TMPDIR={box.tmpdir}" in argv
+        seen.append(box.tmpdir)
+        box.stop()
+        box.stop()
+        assert box.tmpdir is None and not Path(seen[-1]).exists()
+    assert seen[0] != seen[1] and not list(tmp_path.glob("cvt_sandbox_*"))
 
 
 def _report(monkeypatch, tmp_path, values: str):

@@ -2,7 +2,8 @@
 the CUDA emulator (bench/cuda_emulator/) with its kernels' pointer parameters counted
 (counted.cuh): what the rewrite makes of a kernel, the counts, and the ways a CUDA
 submission can go wrong or cheat that a Python one cannot (host code computing the output,
-a raw pointer that escapes the count, a launch CUDA refuses, a file that does not compile).
+a raw pointer that escapes the count, a launch CUDA refuses, a file that does not compile),
+and the build folder of a sandbox that is killed, removed with the sandbox's TMPDIR.
 tests/cpu/test_labs.py grades each lab's CUDA solution, starter and planted bugs;
 tests/gpu/test_labs_gpu.py the same through nvcc on a GPU. (Each grade here compiles and
 runs a file on the emulator: the cases past the first few are in the slow tier.)"""
@@ -98,6 +99,26 @@ def test_a_file_that_does_not_compile_is_named_with_its_line(tmp_path):
     status, tests = grade(tmp_path, 1, broken)
     assert status == 1 and all(t["score"] == 0 for t in tests.values())
     assert "compiling it failed: submission.cu:" in tests["one block"]["output"]
+
+
+def test_a_stopped_sandbox_leaves_no_temporary_folder(tmp_path, monkeypatch):
+    """The sandbox is killed, so its build folder's own cleanup never runs: what it writes
+    to its TMPDIR, a folder of the grader's, is removed when it is stopped (twice is fine)."""
+    import tempfile
+
+    from bench.grading import grade as grade_mod
+
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    monkeypatch.setattr(tempfile, "tempdir", None)
+    lab = labs.get(1)
+    spec = {"op": lab.op, "cuda": {**lab.cuda, "include": str(lab.folder)}}
+    box = grade_mod.Sandbox(lab.solution("cuda"), lab.function, 60.0, spec, cpu=True)
+    box.start()
+    assert not box.load_error, box.load_error
+    assert list(tmp_path.glob("cvt_sandbox_*/cvt_lab_*/lab_*.so"))    # its build folder
+    box.stop()
+    box.stop()
+    assert not list(tmp_path.rglob("cvt_lab_*")) and not list(tmp_path.glob("cvt_sandbox_*"))
 
 
 def test_a_cu_file_for_a_lab_without_a_cuda_variant_is_refused_before_grading(tmp_path):
