@@ -750,7 +750,8 @@ def rounds(time_payload, out_dir) -> list[Path]:
                 ax.barh(y, ratio, color=colour, alpha=0.9 if r["backend"] == "cuda" else 0.45,
                         hatch=None if r["backend"] == "cuda" else "//", edgecolor="white")
                 ax.plot([min(each), max(each)], [y, y], color="black", linewidth=1)
-                ax.annotate(f"{ratio:.3f}", (ratio, y), xytext=(3, 0), textcoords="offset points",
+                ax.annotate(f"{ratio:.3f}", (max(ratio, *each), y), xytext=(3, 0),
+                            textcoords="offset points",
                             va="center", fontsize=7.5)
             ax.axvline(1.0, color=REFERENCE_COLOUR, linestyle=":", linewidth=1.2)
             ax.set_yticks(range(len(names)))
