@@ -735,6 +735,8 @@ def rounds(time_payload, out_dir) -> list[Path]:
     precisions = [p for p in order if any(r["precision"] == p for r in rows)]
     kernels = list(dict.fromkeys(r["kernel"] for r in rows))
     _order, version_of, colours = ladder(time_payload["rows"])
+    # one x range for every panel, so that bars side by side compare
+    low = min(min(num(r["alternating_pct_reference"]) / 100 for r in rows), 1.0) - 0.1
     fig, axes = plt.subplots(len(shapes), len(precisions), squeeze=False,
                              figsize=(3.6 * len(precisions) + 2.6, 0.34 * len(kernels) * len(shapes) + 1.8))
     for i, shape in enumerate(shapes):
@@ -757,8 +759,7 @@ def rounds(time_payload, out_dir) -> list[Path]:
             ax.set_yticks(range(len(names)))
             ax.set_yticklabels(names if j == 0 else [""] * len(names), fontsize=8)
             ax.invert_yaxis()
-            low = min((num(at[k]["alternating_pct_reference"]) / 100 for k in names), default=1)
-            ax.set_xlim(max(0.0, min(low, 1.0) - 0.1), 1.12)
+            ax.set_xlim(max(0.0, low), 1.12)
             ax.set_title(f"{p} {shape.split('x')[0]}³" if len(set(shape.split("x"))) == 1
                          else f"{p} {shape}", fontsize=9)
             if i == len(shapes) - 1:
