@@ -75,6 +75,29 @@ def test_a_misaligned_pointer_is_staged_too(kernel, precision):
     assert torch.equal(out, poisoned_runner(kernel, precision)(a.clone(), b))
 
 
+# triton_auto's padding for matmul_autotuned (N and K up to 16), reached at small products
+# with the compute-bound threshold lowered: N odd, N 16-byte aligned but not 16 values, K odd.
+PADDED = [MatmulShape(67, 131, 45), MatmulShape(129, 4100, 35), MatmulShape(300, 257, 1031)]
+
+
+@pytest.mark.parametrize("shape", PADDED, ids=str)
+def test_triton_auto_pads_the_autotuned_kernels_operands(monkeypatch, shape):
+    """triton_auto at fp32 (matmul_autotuned on every GPU) through its padded copies:
+    against float64, its output poisoned first, C contiguous and the caller's shape."""
+    from triton_impl import matmul_auto
+
+    monkeypatch.setattr(matmul_auto, "PAD_MIN_MACS", 0)
+    assert matmul_auto.choose(shape.M, shape.N, shape.K, "fp32", 132, True) == "matmul_autotuned"
+    assert matmul_auto.padded_sizes(shape.M, shape.N, shape.K, "matmul_autotuned") != (
+        shape.N, shape.K)
+    g = torch.Generator().manual_seed(13)
+    a = _matrix(shape.M, shape.K, torch.float32, g)
+    b = _matrix(shape.K, shape.N, torch.float32, g)
+    out = poisoned_runner(registry.get("triton_auto"), "fp32")(a, b)
+    assert out.shape == (shape.M, shape.N) and out.is_contiguous()
+    assert_matches_float64("matmul", out, (a, b), "fp32")
+
+
 SKINNY_SHAPES = [MatmulShape(m, n, k) for m, n, k in (
     (1, 4096, 4096), (3, 8192, 1000), (16, 1000, 777), (16, 16, 16), (1, 1, 1),
     (8192, 1, 4096), (4096, 3, 999), (1000, 16, 4100), (5, 7, 0), (2, 4099, 65537),
