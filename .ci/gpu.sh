@@ -80,6 +80,22 @@ pytest_gpu() {   # name, timeout, test path, pytest arguments...
   tail -1 "$OUT/pytest_$name.log"
 }
 
+sanitize() {   # name, kernels (globs), time limit, tools...: compute-sanitizer over
+  # tests.support.sanitize_target, a log per tool ($OUT/sanitize_NAME_TOOL.log)
+  local name=$1 kernels=$2 limit=$3 sanitizer tool extra
+  shift 3
+  sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+  for tool in "$@"; do
+    extra=""; [ "$tool" = initcheck ] && extra="--poison-outputs"
+    # shellcheck disable=SC2086  # extra: one flag or none
+    timeout "$limit" "$sanitizer" --tool "$tool" --error-exitcode 3 --target-processes all \
+      --print-limit 50 python3 -m tests.support.sanitize_target --kernels "$kernels" $extra \
+      > "$OUT/sanitize_${name}_$tool.log" 2>&1
+    echo "compute-sanitizer $tool rc=$?"
+    grep -E "ERROR SUMMARY" "$OUT/sanitize_${name}_$tool.log" | sort | uniq -c
+  done
+}
+
 for stage in "$@"; do
   t0=$SECONDS
   echo "=== $stage"
@@ -136,28 +152,14 @@ for stage in "$@"; do
     build
     pytest_gpu paths "${PATHS_LIMIT:-300}" tests/gpu/test_shape_paths.py -n "${PYTEST_JOBS:-8}" \
       --dist loadgroup
-    sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
-    kernels=${PATHS_KERNELS:-cuda_auto,triton_auto,triton_split_k,cuda_split_k,cuda_split_k_tf32,cuda_split_k_fp32,cuda_t2*,cuda_t3*,cuda_t4*,cuda_t5*}
-    for tool in memcheck initcheck racecheck; do
-      extra=""; [ "$tool" = initcheck ] && extra="--poison-outputs"
-      # shellcheck disable=SC2086  # extra: one flag or none
-      timeout "${SANITIZE_LIMIT:-240}" "$sanitizer" --tool "$tool" --error-exitcode 3 \
-        --target-processes all --print-limit 50 python3 -m tests.support.sanitize_target \
-        --kernels "$kernels" $extra > "$OUT/sanitize_paths_$tool.log" 2>&1
-      echo "compute-sanitizer $tool rc=$?"; grep -E "ERROR SUMMARY" "$OUT/sanitize_paths_$tool.log" | sort | uniq -c
-    done
+    sanitize paths "${PATHS_KERNELS:-cuda_auto,triton_auto,triton_split_k,cuda_split_k,cuda_split_k_tf32,cuda_split_k_fp32,cuda_t2*,cuda_t3*,cuda_t4*,cuda_t5*}" \
+      "${SANITIZE_LIMIT:-240}" memcheck initcheck racecheck
     ;;
   rungs)
     build
     pytest_gpu rungs "${RUNGS_LIMIT:-240}" tests/gpu/test_tensor_core_rungs.py -m "not slow" \
       -n "${PYTEST_JOBS:-8}" --dist loadgroup
-    sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
-    for tool in memcheck racecheck; do
-      timeout 150 "$sanitizer" --tool "$tool" --error-exitcode 3 --target-processes all \
-        --print-limit 50 python3 -m tests.support.sanitize_target --kernels 'cuda_t*' \
-        > "$OUT/sanitize_rungs_$tool.log" 2>&1
-      echo "compute-sanitizer $tool rc=$?"; grep -E "ERROR SUMMARY" "$OUT/sanitize_rungs_$tool.log" | sort | uniq -c
-    done
+    sanitize rungs 'cuda_t*' 150 memcheck racecheck
     for size in 4096 8192; do
       timeout 240 python3 -m bench time --alternate "${ROUNDS:-3}" --precision bf16,fp16 \
         --kernels 'cuda_t*,triton_persistent' --shapes "${size}x${size}x${size}" \

@@ -37,7 +37,7 @@ from pathlib import Path
 
 from bench import report, results
 from bench.results import num
-from bench.text import f, md_table
+from bench.text import cube, f, md_table
 from bindings import precision as prec
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -107,12 +107,6 @@ def times(x) -> str:
     if math.isnan(x):
         return "–"
     return f"{x:.3f}" if x < 0.1 else f"{x:.2f}"
-
-
-def cube(shape: str) -> str:
-    """4096x4096x4096 -> 4096³; any other shape as it is."""
-    sides = shape.split("x")
-    return f"{sides[0]}³" if len(sides) == 3 and len(set(sides)) == 1 else shape
 
 
 def _tflops(x) -> str:
@@ -573,7 +567,6 @@ def render_tensor_alternating(s: ResultSet, doc: Path, root: Path,
     fp16 and tf32: × cuBLAS, the median of the alternating rounds, and in brackets the
     single timing's; a precision no rung was timed at has no column."""
     kernels = _tensor_rungs() + ["triton_persistent"]
-    size = f"{shape.split('x')[0]}³" if len(set(shape.split("x"))) == 1 else shape
     precisions = [p for p in ("bf16", "fp16", "tf32")
                   if any(s.timed(k, shape, p) for k in kernels)]
     if not precisions:
@@ -587,7 +580,7 @@ def render_tensor_alternating(s: ResultSet, doc: Path, root: Path,
             cells.append("–" if math.isnan(alt) else f"{alt:.3f} ({_ratio(r):.3f})")
         if any(c != "–" for c in cells):
             rows.append([f"`{k}`", *cells])
-    return md_table(["kernel", *(f"{p} {size}" for p in precisions)], rows)
+    return md_table(["kernel", *(f"{p} {cube(shape)}" for p in precisions)], rows)
 
 
 def render_clock(s: ResultSet, doc: Path, root: Path, kernel: str, precision: str,

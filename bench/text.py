@@ -16,6 +16,12 @@ BINARY_UNITS = ("B", "KiB", "MiB", "GiB", "TiB", "PiB")
 ABOVE_COPY = "†"
 
 
+def cube(shape: str) -> str:
+    """4096x4096x4096 -> 4096³; any other shape as it is."""
+    sides = shape.split("x")
+    return f"{sides[0]}³" if len(sides) == 3 and len(set(sides)) == 1 else shape
+
+
 def md_table(headers: list[str], rows: list[list]) -> str:
     cells = [[str(c).replace("|", "\\|") for c in r] for r in rows]
     out = ["| " + " | ".join(headers) + " |", "|" + "|".join("---" for _ in headers) + "|"]

@@ -51,6 +51,7 @@ from bench.grading.sandbox import CHANGED_INPUTS, SAME_OUTPUT, read_message, wri
 
 ROOT = Path(__file__).resolve().parents[2]
 MAX_ANSWER_BYTES = 1 << 34    # an answer's size as its header says: 16 GiB at most
+ENDED = "its process ended"    # the start of Sandbox's answer when its process is gone
 ERROR_LINE = re.compile(r"[\w.]*(Error|Exception|Interrupt)\b[^ ]*: ")   # "RuntimeError: ..."
 
 
@@ -214,7 +215,7 @@ class Sandbox:
             why = (f"signal {signal.Signals(-code).name}" if code < 0 else f"exit status {code}")
             tail = self._stderr_tail()
             self.proc = None
-            return f"its process ended ({why})" + (f": {tail}" if tail else "")
+            return f"{ENDED} ({why})" + (f": {tail}" if tail else "")
         try:
             return read_message(io.BytesIO(head + body))
         except Exception as exc:        # bytes that are no message of the sandbox's
@@ -634,7 +635,7 @@ def _traffic_on_gpu(test, lab, submission: Path, backend: str, spec, timeout: fl
                 graded = run_traffic_on_gpu(test, lab, box, Path(workdir), submission, backend)
             finally:
                 box.stop()
-        if not (isinstance(graded, str) and "its process ended" in graded):
+        if not (isinstance(graded, str) and ENDED in graded):
             return graded
     return graded + " (twice)"
 

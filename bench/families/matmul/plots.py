@@ -33,6 +33,7 @@ from bench.families.matmul.models import is_ladder, ladder_order
 from bench.families.matmul.report import is_ladder_row
 from bench.plot_style import bytes_fmt, env_line, legend_entries, log_y, pyplot, save
 from bench.results import num
+from bench.text import cube
 
 LEVELS = (  # (label, column of a profile row, what it is)
     ("model", "model_global_load_bytes", "global loads the threads issue (closed form)"),
@@ -192,7 +193,7 @@ def _tensor_panel(ax, rows, precision, ceilings, styles):
     peak = ((ceilings or {}).get("cublas_tflops") or {}).get(precision)
     if peak:
         ax.axhline(peak, color="black", linestyle=":", linewidth=1.2)
-        ax.annotate(f"cuBLAS at {(ceilings or {}).get('cublas_shape', '?').split('x')[0]}³: "
+        ax.annotate(f"cuBLAS at {cube((ceilings or {}).get('cublas_shape', '?'))}: "
                     f"{peak:.0f}", (0.02, peak), xycoords=("axes fraction", "data"),
                     xytext=(0, 3), textcoords="offset points", fontsize=7.5)
     log_y(ax)
@@ -737,8 +738,8 @@ def rounds(time_payload, out_dir) -> list[Path]:
     _order, version_of, colours = ladder(time_payload["rows"])
     # one x range for every panel, so that bars side by side compare
     low = min(min(num(r["alternating_pct_reference"]) / 100 for r in rows), 1.0) - 0.1
-    fig, axes = plt.subplots(len(shapes), len(precisions), squeeze=False,
-                             figsize=(3.6 * len(precisions) + 2.6, 0.34 * len(kernels) * len(shapes) + 1.8))
+    size = (3.6 * len(precisions) + 2.6, 0.34 * len(kernels) * len(shapes) + 1.8)
+    fig, axes = plt.subplots(len(shapes), len(precisions), squeeze=False, figsize=size)
     for i, shape in enumerate(shapes):
         for j, p in enumerate(precisions):
             ax = axes[i][j]
@@ -753,15 +754,13 @@ def rounds(time_payload, out_dir) -> list[Path]:
                         hatch=None if r["backend"] == "cuda" else "//", edgecolor="white")
                 ax.plot([min(each), max(each)], [y, y], color="black", linewidth=1)
                 ax.annotate(f"{ratio:.3f}", (max(ratio, *each), y), xytext=(3, 0),
-                            textcoords="offset points",
-                            va="center", fontsize=7.5)
+                            textcoords="offset points", va="center", fontsize=7.5)
             ax.axvline(1.0, color=REFERENCE_COLOUR, linestyle=":", linewidth=1.2)
             ax.set_yticks(range(len(names)))
             ax.set_yticklabels(names if j == 0 else [""] * len(names), fontsize=8)
             ax.invert_yaxis()
             ax.set_xlim(max(0.0, low), 1.12)
-            ax.set_title(f"{p} {shape.split('x')[0]}³" if len(set(shape.split("x"))) == 1
-                         else f"{p} {shape}", fontsize=9)
+            ax.set_title(f"{p} {cube(shape)}", fontsize=9)
             if i == len(shapes) - 1:
                 ax.set_xlabel("× cuBLAS (dotted: 1.0)", fontsize=8)
     fig.suptitle("Alternating rounds: each kernel × cuBLAS, timed turn about at the same "
