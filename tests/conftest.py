@@ -18,6 +18,12 @@ machine) is one skipped item per test function, naming how many cases it has; it
 cases are deselected (`--collect-only` still lists every case). Cases that no machine can
 run (a kernel at a precision or a shape it refuses by design) are not parametrized at all.
 
+A CPU test marked `same_everywhere` (nvcc's compile checks, the labs graded through the
+interpreter and the CUDA emulator) comes out the same on every machine: it is fast-tier
+where there is no GPU (CI: the only test of that path) and slow-tier on a GPU machine, whose
+GPU tier runs the same kernels natively (`costs_more_here`; docs/harness.md says what that
+saves).
+
 Every GPU test has a time limit (pytest-timeout's `timeout` marker, added here unless the
 test sets its own): GPU_TIMEOUT seconds, GPU_SLOW_TIMEOUT for a `slow` one, so a kernel
 that never ends (a 32-bit loop counter past 2^31, a deadlocked barrier) fails its test
@@ -93,6 +99,8 @@ def pytest_collection_modifyitems(config, items):
         folder = tier(item.path)
         if folder != "cpu":
             item.add_marker(folder)
+        if costs_more_here(item, HAS_GPU):
+            item.add_marker(pytest.mark.slow)
         if folder == "gpu" and item.get_closest_marker("timeout") is None:
             slow = item.get_closest_marker("slow") is not None
             item.add_marker(pytest.mark.timeout(GPU_SLOW_TIMEOUT if slow else GPU_TIMEOUT))
@@ -101,6 +109,11 @@ def pytest_collection_modifyitems(config, items):
             if why:
                 item.add_marker(pytest.mark.skip(reason=why))
     _skip_tiers_not_here(config, items, not_here)
+
+
+def costs_more_here(item, has_gpu: bool) -> bool:
+    """A `same_everywhere` test on a GPU machine: the slow tier there (module header)."""
+    return has_gpu and item.get_closest_marker("same_everywhere") is not None
 
 
 def _skip_tiers_not_here(config, items, not_here: dict) -> None:

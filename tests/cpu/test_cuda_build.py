@@ -10,6 +10,9 @@ from pathlib import Path
 
 import pytest
 
+# the same on every machine: fast tier without a GPU, slow tier beside one (tests/conftest.py)
+pytestmark = pytest.mark.same_everywhere
+
 ROOT = Path(__file__).resolve().parents[2]
 KERNEL_FILES = sorted((ROOT / "cuda").glob("*.cu"))
 NVCC = shutil.which("nvcc")

@@ -19,6 +19,9 @@ import pytest
 
 from bench.grading import cuda_lab, labs
 
+# the same on every machine: fast tier without a GPU, slow tier beside one (tests/conftest.py)
+pytestmark = pytest.mark.same_everywhere
+
 ROOT = Path(__file__).resolve().parents[2]
 SOLUTION = (ROOT / "labs" / "01_vector_add" / "instructor" / "solution.cu").read_text()
 

@@ -27,6 +27,9 @@ from pathlib import Path
 
 import pytest
 
+# the same on every machine: fast tier without a GPU, slow tier beside one (tests/conftest.py)
+pytestmark = pytest.mark.same_everywhere
+
 ROOT = Path(__file__).resolve().parents[2]
 CHEATS = ROOT / "tests" / "data" / "labs" / "cheats"
 LAB1 = ROOT / "labs" / "01_vector_add"

@@ -83,6 +83,7 @@ def test_rung_opens_with_the_ladder_header(kernel):
         assert "t1's" in kernel.summary and kernel.max_capability == (9, 0)
 
 
+@pytest.mark.same_everywhere
 @needs_nvcc
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
 @pytest.mark.parametrize("kernel", [k for k in RUNGS if k not in HOPPER],
@@ -138,6 +139,7 @@ HOPPER_NOT_YET = {
 }
 
 
+@pytest.mark.same_everywhere
 @needs_nvcc
 @pytest.mark.parametrize("kernel", HOPPER, ids=[k.name for k in HOPPER])
 def test_hopper_rungs_build_for_sm90a_with_their_instructions(kernel, tmp_path):
@@ -437,6 +439,7 @@ def test_sweep_names_only_parameters_that_exist():
                           ).returncode == 0
 
 
+@pytest.mark.same_everywhere
 @needs_nvcc
 def test_driver_builds_with_the_rungs(tmp_path):
     out = subprocess.run([NVCC, "-arch=sm_80", "-O1", "-std=c++17", "-I", str(ROOT / "cuda"),

@@ -75,3 +75,14 @@ def test_collect_only_lists_every_case(monkeypatch):
     items = _items()
     assert _collect(monkeypatch, items, gpu=False, collect_only=True) == []
     assert len(items) == 8 and all(i.get_closest_marker("skip") for i in items[:7])
+
+
+@pytest.mark.parametrize("gpu", [False, True])
+def test_a_same_everywhere_test_is_slow_only_beside_a_gpu(monkeypatch, gpu):
+    """nvcc's compile checks and the labs graded on the CPU: fast-tier without a GPU (CI's
+    only test of them), slow-tier on a GPU machine; a CPU test without the mark is neither."""
+    marked = Item("cpu/test_labs.py", "test_grade", pytest.mark.same_everywhere.mark)
+    plain = Item("cpu/test_layout.py", "test_layout")
+    _collect(monkeypatch, [marked, plain], gpu=gpu)
+    assert (marked.get_closest_marker("slow") is not None) == gpu
+    assert plain.get_closest_marker("slow") is None
