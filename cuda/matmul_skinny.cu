@@ -30,8 +30,13 @@
 //                 lanes' sums (every lane then holds the same bits), and lane r stores
 //                 output r of each row.
 //             Only a split's last chunk, the last columns and the last rows need masks.
+//   in flight the bandwidth reached is the bytes in flight over the memory latency (Little's
+//             law), so each thread issues its loads in batches before their first use: M
+//             small, 8 pieces (128 bytes) of B; N small, a chunk's U*WR pieces of A, issued
+//             before B's chunk is staged so that the two waits overlap.
 //   splits    K is split over grid y so that a narrow output still fills the GPU: about
-//             BLOCKS_PER_SM blocks per SM, S = min(BLOCKS_PER_SM * SMs / gx, MAX_SPLITS,
+//             BLOCKS_PER_SM blocks per SM (5 for M small in 16 bits with R <= 4, whose
+//             batches need the registers), S = min(BLOCKS_PER_SM * SMs / gx, MAX_SPLITS,
 //             chunks of K, K * sizeof(T) / (8 * PARTIAL_SHARE * R_real)), at least 1, gx the
 //             blocks of one split. The last cap keeps the partials' round trip (8 bytes per
 //             float, written and read once) within 1/PARTIAL_SHARE of the big operand's
@@ -78,9 +83,20 @@ constexpr int kSkinnyThreads = CVT_SKINNY_THREADS;
 constexpr int kSkinnyKC = CVT_SKINNY_KC;
 constexpr int kSkinnyRowsPerWarp = CVT_SKINNY_ROWS_PER_WARP;
 constexpr int kSkinnyPieces = 2;  // N small: 16-byte pieces per lane and row in a chunk (U)
+constexpr int kSkinnyBatch = 8;   // M small: 16-byte pieces a thread loads before using them
+// M small, R <= 4: the blocks per SM the kernel is compiled for, which bounds its registers.
+// In 16 bits 5, room for a whole batch of pieces in flight (at 7 blocks ptxas kept two or
+// three loads ahead of their use), and the split is planned for 5; in fp32 8, as planned
+// (it read at ~80% of copy bandwidth so). R = 8, 16: no bound (their sums need the room).
+constexpr int kSkinnyColsBlocks16 = 5;
+template <class T, int R>
+constexpr int skinny_cols_min_blocks() {
+  return R > 4 ? 1 : sizeof(T) == 2 ? kSkinnyColsBlocks16 : CVT_SKINNY_BLOCKS_PER_SM;
+}
 constexpr int kSkinnyReduceThreads = 256;
 static_assert(CVT_SKINNY_MAX_R == 16, "the launcher instantiates R = 1, 2, 4, 8, 16");
 static_assert(kSkinnyThreads % 32 == 0, "whole warps");
+static_assert(kSkinnyKC % kSkinnyBatch == 0, "whole batches in a chunk");
 
 // N values of T moved by one load: aligned to its size, so 16 bytes compile to LDG.128.
 template <class T, int N>
@@ -122,7 +138,7 @@ __device__ __forceinline__ Pack<T, V> load_piece(const T* __restrict__ at, int v
 // M small: C[r, c] = sum over split blockIdx.y's k range of A[r, k] B[k, c], r < rows (<= R),
 // c < N. One split (gridDim.y == 1): the block stores C; more: W[split][r][c].
 template <class T, int R, bool VECTOR>
-__global__ void __launch_bounds__(kSkinnyThreads)
+__global__ void __launch_bounds__(kSkinnyThreads, (skinny_cols_min_blocks<T, R>()))
 matmul_skinny_kernel_cols(const T* __restrict__ A, const T* __restrict__ B, T* __restrict__ C,
                           float* __restrict__ W, int rows, int64_t N, int64_t K,
                           int64_t split_k) {
@@ -160,9 +176,16 @@ matmul_skinny_kernel_cols(const T* __restrict__ A, const T* __restrict__ B, T* _
       }
     };
     if (kc + KC <= k_hi && cols == VC) {  // a whole chunk of whole pieces: no masks
-#pragma unroll 8
-      for (int kk = 0; kk < KC; ++kk) {
-        step(kk, load_piece<T, VC, VECTOR, false>(&B[(kc + kk) * N + c], VC));
+      // BATCH pieces' loads first, then their FFMAs: BATCH * 16 bytes in flight per thread
+      // (the compiler, left to unroll one loop, kept two or three loads ahead of their use)
+#pragma unroll 1
+      for (int k0 = 0; k0 < KC; k0 += kSkinnyBatch) {
+        Pack<T, VC> g[kSkinnyBatch];
+#pragma unroll
+        for (int p = 0; p < kSkinnyBatch; ++p)
+          g[p] = load_piece<T, VC, VECTOR, false>(&B[(kc + k0 + p) * N + c], VC);
+#pragma unroll
+        for (int p = 0; p < kSkinnyBatch; ++p) step(k0 + p, g[p]);
       }
     } else {  // the split's last, partial chunk, or the last columns
       for (int kk = 0; kk < KC && kc + kk < k_hi; ++kk) {
@@ -212,6 +235,31 @@ matmul_skinny_kernel_rows(const T* __restrict__ A, const T* __restrict__ B, T* _
 
   float acc[WR][R] = {};
   for (int64_t kc = k_lo; kc < k_hi; kc += KC) {
+    // every load of A's chunk first (U*WR 16-byte pieces in flight), in flight while B's
+    // chunk is staged below; one branch around all of them, not one per piece (a choice per
+    // piece made the compiler load each into one register and copy it out, a memory latency
+    // each)
+    const bool whole = kc + KC <= k_hi && own == WR;
+    const T* const first = A + c0 * K + kc + lane * VK;  // this lane's first piece of row c0
+    Pack<T, VK> g[U][WR];
+    if (whole) {
+#pragma unroll
+      for (int u = 0; u < U; ++u)
+#pragma unroll
+        for (int w = 0; w < WR; ++w)
+          g[u][w] = load_piece<T, VK, VECTOR, false>(first + w * K + u * 32 * VK, VK);
+    } else if (own > 0) {
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        const int64_t left = k_hi - (kc + (u * 32 + lane) * VK);  // values of k left in split
+        const int valid = left <= 0 ? 0 : left < VK ? static_cast<int>(left) : VK;
+#pragma unroll
+        for (int w = 0; w < WR; ++w)
+          g[u][w] = load_piece<T, VK, VECTOR, true>(first + w * K + u * 32 * VK,
+                                                    w < own ? valid : 0);
+      }
+    }
+
     __syncthreads();  // the previous chunk is read by everyone before it is overwritten
     // consecutive threads fill consecutive floats of sB (no bank conflict), reading B's
     // values from the chunk's KC * rows contiguous ones (L2 hits after the first block)
@@ -222,23 +270,8 @@ matmul_skinny_kernel_rows(const T* __restrict__ A, const T* __restrict__ B, T* _
       sB[e] = r < rows && k < k_hi ? to_float(B[k * rows + r]) : 0.0f;
     }
     __syncthreads();
-    if (own <= 0) continue;  // past the last row: nothing to load, but the barriers above
+    if (own <= 0) continue;  // past the last row: nothing loaded, but the barriers above
 
-    // every load of the chunk first (U*WR 16-byte pieces in flight), then the FFMAs
-    const bool whole = kc + KC <= k_hi && own == WR;
-    const T* const first = A + c0 * K + kc + lane * VK;  // this lane's first piece of row c0
-    Pack<T, VK> g[U][WR];
-#pragma unroll
-    for (int u = 0; u < U; ++u) {
-      const int64_t left = k_hi - (kc + (u * 32 + lane) * VK);  // values of k left in the split
-      const int valid = left <= 0 ? 0 : left < VK ? static_cast<int>(left) : VK;
-#pragma unroll
-      for (int w = 0; w < WR; ++w) {
-        const T* const at = first + w * K + u * 32 * VK;
-        g[u][w] = whole ? load_piece<T, VK, VECTOR, false>(at, VK)
-                        : load_piece<T, VK, VECTOR, true>(at, w < own ? valid : 0);
-      }
-    }
 #pragma unroll
     for (int u = 0; u < U; ++u)
 #pragma unroll
@@ -339,7 +372,9 @@ static bool plan_skinny(int64_t M, int64_t N, int64_t K, int elem_bytes, int sms
     p->splits = 0;
     return true;
   }
-  int64_t s = p->gx > 0 ? static_cast<int64_t>(CVT_SKINNY_BLOCKS_PER_SM) * sms / p->gx : 1;
+  const int per_sm = !p->n_small && elem_bytes == 2 && p->rows <= 4 ? kSkinnyColsBlocks16
+                                                                      : CVT_SKINNY_BLOCKS_PER_SM;
+  int64_t s = p->gx > 0 ? static_cast<int64_t>(per_sm) * sms / p->gx : 1;
   if (s > CVT_SKINNY_MAX_SPLITS) s = CVT_SKINNY_MAX_SPLITS;
   if (s > chunks) s = chunks;
   const int64_t rows = p->rows > 0 ? p->rows : 1;  // 0 where M or N is 0 (nothing launched)
