@@ -14,11 +14,9 @@ The rule (`choose`), from the shape suite's measurements (docs/performance/shape
     fp32                    split_k_fp32 where it splits (splits(..., "fp32") > 1: v7's
                             128 x 256 tiles leave SMs idle): H200, ms against v8's, 512 x 512
                             x 16384 0.189 against 0.386, 128 x 128 x 131072 0.201 against
-                            3.166 (docs/performance/shapes_probe.py); and where its narrow
-                            tile covers C in fewer rounds of the GPU than v7's (4096 x 4100:
-                            4 against 5; split_k_fp32_tile). Else v8: v7 where the tiles fill
-                            the GPU, k split over a cluster where they do not (sm_90; v7
-                            elsewhere)
+                            3.166 (docs/performance/shapes_probe.py). Else v8: v7 where the
+                            tiles fill the GPU, k split over a cluster where they do not
+                            (sm_90; v7 elsewhere)
     tf32                    split_k_tf32 where it splits (splits(..., "tf32") > 1: t4's 256 x
                             128 tiles leave at least half the SMs idle), else t4 (Hopper;
                             staged where unaligned); v7 off Hopper. (v8's FFMA split is no
@@ -63,8 +61,7 @@ def choose(M: int, N: int, K: int, precision: str, sms: int = H100_SMS,
     if small:
         return "matmul_skinny"
     if precision == "fp32":
-        narrow = split_k_fp32_tile(M, N, sms)[0] < wide_fp32_bn()
-        if narrow or splits(M, N, K, sms, "fp32") > 1:
+        if splits(M, N, K, sms, "fp32") > 1:
             return "matmul_split_k_fp32"
         return "matmul_v8_split_k" if hopper else "matmul_v7_lean_fetch"
     if precision == "tf32":
@@ -92,7 +89,7 @@ def splits(M: int, N: int, K: int, sms: int = H100_SMS, precision: str = "bf16")
     if precision != "fp32":
         per_16 = 16 // nbytes
         K, N = -(-K // per_16) * per_16, -(-N // per_16) * per_16
-    bn, per_sm = split_k_fp32_tile(M, N, sms) if precision == "fp32" else (p[f"{name}_BN"], 1)
+    bn, per_sm = split_k_fp32_tile(N) if precision == "fp32" else (p[f"{name}_BN"], 1)
     tiles = -(-M // p[f"{name}_BM"]) * -(-N // bn)
     k_tiles = -(-K // p[f"{name}_BK"])
     by_bytes = (M * K + K * N + M * N) * nbytes // (M * N * 4) if M * N else 0
@@ -102,31 +99,17 @@ def splits(M: int, N: int, K: int, sms: int = H100_SMS, precision: str = "bf16")
     return -(-k_tiles // -(-k_tiles // count))
 
 
-def wide_fp32_bn() -> int:
-    """v7's tile width, split_k_fp32's wide tile (CVT_SPLIT_K_FP32_BN)."""
-    from bindings import config
-
-    return config.params()["SPLIT_K_FP32_BN"]
-
-
-def split_k_fp32_tile(M: int, N: int, sms: int = H100_SMS) -> tuple[int, int]:
-    """(BN, blocks per SM) of split_k_fp32's tile for an M x N C (cuda/matmul_split_k_fp32.cu,
-    "tiles"): the narrow one, half the warps and two blocks per SM
-    (CVT_SPLIT_K_FP32_NARROW_BLOCKS: its registers, checked by tests/cpu/test_ffma_rungs.py,
-    allow two), where N fits in it or where its blocks cover C in fewer rounds of the GPU
-    (4096 x 4100: 544 wide tiles in 5 rounds of 132, 1056 narrow ones in 4 of 264); else
-    v7's 256-wide tile, one block per SM."""
+def split_k_fp32_tile(N: int) -> tuple[int, int]:
+    """(BN, blocks per SM) of split_k_fp32's tile for C of N columns (cuda/matmul_split_k_fp32.cu,
+    "tiles"): v7's 256-wide tile, one block per SM; or the narrow one where N fits in it, half
+    the warps, two blocks per SM (CVT_SPLIT_K_FP32_NARROW_BLOCKS: its registers, checked by
+    tests/cpu/test_ffma_rungs.py, allow two)."""
     from bindings import config
 
     p = config.params()
-    narrow, per_sm, wide = (p["SPLIT_K_FP32_NARROW_BN"], p["SPLIT_K_FP32_NARROW_BLOCKS"],
-                            p["SPLIT_K_FP32_BN"])
-    rows = -(-M // p["SPLIT_K_FP32_BM"])
-    wide_rounds = -(-rows * -(-N // wide) // sms)
-    narrow_rounds = -(-rows * -(-N // narrow) // (sms * per_sm))
-    if N <= narrow or (per_sm >= 2 and narrow_rounds < wide_rounds):
-        return narrow, per_sm
-    return wide, 1
+    if N <= p["SPLIT_K_FP32_NARROW_BN"]:
+        return p["SPLIT_K_FP32_NARROW_BN"], p["SPLIT_K_FP32_NARROW_BLOCKS"]
+    return p["SPLIT_K_FP32_BN"], 1
 
 
 def kernel_name(op_name: str) -> str:

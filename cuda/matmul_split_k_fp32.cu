@@ -14,21 +14,11 @@
 //             block waits for another.
 //   change    from v8: the split is grid z without a cluster; after the k loop each block
 //             stores its accumulators to the workspace W[split][M][N] (pieces of W floats, as
-//             v7 stores C), and split_k_sum adds them; one split runs v7 itself on the wide
-//             tile, and the kernel straight into C (its one partial tile is C) on the narrow.
-//   tiles     v7's 128 x 256 (8 warps of 64 x 64), or 128 x 128 (4 warps of the same 64 x 64,
-//             two blocks per SM):
-//               - where N <= 128: half of v7's tile would be columns past C, so each block
-//                 would do half the useful work of its k tiles (128 x 128 x 131072 ran at
-//                 0.54x cuBLAS on the wide tile, docs/performance/shapes.md);
-//               - where the narrow blocks cover C in fewer rounds of the GPU (wave
-//                 quantization): 4096 x 4100 x 4096 is 32 x 17 = 544 wide tiles, 5 rounds of
-//                 132 SMs for 4.1 rounds' work (on the H200 v8 took 1.27x the time of
-//                 4096 x 4096 x 4100, whose 512 tiles fill 4 rounds: results/sweeps/
-//                 h200_shape_paths), and 32 x 33 = 1056 narrow tiles,
-//                 4 rounds of 264 blocks. The rule compares rounds only where the GPU holds
-//                 twice as many narrow blocks: then a round of either computes as many
-//                 values of C with the same warps. bindings/auto.py repeats it.
+//             v7 stores C), and split_k_sum adds them; one split runs v7 itself.
+//   tiles     v7's 128 x 256 (8 warps of 64 x 64), or 128 x 128 (4 warps of the same 64 x 64)
+//             where N <= 128: at N = 128 half of v7's tile would be columns past C, so each
+//             block would do half the useful work of its k tiles (128 x 128 x 131072 ran at
+//             0.54x cuBLAS on the wide tile, docs/performance/shapes.md).
 //   splits    chosen by the launcher: tiles = ceil(M/BM) ceil(N/BN), k_tiles = ceil(K/BK),
 //             blocks = the blocks the GPU holds at once (SMs x blocks per SM);
 //               S = min(blocks / tiles, k_tiles / MIN_RUN, S_bytes), at least 1,
@@ -195,62 +185,44 @@ matmul_split_k_fp32_kernel(const float* __restrict__ A, const float* __restrict_
   }
 }
 
-// One tile of the kernel: BN is v7's 256 columns or CVT_SPLIT_K_FP32_NARROW_BN (see "tiles"),
-// the same warp tile, half the warps; W the width of a copy.
-template <int W, int BN>
-struct SplitTile {
-  static constexpr int BM = CVT_SPLIT_K_FP32_BM, BK = CVT_SPLIT_K_FP32_BK;
-  static constexpr int STAGES = CVT_SPLIT_K_FP32_STAGES;
-  static constexpr auto kernel =
-      matmul_split_k_fp32_kernel<BM, BN, BK, CVT_SPLIT_K_FP32_WM, CVT_SPLIT_K_FP32_WN,
-                                 CVT_SPLIT_K_FP32_TM, CVT_SPLIT_K_FP32_TN, STAGES, W>;
-  static constexpr int threads = WarpTiling<BM, BN, CVT_SPLIT_K_FP32_WM, CVT_SPLIT_K_FP32_WN,
-                                            CVT_SPLIT_K_FP32_TM, CVT_SPLIT_K_FP32_TN>::THREADS;
-  static constexpr int smem = STAGES * (BK * (BM + 4) + BK * BN) * static_cast<int>(sizeof(float));
-
-  // The blocks of this tile the GPU holds at once (SMs x blocks per SM).
-  static cudaError_t held(int* blocks) {
-    cudaError_t err =
-        smem > 48 * 1024
-            ? cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem)
-            : cudaSuccess;
-    return err != cudaSuccess ? err : resident_blocks<kernel>(threads, smem, blocks);
-  }
-};
-
-// The product on one tile: split over grid z where split_count says so; else the narrow tile
-// straight into C (one split: its partial tile is C), or v7 itself on the wide one.
+// BN: v7's 256 columns, or CVT_SPLIT_K_FP32_NARROW_BN where C has no more columns than that
+// (see "tiles"): the same warp tile, half the warps.
 template <int W, int BN>
 static cudaError_t launch_split(const float* A, const float* B, float* C, int64_t M, int64_t N,
-                                int64_t K, int blocks, cudaStream_t stream) {
-  using Tile = SplitTile<W, BN>;
-  const int64_t gx = ceil_div(N, BN), gy = ceil_div(M, Tile::BM);
+                                int64_t K, cudaStream_t stream) {
+  constexpr int BM = CVT_SPLIT_K_FP32_BM, BK = CVT_SPLIT_K_FP32_BK;
+  constexpr int STAGES = CVT_SPLIT_K_FP32_STAGES;
+  constexpr auto kernel =
+      matmul_split_k_fp32_kernel<BM, BN, BK, CVT_SPLIT_K_FP32_WM, CVT_SPLIT_K_FP32_WN,
+                                 CVT_SPLIT_K_FP32_TM, CVT_SPLIT_K_FP32_TN, STAGES, W>;
+  constexpr int threads = WarpTiling<BM, BN, CVT_SPLIT_K_FP32_WM, CVT_SPLIT_K_FP32_WN,
+                                     CVT_SPLIT_K_FP32_TM, CVT_SPLIT_K_FP32_TN>::THREADS;
+  constexpr int smem = STAGES * (BK * (BM + 4) + BK * BN) * static_cast<int>(sizeof(float));
+  cudaError_t err =
+      smem > 48 * 1024
+          ? cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem)
+          : cudaSuccess;
+  if (err != cudaSuccess) return err;
+  int blocks = 0;
+  if ((err = resident_blocks<kernel>(threads, smem, &blocks)) != cudaSuccess) return err;
+  const int64_t gx = ceil_div(N, BN), gy = ceil_div(M, BM);
   const int64_t splits =
       gy <= kMaxGridYZ
-          ? split_count(M, N, K, Tile::BM, BN, Tile::BK, CVT_SPLIT_K_FP32_MIN_RUN, 4, blocks)
+          ? split_count(M, N, K, BM, BN, BK, CVT_SPLIT_K_FP32_MIN_RUN, 4, blocks)
           : 1;
-  const int64_t k_tiles = ceil_div(K, Tile::BK);
-  if ((splits <= 1 || splits > kMaxGridYZ) &&
-      (BN != CVT_SPLIT_K_FP32_NARROW_BN || gy > kMaxGridYZ))   // one split: v7 itself
+  if (splits <= 1 || splits > kMaxGridYZ)  // one split: v7 itself
     return launch_matmul_v7_lean_fetch(A, B, C, M, N, K, stream);
-  if (splits <= 1 || splits > kMaxGridYZ) {                    // the narrow tile, into C
-    Tile::kernel<<<dim3(static_cast<unsigned>(gx), static_cast<unsigned>(gy), 1), Tile::threads,
-                   Tile::smem, stream>>>(A, B, C, static_cast<int>(M), static_cast<int>(N),
-                                         static_cast<int>(K), static_cast<int>(k_tiles));
-    return cudaGetLastError();
-  }
-  const int64_t split_tiles = ceil_div(k_tiles, splits);
+  const int64_t split_tiles = ceil_div(ceil_div(K, BK), splits);
 
   void* workspace = nullptr;
-  cudaError_t err;
   if ((err = workspace_alloc(&workspace, static_cast<size_t>(splits * M * N) * sizeof(float),
                              stream)) != cudaSuccess)
     return err;
   const dim3 grid(static_cast<unsigned>(gx), static_cast<unsigned>(gy),
                   static_cast<unsigned>(splits));
-  Tile::kernel<<<grid, Tile::threads, Tile::smem, stream>>>(
-      A, B, static_cast<float*>(workspace), static_cast<int>(M), static_cast<int>(N),
-      static_cast<int>(K), static_cast<int>(split_tiles));
+  kernel<<<grid, threads, smem, stream>>>(A, B, static_cast<float*>(workspace),
+                                          static_cast<int>(M), static_cast<int>(N),
+                                          static_cast<int>(K), static_cast<int>(split_tiles));
   err = cudaGetLastError();
   if (err == cudaSuccess)
     err = launch_split_k_sum_any(static_cast<const float*>(workspace), C, M * N, splits, blocks,
@@ -259,33 +231,17 @@ static cudaError_t launch_split(const float* A, const float* B, float* C, int64_
   return err == cudaSuccess ? freed : err;
 }
 
-// The tile: the narrow one where C has no more columns than it, or where its blocks cover C
-// in fewer rounds of the GPU than the wide one's ("tiles"); the wide one otherwise.
-template <int W>
-static cudaError_t launch_tile(const float* A, const float* B, float* C, int64_t M, int64_t N,
-                               int64_t K, cudaStream_t stream) {
-  constexpr int WIDE = CVT_SPLIT_K_FP32_BN, NARROW = CVT_SPLIT_K_FP32_NARROW_BN;
-  int wide = 0, narrow = 0;
-  cudaError_t err;
-  if ((err = SplitTile<W, WIDE>::held(&wide)) != cudaSuccess ||
-      (err = SplitTile<W, NARROW>::held(&narrow)) != cudaSuccess)
-    return err;
-  const int64_t rows = ceil_div(M, static_cast<int64_t>(CVT_SPLIT_K_FP32_BM));
-  const int64_t wide_rounds = ceil_div(rows * ceil_div(N, static_cast<int64_t>(WIDE)), wide);
-  const int64_t narrow_rounds = ceil_div(rows * ceil_div(N, static_cast<int64_t>(NARROW)), narrow);
-  // where the GPU holds twice as many narrow blocks (the same warps on each SM), a round of
-  // them computes as many values of C in the same time as a round of wide ones
-  if (N <= NARROW || (narrow >= 2 * wide && narrow_rounds < wide_rounds))
-    return launch_split<W, NARROW>(A, B, C, M, N, K, narrow, stream);
-  return launch_split<W, WIDE>(A, B, C, M, N, K, wide, stream);
-}
-
 cudaError_t launch_matmul_split_k_fp32(const float* A, const float* B, float* C, int64_t M,
                                        int64_t N, int64_t K, cudaStream_t stream) {
   if (M == 0 || N == 0) return cudaSuccess;
   if (K == 0) return launch_matmul_v7_lean_fetch(A, B, C, M, N, K, stream);  // zeros
-  return vector_path_ok(A, B, C, N, K) ? launch_tile<4>(A, B, C, M, N, K, stream)
-                                       : launch_tile<1>(A, B, C, M, N, K, stream);
+  constexpr int WIDE = CVT_SPLIT_K_FP32_BN, NARROW = CVT_SPLIT_K_FP32_NARROW_BN;
+  const bool vector = vector_path_ok(A, B, C, N, K);
+  if (N <= NARROW)
+    return vector ? launch_split<4, NARROW>(A, B, C, M, N, K, stream)
+                  : launch_split<1, NARROW>(A, B, C, M, N, K, stream);
+  return vector ? launch_split<4, WIDE>(A, B, C, M, N, K, stream)
+                : launch_split<1, WIDE>(A, B, C, M, N, K, stream);
 }
 
 }  // namespace cvt

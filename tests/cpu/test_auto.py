@@ -36,8 +36,6 @@ H100 = dict(sms=132, hopper=True)
     ((1000, 1000, 4099), "fp32", "matmul_split_k_fp32"),  # 32 of v7's tiles: split k
     ((128, 128, 131072), "fp32", "matmul_split_k_fp32"),
     ((4096, 4096, 4096), "fp32", "matmul_v8_split_k"),    # the tiles fill the GPU
-    ((4096, 4100, 4096), "fp32", "matmul_split_k_fp32"),  # narrow: 4 rounds against 5
-    ((4097, 4097, 4097), "fp32", "matmul_v8_split_k"),    # 5 rounds either way
     ((0, 5, 7), "fp16", "matmul_skinny"),
 ])
 def test_cuda_auto_rules(shape, precision, op):
@@ -158,20 +156,6 @@ def test_cuda_auto_runs_the_pick(monkeypatch):
     a, b = torch.randn(3, 40), torch.randn(40, 20)
     assert torch.equal(auto.matmul(a, b, "tf32"), a.double() @ b.double())
     assert ops.calls == ["matmul_skinny"]
-
-
-@pytest.mark.parametrize("shape,tile", [
-    ((128, 128, 131072), (128, 2)),     # N <= 128: the wide tile would be half past C
-    ((4096, 4100, 4096), (128, 2)),     # 544 wide tiles: 5 rounds of 132; 1056 narrow: 4 of 264
-    ((4096, 4097, 4096), (128, 2)),
-    ((4096, 4096, 4096), (256, 1)),     # 512 wide tiles: 4 rounds; 1024 narrow: 4 as well
-    ((4097, 4097, 4097), (256, 1)),     # 561 and 1089: 5 rounds each
-    ((1000, 1000, 4099), (256, 1)),     # 32 and 64 tiles: one round each, split k
-])
-def test_split_k_fp32_takes_the_narrow_tile_where_it_needs_fewer_rounds(shape, tile):
-    """cuda/matmul_split_k_fp32.cu's launch_tile, repeated: a round of 264 narrow blocks
-    computes as many values of C as one of 132 wide ones, so the fewer rounds win."""
-    assert auto.split_k_fp32_tile(*shape[:2], sms=132) == tile
 
 
 def test_split_k_fp32s_narrow_tile_fits_its_blocks_per_sm():

@@ -261,13 +261,12 @@ def matmul_v8(s: MatmulShape, p) -> Traffic:
 def matmul_split_k_fp32(s: MatmulShape, p) -> Traffic:
     """split_k_fp32, the fp32 path for few tiles: v7's counts, element for element, for any
     number of splits (the splits share out each tile's k tiles, each copied once), on the
-    tile the launcher takes (the H100's 132 SMs; bindings/auto.py, split_k_fp32_tile):
-    128 columns wide where N <= NARROW_BN or where that tile needs fewer rounds of the GPU,
-    else v7's. Not counted: the float32 partial tiles (S*M*N written, read once by the sum,
-    where S > 1)."""
+    tile the launcher takes: 128 columns wide where N <= NARROW_BN and the k loop splits
+    (the H100's 132 SMs; bindings/auto.py), else v7's. Not counted: the float32 partial
+    tiles (S*M*N written, read once by the sum, where S > 1)."""
     from bindings import auto
 
-    if s.K > 0 and auto.split_k_fp32_tile(s.M, s.N)[0] == p["NARROW_BN"]:
+    if s.N <= p["NARROW_BN"] and auto.splits(s.M, s.N, s.K, precision="fp32") > 1:
         p = {**p, "BN": p["NARROW_BN"]}
     return matmul_v7(s, p)
 
