@@ -218,8 +218,9 @@ def run(kernels, shapes_text: str | None = None, precisions: list[str] | None = 
             clock_before = env_mod.sm_clock_mhz()
             t = time_launches(launch, flush, policy)
             clock_after = env_mod.sm_clock_mhz()
-            wrong = verify_after_timing(last.pop("out"), lambda: _poisoned_run(fn, inputs,
-                                        problem, shape, p, k), _judge(problem, shape, p, inputs, k))
+            with problem.judging():   # the two judgements share one reference
+                wrong = verify_after_timing(last.pop("out"), lambda: _poisoned_run(
+                    fn, inputs, problem, shape, p, k), _judge(problem, shape, p, inputs, k))
             note = "; ".join(n for n in (wrong, clock_note(clock_before, clock_after)) if n)
             row = _row(k, problem, shape, p, t, status="FAIL" if wrong else "ok", note=note,
                        clock=clock_after)

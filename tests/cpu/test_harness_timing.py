@@ -157,3 +157,51 @@ def test_the_do_bench_cross_check_takes_only_kernels_it_can_time():
     assert policy.crosschecks(0.2) and policy.crosschecks(3.0)
     assert not policy.crosschecks(300.0)     # v1 naive at 4096^3: a budget, not a check
     assert not Policy(crosscheck_ms=None).crosschecks(3.0)
+
+
+def test_the_two_judgements_share_one_reference_and_still_fail_a_wrong_rerun(monkeypatch):
+    """Within the matmul problem's judging() the float64 product of one pair of inputs is
+    made once; a rerun that is wrong still fails, and a write into an input makes a new one."""
+    from bench.families.matmul import problems as mp
+
+    made = []
+    real = torch.Tensor.double
+    monkeypatch.setattr(torch.Tensor, "double", lambda t: made.append(1) or real(t))
+    a, b = torch.randn(9, 7), torch.randn(7, 5)
+    problem = problems.get("matmul")
+    with problem.judging():
+        assert verify_after_timing(a @ b, lambda: a @ b, _matmul_judge(a, b)) == ""
+        first = len(made)
+        assert first == 4                         # the two outputs, and A and B once
+        assert verify_after_timing(a @ b, lambda: a @ b + 1, _matmul_judge(a, b)).startswith(
+            "wrong after timing (a launch into a poisoned output)")
+        assert len(made) - first == 2            # the two outputs only: no new product
+        a.add_(1.0)                               # the same tensor, other values
+        assert mp.matmul_reference(a, b)[0].equal(real(a) @ real(b))
+    assert mp._REFERENCE == {}                   # nothing kept once the context ends
+    ref, _mag = mp.matmul_reference(a, b)
+    assert mp._REFERENCE == {}                   # nor outside it
+
+
+def test_matmul_inputs_are_new_tensors_of_values_drawn_once_per_shape(monkeypatch):
+    """Every call gives tensors of its own (a nonfinite case writes NaN into them), with the
+    values of a fresh draw; the draw itself happens once per shape and seed."""
+    from bench.families.matmul import problems as mp
+
+    draws = []
+    real = torch.randn
+    monkeypatch.setattr(torch, "randn", lambda *a, **k: draws.append(1) or real(*a, **k))
+    problem = problems.get("matmul")
+    shape = problem.parse_shape("33x17x9")
+    bad_a, _ = problem.inputs(shape, "fp32", mode="nonfinite")
+    assert bad_a.isnan().any()
+    a32, b32 = problem.inputs(shape, "fp32")
+    a16, b16 = problem.inputs(shape, "fp16")
+    assert not a32.isnan().any() and a32.data_ptr() != bad_a.data_ptr()
+    assert a16.equal(a32.half()) and b16.equal(b32.half())
+    assert len(draws) == 2                         # A and B, once
+    mp._DRAWN.clear()
+    g = torch.Generator().manual_seed(0)
+    assert a32.equal(real((33, 9), generator=g))   # the values of a fresh draw from the seed
+    problem.inputs(problem.parse_shape("33x17x10"), "fp32")
+    assert len(draws) == 4                          # a new shape draws again

@@ -40,6 +40,7 @@ Three input modes exist for every problem:
 """
 from __future__ import annotations
 
+import contextlib
 import math
 from dataclasses import dataclass
 
@@ -104,29 +105,81 @@ class MatmulCase:
     transposed: tuple[bool, bool] = (False, False)  # non-contiguous inputs (views of .T)
 
     def inputs(self, device):
-        """A (M x K) and B (K x N) in the precision's input dtype, random or small integers."""
+        """A (M x K) and B (K x N) in the precision's input dtype, random or small integers:
+        new tensors on every call (a caller may write into them), cast from the float32
+        values `draws` keeps."""
+        dtype = prec.torch_dtype(self.precision)
+
+        def cast(t, transpose):
+            t = t.to(dtype=dtype, device=device, copy=True)
+            return t.T if transpose else t  # a transposed view: same values, strides swapped
+
+        a, b = self.draws()
+        return cast(a, self.transposed[0]), cast(b, self.transposed[1])
+
+    def draws(self):
+        """The float32 values of A and B as drawn (each as its transpose where `transposed`
+        says), on the CPU from the seed: the same on every machine. The last shape's are kept, so
+        that its precisions and kernels do not draw them again (2^31 values of the shape
+        suite's matrix-vector product take about 20 s to draw). Read-only: inputs() copies."""
         import torch
 
         M, N, K = self.shape.M, self.shape.N, self.shape.K
+        key = (M, N, K, self.seed, self.exact, self.transposed)
+        if _DRAWN.get("key") == key:
+            return _DRAWN["tensors"]
+        _DRAWN.clear()   # the old ones go before the new ones are drawn
         g = torch.Generator(device="cpu").manual_seed(self.seed)
-        dtype = prec.torch_dtype(self.precision)
 
         def draw(rows, cols, transpose):
             size = (cols, rows) if transpose else (rows, cols)
             if self.exact:
-                t = torch.randint(-EXACT_RANGE, EXACT_RANGE + 1, size, generator=g).float()
-            else:
-                t = torch.randn(size, generator=g)
-            t = t.to(dtype=dtype, device=device)
-            return t.T if transpose else t  # a transposed view: same values, strides swapped
+                return torch.randint(-EXACT_RANGE, EXACT_RANGE + 1, size, generator=g).float()
+            return torch.randn(size, generator=g)
 
-        return draw(M, K, self.transposed[0]), draw(K, N, self.transposed[1])
+        tensors = draw(M, K, self.transposed[0]), draw(K, N, self.transposed[1])
+        _DRAWN.update(key=key, tensors=tensors)
+        return tensors
+
+
+_DRAWN: dict = {}   # MatmulCase.draws: the last shape's values (key, tensors)
 
 
 def matmul_reference(a, b):
-    """float64 product and the per-element magnitude sum_k |a_ik b_kj| (on a's device)."""
+    """float64 product and the per-element magnitude sum_k |a_ik b_kj| (on a's device).
+    Within kept_reference() the last pair's are kept with the pair itself: a kept pair's
+    memory cannot be reused while it is kept, and a write into either tensor changes its
+    version, so a hit is always the same values."""
+    keep = "on" in _REFERENCE
+    key = _same_inputs_key(a, b)
+    if keep and _REFERENCE.get("key") == key and _REFERENCE["a"] is a and _REFERENCE["b"] is b:
+        return _REFERENCE["ref"]
     a64, b64 = a.double(), b.double()
-    return a64 @ b64, a64.abs() @ b64.abs()
+    ref = a64 @ b64, a64.abs() @ b64.abs()
+    if keep:
+        _REFERENCE.update(key=key, a=a, b=b, ref=ref)
+    return ref
+
+
+def _same_inputs_key(a, b) -> tuple:
+    return tuple((t.data_ptr(), t._version, tuple(t.shape), t.stride(), t.dtype, str(t.device))
+                 for t in (a, b))
+
+
+_REFERENCE: dict = {}   # within kept_reference(): "on", and the last pair (key, a, b, ref)
+
+
+@contextlib.contextmanager
+def kept_reference():
+    """matmul_reference computes each pair's product once within it (MatmulProblem.judging:
+    the check after timing judges the last timed output and a poisoned rerun, on the same
+    inputs); the kept product goes when it ends."""
+    _REFERENCE.clear()
+    _REFERENCE["on"] = True
+    try:
+        yield
+    finally:
+        _REFERENCE.clear()
 
 
 def rounded_references(a, b, precision: str):
@@ -284,6 +337,9 @@ class MatmulProblem(Problem):
 
     def tolerance(self, shape, precision):
         return 1.0        # errors are in units of each element's own bound (module doc)
+
+    def judging(self):
+        return kept_reference()
 
     def error_map(self, out, inputs, mode="random", precision=None, kernel=None):
         if mode == "nonfinite":
