@@ -21,6 +21,12 @@
 #               same with pip install --no-build-isolation .)
 #     report    make report into $OUT/set (about 7 minutes on the H100 with every kernel;
 #               REPORT_ARGS="--alternate 5 --kernels ..." passes more arguments)
+#     report-start, report-wait
+#               make report as the README gives it, in the background on the GPU machine
+#               (into /tmp/cvt_report_bg/set), for a device whose runs stop at 10 minutes:
+#               report-start starts it and waits up to REPORT_WAIT seconds (default 500);
+#               report-wait, in the next run on the same machine, waits again. Whichever
+#               sees it end copies the set and its log into $OUT/set and $OUT/report.log.
 #     report-4096  the counters of the ladder, the tensor-core rungs, triton_autotuned and
 #               triton_persistent at 4096^3 (fp32, tf32, fp16, bf16) added to SET (default: the
 #               $OUT/set of a `report` stage before it) and the figures redrawn. The
@@ -136,6 +142,27 @@ for stage in "$@"; do
     # shellcheck disable=SC2086  # REPORT_ARGS: more arguments, e.g. "--alternate 5"
     timeout "${REPORT_LIMIT:-540}" python3 -m bench report --out "$OUT/set" --force ${REPORT_ARGS:-} \
       > "$OUT/report.log" 2>&1; echo "report rc=$?"; grep -A12 "^## Summary" "$OUT/set/report.md"
+    ;;
+  report-start|report-wait)
+    bg=/tmp/cvt_report_bg
+    if [ "$stage" = report-start ]; then
+      build
+      rm -rf "$bg"; mkdir -p "$bg"
+      # its own session: the run's end does not stop it
+      setsid nohup bash -c "make report OUT='$bg/set' > '$bg/report.log' 2>&1; echo \$? > '$bg/rc'" \
+        > /dev/null 2>&1 < /dev/null &
+      echo "make report started in the background: $bg/report.log"
+    fi
+    [ -d "$bg" ] || { echo "no make report started on this machine (report-start)"; exit 2; }
+    waited=0
+    while [ ! -f "$bg/rc" ] && [ "$waited" -lt "${REPORT_WAIT:-500}" ]; do sleep 5; waited=$((waited + 5)); done
+    if [ -f "$bg/rc" ]; then
+      echo "make report rc=$(cat "$bg/rc")"; cp -r "$bg/set" "$OUT/set"; cp "$bg/report.log" "$OUT/"
+      grep -A12 "^## Summary" "$OUT/set/report.md"
+    else
+      echo "make report still running after ${waited} s: $(tail -c 300 "$bg/report.log" | tr '\r' '\n' | tail -1)"
+      echo "run report-wait on this machine before it is given back"
+    fi
     ;;
   report-4096)  # SET=a set made by `report` (in an earlier call when one call cannot hold both)
     build
