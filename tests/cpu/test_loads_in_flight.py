@@ -113,7 +113,7 @@ def builds(tmp_path_factory) -> Path:
 
 @needs_tools
 @pytest.mark.parametrize("cu,function,load,loads", CASES,
-                         ids=[f"{c[1].split('kernel_')[1][:24]}" for c in CASES])
+                         ids=[re.sub(r"^_ZN3cvt\d+", "", c[1])[:34] for c in CASES])
 def test_the_headers_loads_are_in_flight_together(cu, function, load, loads, builds):
     """All but one of the batch (ptxas may issue a batch's last load after the first use of
     the first); these four held 1 to 3 before their batches (commit 14b9128)."""
