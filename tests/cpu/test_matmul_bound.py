@@ -113,3 +113,33 @@ def test_the_references_cut_tf32_as_the_independent_reference_does():
     cut = tf32_rounded(x, "truncated")
     finite = torch.isfinite(x)
     assert torch.equal(cut[finite].view(torch.int32), x[finite].view(torch.int32) & -8192)
+
+
+@pytest.mark.parametrize("precision,mode", [("fp32", "random"), ("tf32", "random"),
+                                            ("bf16", "random"), ("fp16", "exact")])
+def test_the_check_judges_c_a_block_of_rows_at_a_time(monkeypatch, precision, mode):
+    """The float64 check goes through C in blocks of rows (row_blocks), so that its
+    temporaries stay small at any shape: blocks of a few rows give the error of one block,
+    and a wrong element in the last row, or a last row left out, is found all the same."""
+    from bench.families.matmul import problems as mp
+
+    g = torch.Generator().manual_seed(3)
+    M, N, K = 37, 11, 300
+    dtype = {"fp32": torch.float32, "tf32": torch.float32, "bf16": torch.bfloat16,
+             "fp16": torch.float16}[precision]
+    if mode == "exact":
+        a = torch.randint(-3, 4, (M, K), generator=g).to(dtype)
+        b = torch.randint(-3, 4, (K, N), generator=g).to(dtype)
+    else:
+        a, b = torch.randn(M, K, generator=g).to(dtype), torch.randn(K, N, generator=g).to(dtype)
+    out = right(precision)(a, b)
+    whole = matmul_error(out, a, b, precision, mode)
+    wrong = out.clone()
+    wrong[-1, -1] += 1
+    monkeypatch.setattr(mp, "BLOCK_ELEMENTS", 2 * N)     # two rows a block, the last one alone
+    assert len(mp.row_blocks(M, N)) == 19 and mp.row_blocks(M, N)[-1] == slice(36, 37)
+    assert mp.row_blocks(0, N) == [slice(0, 0)] and mp.row_blocks(5, 0) == [slice(0, 5)]
+    assert matmul_error(out, a, b, precision, mode) == whole <= 1
+    assert matmul_error(wrong, a, b, precision, mode) > 1
+    assert matmul_error(out[:-1], a, b, precision, mode) == float("inf")   # a row short
+    assert mp.matmul_error_map(out, a, b, precision, mode).shape == (M, N)

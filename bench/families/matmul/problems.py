@@ -145,24 +145,43 @@ class MatmulCase:
 _DRAWN: dict = {}   # MatmulCase.draws: the last shape's values (key, tensors)
 
 
-def matmul_reference(a, b):
-    """float64 product and the per-element magnitude sum_k |a_ik b_kj| (on a's device).
-    Within kept_reference() the last pair's are kept with the pair itself: a hit is the same
-    two tensors, and a write into either changes its version, so a hit is the same values."""
+BLOCK_ELEMENTS = 2**24   # the check's float64 temporaries: a block of C's rows at a time
+
+
+def row_blocks(M: int, N: int) -> list[slice]:
+    """C's rows in blocks of about BLOCK_ELEMENTS elements (at least a row each; one empty
+    block where M is 0): the check judges one block at a time, so its float64 temporaries
+    stay near 128 MiB each at any shape (a 32768 x 32768 output would take tens of GiB at
+    once)."""
+    step = max(1, BLOCK_ELEMENTS // max(N, 1))
+    return [slice(i, min(i + step, M)) for i in range(0, M, step)] or [slice(0, 0)]
+
+
+def matmul_reference(a, b, rows: slice = slice(None), b64=None):
+    """float64 product of A's rows `rows` (all by default) and B, and the per-element
+    magnitude sum_k |a_ik b_kj| (on a's device); b64: a function that gives B and |B| in
+    float64, for a caller that keeps them across blocks. Within kept_reference() the last pair's blocks are kept with the pair
+    itself: a hit is the same two tensors, and a write into either changes its version, so
+    a hit is the same values."""
     # the pair itself, and its writes so far (inference tensors count none: never kept)
     keep = "on" in _REFERENCE and not (a.is_inference() or b.is_inference())
     versions = (a._version, b._version) if keep else None
+    block = rows.indices(a.shape[0])[:2]
     if keep and _REFERENCE.get("a") is a and _REFERENCE.get("b") is b \
-            and _REFERENCE["key"] == versions:
-        return _REFERENCE["ref"]
-    a64, b64 = a.double(), b.double()
-    ref = a64 @ b64, a64.abs() @ b64.abs()
+            and _REFERENCE["key"] == versions and block in _REFERENCE["blocks"]:
+        return _REFERENCE["blocks"][block]
+    b_64, b_abs = b64() if b64 is not None else (b.double(), b.double().abs())
+    a64 = a[rows].double()
+    ref = a64 @ b_64, a64.abs() @ b_abs
     if keep:
-        _REFERENCE.update(a=a, b=b, key=versions, ref=ref)
+        if not (_REFERENCE.get("a") is a and _REFERENCE.get("b") is b
+                and _REFERENCE["key"] == versions):
+            _REFERENCE.update(a=a, b=b, key=versions, blocks={})
+        _REFERENCE["blocks"][block] = ref
     return ref
 
 
-_REFERENCE: dict = {}   # within kept_reference(): "on"; the last pair a, b, key (versions), ref
+_REFERENCE: dict = {}   # within kept_reference(): "on"; the last pair a, b, key, blocks of ref
 
 
 @contextlib.contextmanager
@@ -207,40 +226,63 @@ def _half_smallest_subnormal(dtype) -> float:
     return info.tiny * info.eps / 2
 
 
+def _error_blocks(out, a, b, precision: str | None, mode: str):
+    """Each block of C's rows (row_blocks) with its elements' errors in units of their
+    bounds (module doc; NaN -> inf), one block at a time. Exact mode: 0 where the element
+    equals the float64 product rounded once to the output type, its distance in bounds
+    elsewhere (at least 1). tf32 in random mode: the distance to the nearest of the nine
+    references."""
+    import torch
+
+    precision = precision_of(out, precision)
+    roundings = ROUNDINGS.get(precision, ("kept",)) if mode != "exact" else ("kept",)
+    forms: dict = {}   # B in float64 as a kernel may hold it, and |B|: made once, when needed
+
+    def held(how):
+        if how not in forms:
+            forms[how] = tf32_rounded(b, how).double() if how != "abs" else held("kept").abs()
+        return forms[how]
+
+    for rows in row_blocks(out.shape[0], out.shape[1]):
+        o = out[rows].double()
+        ref, mag = matmul_reference(a, b, rows, lambda: (held("kept"), held("abs")))
+        bound = matmul_bound(ref, mag, a.shape[1], precision)
+        if mode == "exact":
+            rounded = ref.to(out.dtype).double()
+            same = (o == rounded) | (torch.isnan(o) & torch.isnan(rounded))
+            dist = (o - rounded).abs() / bound
+            err = torch.where(same, torch.zeros_like(dist), torch.clamp(dist, min=1.0))
+        else:
+            diff = (o - ref).abs()
+            for ha in roundings if len(roundings) > 1 else ():   # tf32's other eight
+                a_cut = tf32_rounded(a[rows], ha).double()
+                for hb in roundings:
+                    if (ha, hb) != ("kept", "kept"):
+                        diff = torch.minimum(diff, (o - a_cut @ held(hb)).abs())
+            err = diff / bound
+        yield rows, torch.where(torch.isnan(err), torch.full_like(err, math.inf), err)
+
+
 def matmul_error_map(out, a, b, precision: str | None = None, mode: str = "random"):
-    """Every element's error in units of its bound (module doc); NaN -> inf; None if the
-    shape is wrong. Exact mode: 0 where the element equals the float64 product rounded
-    once to the output type, its distance in bounds elsewhere (at least 1)."""
+    """Every element's error in units of its bound (_error_blocks); None if the shape is
+    wrong."""
     import torch
 
     if tuple(out.shape) != (a.shape[0], b.shape[1]):
         return None
-    precision = precision_of(out, precision)
-    o = out.double()
-    ref, mag = matmul_reference(a, b)
-    bound = matmul_bound(ref, mag, a.shape[1], precision)
-    if mode == "exact":
-        rounded = ref.to(out.dtype).double()
-        same = (o == rounded) | (torch.isnan(o) & torch.isnan(rounded))
-        dist = (o - rounded).abs() / bound
-        err = torch.where(same, torch.zeros_like(dist), torch.clamp(dist, min=1.0))
-    else:
-        diff = (o - ref).abs()
-        for r in rounded_references(a, b, precision):
-            diff = torch.minimum(diff, (o - r).abs())
-        err = diff / bound
-    return torch.where(torch.isnan(err), torch.full_like(err, math.inf), err)
+    return torch.cat([err for _rows, err in _error_blocks(out, a, b, precision, mode)])
 
 
 def matmul_error(out, a, b, precision: str | None = None, mode: str = "random") -> float:
     """Largest element error in units of its bound (module doc): at most 1 passes; inf if
-    the output has the wrong shape or a NaN."""
-    err = matmul_error_map(out, a, b, precision, mode)
-    if err is None:
+    the output has the wrong shape or a NaN. One block of rows at a time (row_blocks)."""
+    if tuple(out.shape) != (a.shape[0], b.shape[1]):
         return math.inf
-    if err.numel() == 0:
-        return 0.0
-    return float(err.max())
+    worst = 0.0
+    for _rows, err in _error_blocks(out, a, b, precision, mode):
+        if err.numel():
+            worst = max(worst, float(err.max()))
+    return worst
 
 
 class MatmulProblem(Problem):
