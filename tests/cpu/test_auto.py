@@ -48,6 +48,9 @@ def test_cuda_auto_rules(shape, precision, op):
     ((1024, 1024, 1024), 1),      # the partials would outweigh the operands
     ((512, 512, 16384), 8),
     ((128, 128, 200), 1),         # 4 k tiles: too few to share
+    ((16, 8192, 8192), 4),        # the 64-row tile, two blocks per SM: 264 / 64 tiles
+    ((64, 4096, 14336), 8),       # 32 tiles of 64 x 128: 264 / 32
+    ((65, 4096, 14336), 4),       # 64 tiles of 128 x 128 (two rows of them), one block per SM
 ])
 def test_split_k_splits_repeat_the_launchers_rule(shape, splits):
     assert auto.splits(*shape, sms=132) == splits
@@ -172,3 +175,19 @@ def test_split_k_fp32s_narrow_tile_fits_its_blocks_per_sm():
     bk, bm, bn = p["SPLIT_K_FP32_BK"], p["SPLIT_K_FP32_BM"], p["SPLIT_K_FP32_NARROW_BN"]
     smem = p["SPLIT_K_FP32_STAGES"] * (bk * (bm + 4) + bk * bn) * 4
     assert blocks * (smem + 1024) <= 228 * 1024
+
+
+def test_split_k_short_tile_counts_half_the_padded_multiply_adds():
+    """cuda_split_k's model at M <= 64 is t2's count on a 64-row tile: the same loads, half
+    the multiply-adds of the 128-row tile (cuda/matmul_split_k.cu, "short")."""
+    from bench import registry
+    from bench.families.matmul.models import MatmulShape
+
+    kernel = registry.get("cuda_split_k")
+    p = dict(kernel.params(), precision="bf16")
+    short = kernel.model(MatmulShape(16, 8192, 8192), p)
+    tall = kernel.model(MatmulShape(65, 8192, 8192), p)
+    assert p["SHORT_BM"] == 64
+    assert short.fma * 2 == tall.fma      # one row of 64-row tiles against one of 128
+    assert short.global_loads == tall.global_loads - 49 * 8192 * 64   # A's 49 rows more
+
