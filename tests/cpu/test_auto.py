@@ -172,3 +172,20 @@ def test_split_k_fp32s_narrow_tile_fits_its_blocks_per_sm():
     bk, bm, bn = p["SPLIT_K_FP32_BK"], p["SPLIT_K_FP32_BM"], p["SPLIT_K_FP32_NARROW_BN"]
     smem = p["SPLIT_K_FP32_STAGES"] * (bk * (bm + 4) + bk * bn) * 4
     assert blocks * (smem + 1024) <= 228 * 1024
+
+
+def test_triton_split_k_fills_whole_rounds_where_tiles_are_few():
+    """triton_split_k's splits (triton_impl/matmul_split_k.py, "splits"): the few-tile tile
+    rounds slots / tiles down, as cuda_split_k does, so that no program waits for a second
+    round; the skinny tile rounds up."""
+    from triton_impl import matmul_split_k as sk
+
+    # 512 x 512 x 16384 in bf16: 32 tiles of 64 x 128, 256 k tiles of 64, 2 x 132 slots
+    assert sk.splits_for(32, 256, 132, 10**9, 2, whole_rounds=True) == (8, 32)
+    assert sk.splits_for(32, 256, 132, 10**9, 2) == (9, 29)                 # 288 programs
+    # 256 x 256 x 65536 in fp32: 16 tiles of 64 x 64: 16 splits (256 programs), not 17
+    assert sk.splits_for(16, 2048, 132, 10**9, 2, whole_rounds=True)[0] == 16
+    # more tiles than slots: one split either way
+    assert sk.splits_for(300, 64, 132, 10**9, 2, whole_rounds=True) == (1, 64)
+    # 16 x 8192 x 8192, the skinny tile: 128 tiles of 16 x 64 -> 3 splits of 22 k tiles
+    assert sk.splits_for(128, 64, 132, 10**9, 2) == (3, 22)
