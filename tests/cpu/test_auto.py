@@ -191,3 +191,19 @@ def test_split_k_short_tile_counts_half_the_padded_multiply_adds():
     assert short.fma * 2 == tall.fma      # one row of 64-row tiles against one of 128
     assert short.global_loads == tall.global_loads - 49 * 8192 * 64   # A's 49 rows more
 
+
+def test_triton_split_k_fills_whole_rounds_where_tiles_are_few():
+    """triton_split_k's splits (triton_impl/matmul_split_k.py, "splits"): the few-tile tile
+    rounds slots / tiles down, as cuda_split_k does, so that no program waits for a second
+    round; the skinny tile rounds up."""
+    from triton_impl import matmul_split_k as sk
+
+    # 512 x 512 x 16384 in bf16: 32 tiles of 64 x 128, 256 k tiles of 64, 2 x 132 slots
+    assert sk.splits_for(32, 256, 132, 10**9, 2, whole_rounds=True) == (8, 32)
+    assert sk.splits_for(32, 256, 132, 10**9, 2) == (9, 29)                 # 288 programs
+    # 256 x 256 x 65536 in fp32: 16 tiles of 64 x 64: 16 splits (256 programs), not 17
+    assert sk.splits_for(16, 2048, 132, 10**9, 2, whole_rounds=True)[0] == 16
+    # more tiles than slots: one split either way
+    assert sk.splits_for(300, 64, 132, 10**9, 2, whole_rounds=True) == (1, 64)
+    # 16 x 8192 x 8192, the skinny tile: 128 tiles of 16 x 64 -> 3 splits of 22 k tiles
+    assert sk.splits_for(128, 64, 132, 10**9, 2) == (3, 22)
