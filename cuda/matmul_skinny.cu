@@ -213,10 +213,11 @@ matmul_skinny_kernel_cols(const T* __restrict__ A, const T* __restrict__ B, T* _
 // N small: C[c, r] = sum over split blockIdx.y's k range of A[c, k] B[k, r], r < rows (<= R),
 // c < M: the rows of A are the big output dimension. One split: the warp stores C; more:
 // W[split][r][c].
-// fp32 at R = 16: compiled for 4 blocks per SM (128 registers), as it ran before its loads
-// moved ahead of the staging (168 registers and 3 blocks made 8192 x 16 x 8192 18% slower)
+// fp32 at R = 16: compiled for 3 blocks per SM (168 registers). At 4 (128 registers) the
+// vector staging of B spilled; with B staged by element, 168 registers and 3 blocks had made
+// 8192 x 16 x 8192 18% slower than 4 blocks.
 template <class T, int R, bool VECTOR>
-__global__ void __launch_bounds__(kSkinnyThreads, R == 16 && sizeof(T) == 4 ? 4 : 1)
+__global__ void __launch_bounds__(kSkinnyThreads, R == 16 && sizeof(T) == 4 ? 3 : 1)
 matmul_skinny_kernel_rows(const T* __restrict__ A, const T* __restrict__ B, T* __restrict__ C,
                           float* __restrict__ W, int rows, int64_t M, int64_t K,
                           int64_t split_k) {
