@@ -181,6 +181,11 @@ def test_the_two_judgements_share_one_reference_and_still_fail_a_wrong_rerun(mon
     assert mp._REFERENCE == {}                   # nothing kept once the context ends
     ref, _mag = mp.matmul_reference(a, b)
     assert mp._REFERENCE == {}                   # nor outside it
+    with torch.inference_mode():                 # no version counter: never kept
+        a, b = torch.randn(9, 7), torch.randn(7, 5)
+        with problem.judging():
+            assert verify_after_timing(a @ b, lambda: a @ b, _matmul_judge(a, b)) == ""
+            assert "key" not in mp._REFERENCE
 
 
 def test_matmul_inputs_are_new_tensors_of_values_drawn_once_per_shape(monkeypatch):

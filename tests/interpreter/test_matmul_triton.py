@@ -35,7 +35,8 @@ TWINS = {
     "v3": (matmul_v3_smem_tiling, {"L": 16, "S": 8}, 16),
 }
 SMALL_DOT_TILE = dict(BLOCK_M=16, BLOCK_N=16, BLOCK_K=16, GROUP_M=2, num_warps=4, num_stages=2)
-SEEDS = {  # the seed kernels: module, small-tile keyword
+SOURCE_KERNELS = {  # the matmuls of Triton's matrix-multiplication tutorial (grouped) and of
+    # "Meet Triton" (batched): module, small-tile keyword
     "grouped": (matmul_grouped, "tile"),
     "batched": (matmul_batched, "tile"),
 }
@@ -94,13 +95,13 @@ def test_twin_params_follow_the_cuda_header():
     assert p3["num_warps"] == (h["V3_L"] // h["V3_V"]) ** 2 // 32
 
 
-# --------------------------------------------------------------------------- seed kernels
+# ------------------------------------------------------------- the source documents' kernels
 
 @pytest.mark.parametrize("exact", [False, True], ids=["random", "exact"])
 @pytest.mark.parametrize("precision", ["fp32", "tf32", "fp16"])
-@pytest.mark.parametrize("kind", list(SEEDS))
-def test_seed_kernel_small_tiles_every_edge(kind, precision, exact):
-    mod, _ = SEEDS[kind]
+@pytest.mark.parametrize("kind", list(SOURCE_KERNELS))
+def test_source_kernel_small_tiles_every_edge(kind, precision, exact):
+    mod, _ = SOURCE_KERNELS[kind]
     for shape in edge_shapes(16):
         a, b = MatmulCase(shape, precision, exact=exact, seed=shape.N).inputs("cpu")
         out = mod._matmul(a, b, precision, tile=SMALL_DOT_TILE)
@@ -138,7 +139,7 @@ def test_autotuned_remembers_its_config():
 
 @pytest.mark.parametrize("transposed", [(True, False), (False, True), (True, True)])
 @pytest.mark.parametrize("kind", ["grouped", "autotuned", "batched"])
-def test_seed_kernels_use_strides(kind, transposed):
+def test_source_kernels_use_strides(kind, transposed):
     """Column-major views are used as they are (no copies), and give the right answer."""
     mod = {"grouped": matmul_grouped, "autotuned": matmul_autotuned,
            "batched": matmul_batched}[kind]

@@ -150,18 +150,22 @@ def matmul_reference(a, b):
     Within kept_reference() the last pair's are kept with the pair itself: a kept pair's
     memory cannot be reused while it is kept, and a write into either tensor changes its
     version, so a hit is always the same values."""
-    keep = "on" in _REFERENCE
-    key = _same_inputs_key(a, b)
-    if keep and _REFERENCE.get("key") == key and _REFERENCE["a"] is a and _REFERENCE["b"] is b:
+    key = _same_inputs_key(a, b) if "on" in _REFERENCE else None
+    if key is not None and _REFERENCE.get("key") == key and _REFERENCE["a"] is a \
+            and _REFERENCE["b"] is b:
         return _REFERENCE["ref"]
     a64, b64 = a.double(), b.double()
     ref = a64 @ b64, a64.abs() @ b64.abs()
-    if keep:
+    if key is not None:
         _REFERENCE.update(key=key, a=a, b=b, ref=ref)
     return ref
 
 
-def _same_inputs_key(a, b) -> tuple:
+def _same_inputs_key(a, b) -> tuple | None:
+    """What identifies a pair's values while it is kept; None for inference tensors, which
+    count no writes (their product is then never kept)."""
+    if a.is_inference() or b.is_inference():
+        return None
     return tuple((t.data_ptr(), t._version, tuple(t.shape), t.stride(), t.dtype, str(t.device))
                  for t in (a, b))
 

@@ -1,0 +1,136 @@
+"""CPU tier: the loads a kernel's header says are in flight together are, in its SASS.
+
+A memory-bound kernel reaches the bandwidth of the bytes it holds in flight over the
+memory latency (Little's law), and the source's order is no promise: ptxas moves a load
+next to its first use to stay near its register target, and where a vector path and an
+element path meet it may unpack a vector right after its load. Either way the next load
+waits for the one before (the skinny kernel's loads, in docs/performance/shapes.md). This
+test compiles the kernel for sm_90 as the extension does, disassembles it
+(cuobjdump: the CUDA toolkit's, or the copy Triton's wheel ships) and counts how many of
+the chosen loads are issued before any instruction reads what one of them loaded.
+"""
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+# the same on every machine: fast tier without a GPU, slow tier beside one (tests/conftest.py)
+pytestmark = pytest.mark.same_everywhere
+
+ROOT = Path(__file__).resolve().parents[2]
+NVCC = shutil.which("nvcc")
+
+
+def cuobjdump() -> str | None:
+    found = shutil.which("cuobjdump")
+    if found:
+        return found
+    try:
+        import triton
+    except ImportError:
+        return None
+    bundled = Path(triton.__file__).parent / "backends" / "nvidia" / "bin" / "cuobjdump"
+    return str(bundled) if bundled.exists() else None
+
+
+CUOBJDUMP = cuobjdump()
+needs_tools = pytest.mark.skipif(NVCC is None or CUOBJDUMP is None,
+                                 reason="needs nvcc and cuobjdump")
+
+INSTRUCTION = re.compile(r"/\*[0-9a-f]{4,}\*/\s+(?:@!?U?P\w+\s+)?([A-Z][\w.]*)\s*([^;]*);")
+REGISTER = re.compile(r"\bR(\d+)\b")
+WIDTH = {"128": 4, "64": 2}     # registers one load of LDG.E.128 / LDG.E.64 writes
+
+
+def sass(cu: str, function: str, folder: Path) -> list[tuple[str, str]]:
+    """(opcode, operands) of every instruction of `function` in cuda/`cu`, built for sm_90
+    into `folder` (once per file and folder)."""
+    cubin = folder / (Path(cu).stem + ".cubin")
+    if not cubin.exists():
+        built = subprocess.run([NVCC, "-arch=sm_90", "-O3", "-std=c++17", "-cubin", "-I", "cuda",
+                                f"cuda/{cu}", "-o", str(cubin)], capture_output=True, text=True,
+                               cwd=ROOT)
+        assert built.returncode == 0, built.stderr
+    listing = subprocess.run([CUOBJDUMP, "-sass", "-fun", function, str(cubin)],
+                             capture_output=True, text=True)
+    assert listing.returncode == 0, listing.stderr
+    code = INSTRUCTION.findall(listing.stdout)
+    assert code, f"{function}: no SASS in\n{listing.stdout[:2000]}"
+    return code
+
+
+def most_in_flight(code: list[tuple[str, str]], load: str) -> int:
+    """The most loads of opcode prefix `load` issued one after another before an
+    instruction reads a register one of them writes (the longest such run in the code)."""
+    best = 0
+    for start, (op, _) in enumerate(code):
+        if not op.startswith(load):
+            continue
+        pending: set[int] = set()
+        count = 0
+        for op, operands in code[start:]:
+            regs = [int(r) for r in REGISTER.findall(operands)]
+            if op.startswith(load):
+                first = regs[0]
+                width = WIDTH.get(op.split(".")[2], 1) if op.count(".") >= 2 else 1
+                # its address registers are read: one of them may be a pending load's
+                if pending & set(regs[1:]):
+                    break
+                pending |= set(range(first, first + width))
+                count += 1
+            elif pending & set(regs[1:] if not op.startswith(("ST", "RED", "ATOM")) else regs):
+                break
+            elif op.startswith(("BRA", "BAR", "EXIT", "RET")):
+                break
+        best = max(best, count)
+    return best
+
+
+# (file, kernel, SASS load opcode prefix, loads the kernel's header puts in flight)
+CASES = [
+    # M small in 16 bits: a batch of 8 pieces of B (cuda/matmul_skinny.cu, "in flight")
+    ("matmul_skinny.cu", "_ZN3cvt25matmul_skinny_kernel_colsI6__halfLi4ELb1EEEvPKT_S4_PS2_Pfilll",
+     "LDG.E.128", 8),
+    ("matmul_skinny.cu",
+     "_ZN3cvt25matmul_skinny_kernel_colsI13__nv_bfloat16Li4ELb1EEEvPKT_S4_PS2_Pfilll",
+     "LDG.E.128", 8),
+    # N small: a chunk's U * WR = 8 pieces of A
+    ("matmul_skinny.cu", "_ZN3cvt25matmul_skinny_kernel_rowsI6__halfLi4ELb1EEEvPKT_S4_PS2_Pfilll",
+     "LDG.E.128", 8),
+    ("matmul_skinny.cu", "_ZN3cvt25matmul_skinny_kernel_rowsIfLi1ELb1EEEvPKT_S3_PS1_Pfilll",
+     "LDG.E.128", 8),
+]
+
+
+@pytest.fixture(scope="module")
+def builds(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("sass")
+
+
+@needs_tools
+@pytest.mark.parametrize("cu,function,load,loads", CASES,
+                         ids=[f"{c[1].split('kernel_')[1][:24]}" for c in CASES])
+def test_the_headers_loads_are_in_flight_together(cu, function, load, loads, builds):
+    """All but one of the batch (ptxas may issue a batch's last load after the first use of
+    the first); these four held 1 to 3 before their batches (commit 14b9128)."""
+    assert most_in_flight(sass(cu, function, builds), load) >= loads - 1
+
+
+def test_the_count_stops_at_the_first_use():
+    """The counter itself, on hand-written SASS: the PRMT waits for the first load only, so
+    the second, third and fourth are in flight together until the FFMA reads the third."""
+    code = INSTRUCTION.findall("""
+        /*0100*/  LDG.E.128.CONSTANT R4, desc[UR8][R20.64] ;
+        /*0110*/  LDG.E.128.CONSTANT R8, desc[UR8][R20.64+0x10] ;
+        /*0120*/  PRMT R30, R5, 0x7610, R30 ;
+        /*0130*/  LDG.E.128.CONSTANT R12, desc[UR8][R20.64+0x20] ;
+        /*0140*/  @!P0 LDG.E.128.CONSTANT R16, desc[UR8][R20.64+0x30] ;
+        /*0150*/  FFMA R40, R13, R2, R40 ;
+    """)
+    assert [op for op, _ in code][:3] == ["LDG.E.128.CONSTANT", "LDG.E.128.CONSTANT", "PRMT"]
+    assert most_in_flight(code, "LDG.E.128") == 3
+    assert most_in_flight(code[:3], "LDG.E.128") == 2
