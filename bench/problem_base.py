@@ -1,6 +1,8 @@
 """The interface every op's Problem implements (bench/families/ brings them; bench/problems.py finds them)."""
 from __future__ import annotations
 
+import contextlib
+
 MODES = ("random", "exact", "nonfinite")
 REQUIRED = object()     # an argument without a default (Problem.arguments)
 
@@ -67,8 +69,6 @@ class Problem:
         """A context within which error() may judge several outputs of one kernel on the
         same inputs at the cost of one reference (the harness's check after timing judges
         two); what it keeps goes when the context ends. By default nothing is kept."""
-        import contextlib
-
         return contextlib.nullcontext()
 
     def error_map(self, out, inputs, mode: str = "random", precision: str | None = None,

@@ -89,9 +89,10 @@ constexpr int kSkinnyBatch = 8;   // M small: 16-byte pieces a thread loads befo
 // three loads ahead of their use), and the split is planned for 5; in fp32 8, as planned
 // (it read at ~80% of copy bandwidth so). R = 8, 16: no bound (their sums need the room).
 constexpr int kSkinnyColsBlocks16 = 5;
+constexpr bool skinny_cols_16(int elem_bytes, int rows) { return elem_bytes == 2 && rows <= 4; }
 template <class T, int R>
 constexpr int skinny_cols_min_blocks() {
-  return R > 4 ? 1 : sizeof(T) == 2 ? kSkinnyColsBlocks16 : CVT_SKINNY_BLOCKS_PER_SM;
+  return R > 4 ? 1 : skinny_cols_16(sizeof(T), R) ? kSkinnyColsBlocks16 : CVT_SKINNY_BLOCKS_PER_SM;
 }
 constexpr int kSkinnyReduceThreads = 256;
 static_assert(CVT_SKINNY_MAX_R == 16, "the launcher instantiates R = 1, 2, 4, 8, 16");
@@ -374,7 +375,7 @@ static bool plan_skinny(int64_t M, int64_t N, int64_t K, int elem_bytes, int sms
     p->splits = 0;
     return true;
   }
-  const int per_sm = !p->n_small && elem_bytes == 2 && p->rows <= 4 ? kSkinnyColsBlocks16
+  const int per_sm = !p->n_small && skinny_cols_16(elem_bytes, p->rows) ? kSkinnyColsBlocks16
                                                                       : CVT_SKINNY_BLOCKS_PER_SM;
   int64_t s = p->gx > 0 ? static_cast<int64_t>(per_sm) * sms / p->gx : 1;
   if (s > CVT_SKINNY_MAX_SPLITS) s = CVT_SKINNY_MAX_SPLITS;

@@ -6,7 +6,7 @@ next to its first use to stay near its register target, and where a vector path 
 element path meet it may unpack a vector right after its load. Either way the next load
 waits for the one before (the skinny kernel's loads, in docs/performance/shapes.md). This
 test compiles the kernel for sm_90 as the extension does, disassembles it
-(cuobjdump: the CUDA toolkit's, or the copy Triton's wheel ships) and counts how many of
+(the cuobjdump Triton compiles with, bench/wgmma_hazards.py) and counts how many of
 the chosen loads are issued before any instruction reads what one of them loaded.
 """
 from __future__ import annotations
@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from bench import wgmma_hazards
+
 # the same on every machine: fast tier without a GPU, slow tier beside one (tests/conftest.py)
 pytestmark = pytest.mark.same_everywhere
 
@@ -25,23 +27,8 @@ ROOT = Path(__file__).resolve().parents[2]
 NVCC = shutil.which("nvcc")
 
 
-def cuobjdump() -> str | None:
-    found = shutil.which("cuobjdump")
-    if found:
-        return found
-    try:
-        import triton
-    except ImportError:
-        return None
-    bundled = Path(triton.__file__).parent / "backends" / "nvidia" / "bin" / "cuobjdump"
-    return str(bundled) if bundled.exists() else None
-
-
-CUOBJDUMP = cuobjdump()
-needs_tools = pytest.mark.skipif(NVCC is None or CUOBJDUMP is None,
-                                 reason="needs nvcc and cuobjdump")
-
-INSTRUCTION = re.compile(r"/\*[0-9a-f]{4,}\*/\s+(?:@!?U?P\w+\s+)?([A-Z][\w.]*)\s*([^;]*);")
+needs_nvcc = pytest.mark.skipif(NVCC is None, reason="nvcc not on PATH")
+PREDICATE = re.compile(r"^@!?U?P\w+\s+")
 REGISTER = re.compile(r"\bR(\d+)\b")
 WIDTH = {"128": 4, "64": 2}     # registers one load of LDG.E.128 / LDG.E.64 writes
 
@@ -55,12 +42,21 @@ def sass(cu: str, function: str, folder: Path) -> list[tuple[str, str]]:
                                 f"cuda/{cu}", "-o", str(cubin)], capture_output=True, text=True,
                                cwd=ROOT)
         assert built.returncode == 0, built.stderr
-    listing = subprocess.run([CUOBJDUMP, "-sass", "-fun", function, str(cubin)],
-                             capture_output=True, text=True)
+    listing = subprocess.run([wgmma_hazards._tool("cuobjdump"), "-sass", "-fun", function,
+                              str(cubin)], capture_output=True, text=True)
     assert listing.returncode == 0, listing.stderr
-    code = INSTRUCTION.findall(listing.stdout)
+    code = instructions(listing.stdout)
     assert code, f"{function}: no SASS in\n{listing.stdout[:2000]}"
     return code
+
+
+def instructions(listing: str) -> list[tuple[str, str]]:
+    """(opcode, operands) of every instruction of a SASS listing, predicates dropped."""
+    out = []
+    for _address, text in wgmma_hazards._instructions(listing):
+        op, _, operands = PREDICATE.sub("", text).partition(" ")
+        out.append((op, operands))
+    return out
 
 
 def most_in_flight(code: list[tuple[str, str]], load: str) -> int:
@@ -115,7 +111,7 @@ def builds(tmp_path_factory) -> Path:
     return tmp_path_factory.mktemp("sass")
 
 
-@needs_tools
+@needs_nvcc
 @pytest.mark.parametrize("cu,function,load,loads", CASES,
                          ids=[re.sub(r"^_ZN3cvt\d+", "", c[1])[:34] for c in CASES])
 def test_the_headers_loads_are_in_flight_together(cu, function, load, loads, builds):
@@ -128,7 +124,7 @@ def test_the_headers_loads_are_in_flight_together(cu, function, load, loads, bui
 def test_the_count_stops_at_the_first_use():
     """The counter itself, on hand-written SASS: the PRMT waits for the first load only, so
     the second, third and fourth are in flight together until the FFMA reads the third."""
-    code = INSTRUCTION.findall("""
+    code = instructions("""
         /*0100*/  LDG.E.128.CONSTANT R4, desc[UR8][R20.64] ;
         /*0110*/  LDG.E.128.CONSTANT R8, desc[UR8][R20.64+0x10] ;
         /*0120*/  PRMT R30, R5, 0x7610, R30 ;

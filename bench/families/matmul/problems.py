@@ -147,30 +147,22 @@ _DRAWN: dict = {}   # MatmulCase.draws: the last shape's values (key, tensors)
 
 def matmul_reference(a, b):
     """float64 product and the per-element magnitude sum_k |a_ik b_kj| (on a's device).
-    Within kept_reference() the last pair's are kept with the pair itself: a kept pair's
-    memory cannot be reused while it is kept, and a write into either tensor changes its
-    version, so a hit is always the same values."""
-    key = _same_inputs_key(a, b) if "on" in _REFERENCE else None
-    if key is not None and _REFERENCE.get("key") == key and _REFERENCE["a"] is a \
-            and _REFERENCE["b"] is b:
+    Within kept_reference() the last pair's are kept with the pair itself: a hit is the same
+    two tensors, and a write into either changes its version, so a hit is the same values."""
+    # the pair itself, and its writes so far (inference tensors count none: never kept)
+    keep = "on" in _REFERENCE and not (a.is_inference() or b.is_inference())
+    versions = (a._version, b._version) if keep else None
+    if keep and _REFERENCE.get("a") is a and _REFERENCE.get("b") is b \
+            and _REFERENCE["key"] == versions:
         return _REFERENCE["ref"]
     a64, b64 = a.double(), b.double()
     ref = a64 @ b64, a64.abs() @ b64.abs()
-    if key is not None:
-        _REFERENCE.update(key=key, a=a, b=b, ref=ref)
+    if keep:
+        _REFERENCE.update(a=a, b=b, key=versions, ref=ref)
     return ref
 
 
-def _same_inputs_key(a, b) -> tuple | None:
-    """What identifies a pair's values while it is kept; None for inference tensors, which
-    count no writes (their product is then never kept)."""
-    if a.is_inference() or b.is_inference():
-        return None
-    return tuple((t.data_ptr(), t._version, tuple(t.shape), t.stride(), t.dtype, str(t.device))
-                 for t in (a, b))
-
-
-_REFERENCE: dict = {}   # within kept_reference(): "on", and the last pair (key, a, b, ref)
+_REFERENCE: dict = {}   # within kept_reference(): "on"; the last pair a, b, key (versions), ref
 
 
 @contextlib.contextmanager
