@@ -90,7 +90,10 @@ def splits(M: int, N: int, K: int, sms: int = H100_SMS, precision: str = "bf16")
         per_16 = 16 // nbytes
         K, N = -(-K // per_16) * per_16, -(-N // per_16) * per_16
     bn, per_sm = split_k_fp32_tile(N) if precision == "fp32" else (p[f"{name}_BN"], 1)
-    tiles = -(-M // p[f"{name}_BM"]) * -(-N // bn)
+    bm = p[f"{name}_BM"]
+    if name == "SPLIT_K" and M <= p["SPLIT_K_SHORT_BM"]:   # its 64-row tile, two blocks per SM
+        bm, per_sm = p["SPLIT_K_SHORT_BM"], p["SPLIT_K_SHORT_BLOCKS"]
+    tiles = -(-M // bm) * -(-N // bn)
     k_tiles = -(-K // p[f"{name}_BK"])
     by_bytes = (M * K + K * N + M * N) * nbytes // (M * N * 4) if M * N else 0
     count = min(sms * per_sm // max(tiles, 1), k_tiles // p[f"{name}_MIN_RUN"], by_bytes)

@@ -358,6 +358,9 @@
 // of at least CVT_SPLIT_K_MIN_RUN k tiles (cuda/matmul_split_k.cu, "splits"), the float32
 // partial tiles summed in split order by a second kernel. BM and BK are t2's (fixed).
 #define CVT_SPLIT_K_BM 128
+// where M <= SHORT_BM: a SHORT_BM x BN tile, one warpgroup, SHORT_BLOCKS blocks per SM
+#define CVT_SPLIT_K_SHORT_BM 64
+#define CVT_SPLIT_K_SHORT_BLOCKS 2
 #define CVT_SPLIT_K_BK 64
 #define CVT_SPLIT_K_BN 128
 #define CVT_SPLIT_K_STAGES 4

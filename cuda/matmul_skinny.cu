@@ -214,10 +214,11 @@ matmul_skinny_kernel_cols(const T* __restrict__ A, const T* __restrict__ B, T* _
 // N small: C[c, r] = sum over split blockIdx.y's k range of A[c, k] B[k, r], r < rows (<= R),
 // c < M: the rows of A are the big output dimension. One split: the warp stores C; more:
 // W[split][r][c].
-// fp32 at R = 16: compiled for 4 blocks per SM (128 registers), as it ran before its loads
-// moved ahead of the staging (168 registers and 3 blocks made 8192 x 16 x 8192 18% slower)
+// fp32 at R = 16: compiled for 3 blocks per SM (168 registers). At 4 (128 registers) the
+// vector staging of B spilled; with B staged by element, 168 registers and 3 blocks had made
+// 8192 x 16 x 8192 18% slower than 4 blocks.
 template <class T, int R, bool VECTOR>
-__global__ void __launch_bounds__(kSkinnyThreads, R == 16 && sizeof(T) == 4 ? 4 : 1)
+__global__ void __launch_bounds__(kSkinnyThreads, R == 16 && sizeof(T) == 4 ? 3 : 1)
 matmul_skinny_kernel_rows(const T* __restrict__ A, const T* __restrict__ B, T* __restrict__ C,
                           float* __restrict__ W, int rows, int64_t M, int64_t K,
                           int64_t split_k) {
@@ -235,6 +236,7 @@ matmul_skinny_kernel_rows(const T* __restrict__ A, const T* __restrict__ B, T* _
   const int64_t k_lo = static_cast<int64_t>(blockIdx.y) * split_k;
   const int64_t k_hi = k_lo + split_k < K ? k_lo + split_k : K;
   const int own = M - c0 < WR ? static_cast<int>(M - c0) : WR;  // this warp's rows; <= 0: none
+  const bool b_vector = I > 1 && rows % I == 0 && reinterpret_cast<uintptr_t>(B) % (I * sizeof(T)) == 0;
 
   float acc[WR][R] = {};
   for (int64_t kc = k_lo; kc < k_hi; kc += KC) {
@@ -265,12 +267,32 @@ matmul_skinny_kernel_rows(const T* __restrict__ A, const T* __restrict__ B, T* _
 
     __syncthreads();  // the previous chunk is read by everyone before it is overwritten
     // consecutive threads fill consecutive floats of sB (no bank conflict), reading B's
-    // values from the chunk's KC * rows contiguous ones (L2 hits after the first block)
-    for (int e = threadIdx.x; e < KC * R; e += kSkinnyThreads) {
-      const int i = e % I, l = e / I % 32, j = e / (32 * I) % J, uv = e / (32 * R);
-      const int r = j * I + i, kk = ((uv / VK) * 32 + l) * VK + uv % VK;
-      const int64_t k = kc + kk;
-      sB[e] = r < rows && k < k_hi ? to_float(B[k * rows + r]) : 0.0f;
+    // values from the chunk's KC * rows contiguous ones (L2 hits after the first block).
+    // Where rows is a multiple of I (and B aligned to I values), the I values of one k and
+    // r-group are consecutive in B as in sB: one load and one store each (at R = 16 in fp32,
+    // 8 loads of 16 bytes per thread and chunk instead of 32 of 4)
+    if (b_vector) {
+      for (int e = threadIdx.x * I; e < KC * R; e += kSkinnyThreads * I) {
+        const int l = e / I % 32, j = e / (32 * I) % J, uv = e / (32 * R);
+        const int64_t k = kc + ((uv / VK) * 32 + l) * VK + uv % VK;
+        Pack<float, I> f;
+        if (j * I < rows && k < k_hi) {
+          const Pack<T, I> v = *reinterpret_cast<const Pack<T, I>*>(&B[k * rows + j * I]);
+#pragma unroll
+          for (int i = 0; i < I; ++i) f.v[i] = to_float(v.v[i]);
+        } else {
+#pragma unroll
+          for (int i = 0; i < I; ++i) f.v[i] = 0.0f;
+        }
+        *reinterpret_cast<Pack<float, I>*>(&sB[e]) = f;
+      }
+    } else {
+      for (int e = threadIdx.x; e < KC * R; e += kSkinnyThreads) {
+        const int i = e % I, l = e / I % 32, j = e / (32 * I) % J, uv = e / (32 * R);
+        const int r = j * I + i, kk = ((uv / VK) * 32 + l) * VK + uv % VK;
+        const int64_t k = kc + kk;
+        sB[e] = r < rows && k < k_hi ? to_float(B[k * rows + r]) : 0.0f;
+      }
     }
     __syncthreads();
     if (own <= 0) continue;  // past the last row: nothing loaded, but the barriers above

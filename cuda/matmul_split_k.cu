@@ -12,13 +12,21 @@
 //             and no block waits for another (t5's owner waits for its helpers and adds their
 //             partials alone; that is cheap at 2 parts, not at 132).
 //   change    from t2: the block tile is 128 x 128 (BN = 128: four times the tiles of t5's
-//             256 x 256 clusters, so fewer splits are needed); grid (tiles, S), each block's
+//             256 x 256 clusters, so fewer splits are needed), or 64 x 128 where M <= 64 (one
+//             warpgroup; see "short"); grid (tiles, S), each block's
 //             k loop over its split's tiles; the epilogue stores float pairs into the
 //             workspace (S > 1) or rounded pairs into C (S = 1); then split_k_sum (split_k.cuh).
 //             Kept from t2: TMA boxes into a ring of stages on mbarriers, wgmma m64nBNk16
 //             from the 128-byte swizzle, one wgmma group in flight.
-//   splits    chosen by the launcher: tiles = ceil(M/128) ceil(N/128), k_tiles = ceil(K/64),
-//             blocks = the blocks the GPU holds at once (SMs x blocks per SM: 1);
+//   short     where M <= 64 (a transformer projection at 16 tokens, 16 x 4096 x 14336) a
+//             128-row tile is at least half padding: its tensor cores do twice the useful
+//             work, at 16 rows eight times, ~17 GFLOP at 16 x 8192 x 8192, 24 us beside the 28
+//             us of reading B once on the H200. BM = SHORT_BM = 64 (wgmma's own M): one
+//             warpgroup, half the work per k tile, half the shared memory (99 KiB: two blocks
+//             per SM), so twice the splits and twice the loads in flight per SM.
+//   splits    chosen by the launcher: tiles = ceil(M/BM) ceil(N/128), k_tiles = ceil(K/64),
+//             blocks = the blocks the GPU holds at once (SMs x blocks per SM: 1, or 2 at
+//             BM = 64);
 //               S = min(blocks / tiles, k_tiles / MIN_RUN, S_bytes), at least 1,
 //             S_bytes the most splits whose partials (S*M*N floats, written and read once)
 //             are no more than the compulsory bytes (MK + KN + MN values). Then P =
@@ -38,9 +46,10 @@
 //             the op stages them where it pays (bindings/matmul_ops.cpp, "Staging for the
 //             TMA rungs"), else t1's kernel runs; K = 0 writes zeros. Needs compute
 //             capability 9.0 and a build for sm_90a (cudaErrorNotSupported otherwise).
-//   params    BN, STAGES, MIN_RUN = CVT_SPLIT_K_* (matmul_config.h); BM = 128, BK = 64 (t2's).
-//             256 threads, STAGES * (BM + BN) * BK * 2 bytes of shared memory (128 KiB: one
-//             block per SM); a workspace of S*M*N floats from a stream-ordered pool (S > 1).
+//   params    BN, STAGES, MIN_RUN, SHORT_BM = CVT_SPLIT_K_* (matmul_config.h); BM = 128, BK = 64
+//             (t2's). 2 * BM threads, STAGES * (BM + BN) * BK * 2 bytes of shared memory (128
+//             KiB at BM = 128: one block per SM; 96 KiB at 64: two); a workspace of S*M*N
+//             floats from a stream-ordered pool (S > 1).
 //   run       python -m bench check --kernels cuda_split_k --precision bf16,fp16 --shapes 128x128x131072,1000x1000x4099
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -53,13 +62,13 @@
 
 namespace cvt {
 
-template <class T, int BN, int STAGES>
-__global__ void __launch_bounds__(256, 1)
+template <class T, int BM, int BN, int STAGES>
+__global__ void __launch_bounds__(2 * BM, 1)
 matmul_split_k_kernel(const __grid_constant__ CUtensorMap a_map,
                       const __grid_constant__ CUtensorMap b_map, T* __restrict__ C,
                       float* __restrict__ partials, int M, int N, int K, int split_tiles) {
 #ifdef CVT_HOPPER_DEVICE
-  constexpr int BM = 128, BK = 64;
+  constexpr int BK = 64;
   constexpr int A_STAGE = BM * BK, B_STAGE = BK * BN;  // values per stage
   constexpr int B_BOX = BK * 64;                        // one TMA box of B: 64 k x 64 n
   constexpr unsigned STAGE_BYTES = (A_STAGE + B_STAGE) * sizeof(T);
@@ -111,7 +120,7 @@ matmul_split_k_kernel(const __grid_constant__ CUtensorMap a_map,
                             wgmma_descriptor(bt + kk * 16 * 64, B_BOX * sizeof(T), 1024));
     wgmma_commit();
     wgmma_wait<1>();  // tile t - 1's group has finished reading its stage ...
-    __syncthreads();  // ... in both warpgroups: stage (t - 1) % STAGES is free
+    __syncthreads();  // ... in every warpgroup: stage (t - 1) % STAGES is free
     if (tid == 0 && t + STAGES - 1 < tiles) fetch(t + STAGES - 1);
   }
   wgmma_wait<0>();
@@ -141,23 +150,25 @@ matmul_split_k_kernel(const __grid_constant__ CUtensorMap a_map,
 #endif
 }
 
-template <class T>
-static cudaError_t launch_split_k(const void* A, const void* B, void* C, int64_t M, int64_t N,
-                                  int64_t K, cudaStream_t stream) {
-  constexpr int BM = CVT_SPLIT_K_BM, BK = CVT_SPLIT_K_BK, BN = CVT_SPLIT_K_BN;
+template <class T, int BM>
+static cudaError_t launch_split_k_tile(const void* A, const void* B, void* C, int64_t M,
+                                       int64_t N, int64_t K, cudaStream_t stream) {
+  constexpr int BK = CVT_SPLIT_K_BK, BN = CVT_SPLIT_K_BN, THREADS = 2 * BM;
   constexpr int STAGES = CVT_SPLIT_K_STAGES;
   static_assert(BN == 128 || BN == 256, "CVT_SPLIT_K_BN: the wgmma shapes of cuda/hopper.cuh");
-  static_assert(BK == 64 && BM == 128, "CVT_SPLIT_K_BM, CVT_SPLIT_K_BK: t2's");
+  static_assert(BK == 64 && (BM == 128 || BM == 64), "BK: t2's; BM: one or two warpgroups");
   constexpr bool bf16 = std::is_same_v<T, __nv_bfloat16>;
   CUtensorMap a_map, b_map;
   if (!tensor_map_16bit(&a_map, A, M, K, BM, bf16) || !tensor_map_16bit(&b_map, B, K, N, BK, bf16))
     return cudaErrorInvalidValue;
-  constexpr auto kernel = matmul_split_k_kernel<T, BN, STAGES>;
+  constexpr auto kernel = matmul_split_k_kernel<T, BM, BN, STAGES>;
   constexpr int smem = 1024 + STAGES * (BM * BK + BK * BN) * 2 + STAGES * 8;
+  static_assert(BM != CVT_SPLIT_K_SHORT_BM || CVT_SPLIT_K_SHORT_BLOCKS * (smem + 1024) <= 228 * 1024,
+                "CVT_SPLIT_K_SHORT_BLOCKS (bindings/auto.py plans with it): blocks an SM holds");
   cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
   if (err != cudaSuccess) return err;
   int blocks = 0;
-  if ((err = resident_blocks<kernel>(256, smem, &blocks)) != cudaSuccess) return err;
+  if ((err = resident_blocks<kernel>(THREADS, smem, &blocks)) != cudaSuccess) return err;
   const int64_t tiles = ceil_div(M, BM) * ceil_div(N, BN);
   if (tiles > kMaxGridX) return cudaErrorInvalidConfiguration;  // one block per tile, on x
   const int64_t splits = split_count(M, N, K, BM, BN, BK, CVT_SPLIT_K_MIN_RUN, 2, blocks);
@@ -169,10 +180,10 @@ static cudaError_t launch_split_k(const void* A, const void* B, void* C, int64_t
                              stream)) != cudaSuccess)
     return err;
   const dim3 grid(static_cast<unsigned>(tiles), static_cast<unsigned>(splits));
-  kernel<<<grid, 256, smem, stream>>>(a_map, b_map, static_cast<T*>(C),
-                                      static_cast<float*>(workspace), static_cast<int>(M),
-                                      static_cast<int>(N), static_cast<int>(K),
-                                      static_cast<int>(split_tiles));
+  kernel<<<grid, THREADS, smem, stream>>>(a_map, b_map, static_cast<T*>(C),
+                                          static_cast<float*>(workspace), static_cast<int>(M),
+                                          static_cast<int>(N), static_cast<int>(K),
+                                          static_cast<int>(split_tiles));
   err = cudaGetLastError();
   if (splits > 1) {
     if (err == cudaSuccess)
@@ -182,6 +193,16 @@ static cudaError_t launch_split_k(const void* A, const void* B, void* C, int64_t
     if (err == cudaSuccess) err = freed;
   }
   return err;
+}
+
+// The 64-row tile where M fits in it (see "short"), else the 128-row one.
+template <class T>
+static cudaError_t launch_split_k(const void* A, const void* B, void* C, int64_t M, int64_t N,
+                                  int64_t K, cudaStream_t stream) {
+  static_assert(CVT_SPLIT_K_BM == 128 && CVT_SPLIT_K_SHORT_BM == 64, "the two tiles");
+  return M <= CVT_SPLIT_K_SHORT_BM
+             ? launch_split_k_tile<T, CVT_SPLIT_K_SHORT_BM>(A, B, C, M, N, K, stream)
+             : launch_split_k_tile<T, CVT_SPLIT_K_BM>(A, B, C, M, N, K, stream);
 }
 
 cudaError_t launch_matmul_split_k(const void* A, const void* B, void* C, int64_t M, int64_t N,

@@ -26,7 +26,9 @@
 //   precond.  contiguous, any n >= 0 (64-bit counters), p in [0, 1), any 64-bit seed.
 //             Vector path (one 4-element load per group: 16 bytes for float32, 8 for
 //             16-bit types) when both pointers are aligned to 4 elements (run-time check);
-//             otherwise the same kernel with element loads.
+//             otherwise the same kernel with element loads. A thread whose groups of a step
+//             are all inside n takes them with vector loads only, under one branch: the four
+//             loads are in flight together (see the kernel).
 //   run       python -m bench check --kernels cuda_relu_dropout,triton_relu_dropout
 //             python -m bench time --kernels '*relu_dropout' --shapes 1000x1000 --precision fp32,fp16
 #include "memory_common.cuh"
@@ -54,15 +56,24 @@ relu_dropout_kernel(const T* __restrict__ x, T* __restrict__ out, int64_t n, flo
   for (int64_t base = blockIdx.x * tile; base < groups; base += int64_t{gridDim.x} * tile) {
     Vec<T, 4> a[kDropUnroll];
     // Loads first (they do not depend on the random numbers), then Philox while they fly.
+    // One branch around all of them where this thread's groups are all whole: a choice per
+    // group (vector or element loads) made the compiler unpack each 16-bit vector as it
+    // arrived, so each load waited for the one before.
+    const int64_t last = 4 * (base + (kDropUnroll - 1) * kDropThreads + threadIdx.x);
+    if (VECTOR && last + 4 <= n) {
 #pragma unroll
-    for (int u = 0; u < kDropUnroll; ++u) {
-      const int64_t g = base + u * kDropThreads + threadIdx.x;
-      const int64_t i = 4 * g;
-      if (VECTOR && i + 4 <= n) {
-        a[u] = load_vec<T, 4>(x + i);
-      } else {
+      for (int u = 0; u < kDropUnroll; ++u)
+        a[u] = load_vec<T, 4>(x + 4 * (base + u * kDropThreads + threadIdx.x));
+    } else {
 #pragma unroll
-        for (int j = 0; j < 4; ++j) a[u].v[j] = i + j < n ? x[i + j] : from_float<T>(0.0f);
+      for (int u = 0; u < kDropUnroll; ++u) {
+        const int64_t i = 4 * (base + u * kDropThreads + threadIdx.x);
+        if (VECTOR && i + 4 <= n) {
+          a[u] = load_vec<T, 4>(x + i);
+        } else {
+#pragma unroll
+          for (int j = 0; j < 4; ++j) a[u].v[j] = i + j < n ? x[i + j] : from_float<T>(0.0f);
+        }
       }
     }
 #pragma unroll

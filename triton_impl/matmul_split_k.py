@@ -14,14 +14,19 @@ fill the GPU (skinny and few-tile shapes).
             and stores C in its dtype. Skinny shapes take a 16-row tile (tl.dot's smallest);
             a shape whose N is the small one (N <= 16 < M) runs as C^T = B^T A^T through
             strides, with no copy: the big operand is read once either way.
-  splits    S = min(ceil(programs per SM x SMs / tiles), k_tiles // MIN_STEPS, the most
-            whose partial tiles' round trip, S*M*N*8 bytes, stays within the compulsory
-            bytes / WORKSPACE_SHARE: L2 holds most of it), at least 1; then steps =
-            ceil(k_tiles / S) and S = ceil(k_tiles / steps), so that no split is empty.
-            The programs per SM are the tile's (tiles.SPLIT_K). H200 (132 SMs), bf16:
-            16 x 8192 x 8192 is 128 tiles of 16 x 64 and 64 k tiles of 128 -> S = 3,
-            steps = 22 (384 programs); 128 x 128 x 131072 is 2 tiles of 64 x 128 and 2048
-            k tiles of 64 -> S = 128, steps = 16 (256 programs).
+  splits    S = min(slots / tiles, k_tiles // MIN_STEPS, the most whose partial tiles'
+            round trip, S*M*N*8 bytes, stays within the compulsory bytes / WORKSPACE_SHARE:
+            L2 holds most of it), at least 1, slots = programs per SM x SMs (the tile's,
+            tiles.SPLIT_K); then steps = ceil(k_tiles / S) and S = ceil(k_tiles / steps),
+            so that no split is empty. slots / tiles rounds down for the few-tile tile, as
+            cuda_split_k's split_count does: compute-bound programs past the slots run a
+            second round (512 x 512 x 16384 in bf16: 32 tiles of 64 x 128 and 264 slots,
+            9 splits were 288 programs, two rounds for 1.09 rounds' work; 8 are 256, one).
+            It rounds up for the skinny tile, whose programs are bound by memory: more of
+            them, more loads in flight. H200 (132 SMs), bf16: 16 x 8192 x 8192 is 128 tiles
+            of 16 x 64 and 64 k tiles of 128 -> S = 3, steps = 22 (384 programs); 128 x 128
+            x 131072 is 2 tiles of 64 x 128 and 2048 k tiles of 64 -> S = 128, steps = 16
+            (256 programs).
   traffic   global loads  A: M*K*ceil(N/BLOCK_N)   B: N*K*ceil(M/BLOCK_M)   (as triton_grouped:
                           the splits share out the k loop, each element of a tile's strips once)
             workspace     S*M*N float32 written, and read once by the sum (S > 1 only)
@@ -136,10 +141,13 @@ def params(precision: str, M: int, N: int) -> dict[str, int]:
 
 
 def splits_for(tiles_mn: int, k_tiles: int, sms: int, max_splits: int,
-               programs_per_sm: int = PROGRAMS_PER_SM) -> tuple[int, int]:
+               programs_per_sm: int = PROGRAMS_PER_SM,
+               whole_rounds: bool = False) -> tuple[int, int]:
     """(S, k tiles per split) for `tiles_mn` output tiles of `k_tiles` k steps on `sms`
-    SMs, at most `max_splits`, by the rule of the header; no split is empty."""
-    want = -(-programs_per_sm * sms // tiles_mn)
+    SMs, at most `max_splits`, by the rule of the header; no split is empty. whole_rounds:
+    no more programs than the GPU holds at once (the few-tile case, see "splits")."""
+    slots = programs_per_sm * sms
+    want = slots // tiles_mn if whole_rounds else -(-slots // tiles_mn)
     s = max(1, min(want, k_tiles // MIN_STEPS, max_splits))
     steps = -(-k_tiles // s)
     return -(-k_tiles // steps), steps
@@ -180,7 +188,8 @@ def _split_k(a, b, c, precision, tile, splits) -> None:
         compulsory = (M * K + K * N + M * N) * a.element_size()
         s, steps = splits_for(tiles_mn, k_tiles, _common.sm_count(a.device),
                               compulsory // (WORKSPACE_SHARE * 8 * M * N),
-                              p.get("programs_per_sm", PROGRAMS_PER_SM))
+                              p.get("programs_per_sm", PROGRAMS_PER_SM),
+                              whole_rounds=not is_skinny(M, N))
     else:
         steps = triton.cdiv(k_tiles, max(1, min(splits, k_tiles)))
         s = triton.cdiv(k_tiles, steps)

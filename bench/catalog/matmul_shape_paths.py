@@ -98,11 +98,12 @@ def records() -> list[Kernel]:
             twin="cuda_split_k"),
         Kernel(
             name="cuda_split_k", op="matmul", backend="cuda", version="split-k",
-            summary="t2's TMA and wgmma on 128 x 128 tiles, the k loop shared out over grid y, "
-                    "partials summed in order",
+            summary="t2's TMA and wgmma on 128 x 128 tiles (64 x 128 where M <= 64), the k loop "
+                    "shared out over grid y, summed in order",
             source="cuda/matmul_split_k.cu", precisions=("fp16", "bf16"),
             loader=_op("matmul_split_k"),
-            params=_params(BM="SPLIT_K_BM", BN="SPLIT_K_BN", BK="SPLIT_K_BK",
+            params=_params(BM="SPLIT_K_BM", SHORT_BM="SPLIT_K_SHORT_BM", BN="SPLIT_K_BN",
+                           BK="SPLIT_K_BK",
                            STAGES="SPLIT_K_STAGES", MIN_RUN="SPLIT_K_MIN_RUN", **_T1_FALLBACK),
             model=models.matmul_split_k, formula="global N³/BN + N³/BM (TMA), any split",
             twin="triton_split_k", min_capability=(9, 0), max_capability=(9, 0),

@@ -48,6 +48,9 @@ def test_cuda_auto_rules(shape, precision, op):
     ((1024, 1024, 1024), 1),      # the partials would outweigh the operands
     ((512, 512, 16384), 8),
     ((128, 128, 200), 1),         # 4 k tiles: too few to share
+    ((16, 8192, 8192), 4),        # the 64-row tile, two blocks per SM: 264 / 64 tiles
+    ((64, 4096, 14336), 8),       # 32 tiles of 64 x 128: 264 / 32
+    ((65, 4096, 14336), 4),       # 64 tiles of 128 x 128 (two rows of them), one block per SM
 ])
 def test_split_k_splits_repeat_the_launchers_rule(shape, splits):
     assert auto.splits(*shape, sms=132) == splits
@@ -172,3 +175,35 @@ def test_split_k_fp32s_narrow_tile_fits_its_blocks_per_sm():
     bk, bm, bn = p["SPLIT_K_FP32_BK"], p["SPLIT_K_FP32_BM"], p["SPLIT_K_FP32_NARROW_BN"]
     smem = p["SPLIT_K_FP32_STAGES"] * (bk * (bm + 4) + bk * bn) * 4
     assert blocks * (smem + 1024) <= 228 * 1024
+
+
+def test_split_k_short_tile_counts_half_the_padded_multiply_adds():
+    """cuda_split_k's model at M <= 64 is t2's count on a 64-row tile: the same loads, half
+    the multiply-adds of the 128-row tile (cuda/matmul_split_k.cu, "short")."""
+    from bench import registry
+    from bench.families.matmul.models import MatmulShape
+
+    kernel = registry.get("cuda_split_k")
+    p = dict(kernel.params(), precision="bf16")
+    short = kernel.model(MatmulShape(16, 8192, 8192), p)
+    tall = kernel.model(MatmulShape(65, 8192, 8192), p)
+    assert p["SHORT_BM"] == 64
+    assert short.fma * 2 == tall.fma      # one row of 64-row tiles against one of 128
+    assert short.global_loads == tall.global_loads - 49 * 8192 * 64   # A's 49 rows more
+
+
+def test_triton_split_k_fills_whole_rounds_where_tiles_are_few():
+    """triton_split_k's splits (triton_impl/matmul_split_k.py, "splits"): the few-tile tile
+    rounds slots / tiles down, as cuda_split_k does, so that no program waits for a second
+    round; the skinny tile rounds up."""
+    from triton_impl import matmul_split_k as sk
+
+    # 512 x 512 x 16384 in bf16: 32 tiles of 64 x 128, 256 k tiles of 64, 2 x 132 slots
+    assert sk.splits_for(32, 256, 132, 10**9, 2, whole_rounds=True) == (8, 32)
+    assert sk.splits_for(32, 256, 132, 10**9, 2) == (9, 29)                 # 288 programs
+    # 256 x 256 x 65536 in fp32: 16 tiles of 64 x 64: 16 splits (256 programs), not 17
+    assert sk.splits_for(16, 2048, 132, 10**9, 2, whole_rounds=True)[0] == 16
+    # more tiles than slots: one split either way
+    assert sk.splits_for(300, 64, 132, 10**9, 2, whole_rounds=True) == (1, 64)
+    # 16 x 8192 x 8192, the skinny tile: 128 tiles of 16 x 64 -> 3 splits of 22 k tiles
+    assert sk.splits_for(128, 64, 132, 10**9, 2) == (3, 22)

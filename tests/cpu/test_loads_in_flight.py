@@ -99,6 +99,10 @@ CASES = [
      "LDG.E.128", 8),
     ("matmul_skinny.cu", "_ZN3cvt25matmul_skinny_kernel_rowsIfLi1ELb1EEEvPKT_S3_PS1_Pfilll",
      "LDG.E.128", 8),
+    # ReLU + dropout in 16 bits: a step's kDropUnroll = 4 groups of 4 values (8 bytes each)
+    ("relu_dropout.cu", "_ZN3cvt19relu_dropout_kernelI6__halfLb1EEEvPKT_PS2_lffm", "LDG.E.64", 4),
+    ("relu_dropout.cu", "_ZN3cvt19relu_dropout_kernelI13__nv_bfloat16Lb1EEEvPKT_PS2_lffm",
+     "LDG.E.64", 4),
 ]
 
 
@@ -112,7 +116,8 @@ def builds(tmp_path_factory) -> Path:
                          ids=[re.sub(r"^_ZN3cvt\d+", "", c[1])[:34] for c in CASES])
 def test_the_headers_loads_are_in_flight_together(cu, function, load, loads, builds):
     """All but one of the batch (ptxas may issue a batch's last load after the first use of
-    the first); these four held 1 to 3 before their batches (commit 14b9128)."""
+    the first); the skinny kernels held 1 to 3 before their batches (commit 14b9128), ReLU +
+    dropout 1 before its loads shared one branch (commit b0b82fb)."""
     assert most_in_flight(sass(cu, function, builds), load) >= loads - 1
 
 

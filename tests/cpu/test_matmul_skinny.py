@@ -30,13 +30,16 @@ ONE_SPLIT = [
     # N small (the rows kernel, C^T = B^T A^T): K a multiple of 16 bytes' worth or not, the
     # last warp's rows in part, and a block with one row
     (700, 1, 64, 0), (130, 3, 250, 0), (129, 16, 200, 0), (5, 16, 1, 0), (300, 3, 65, 1),
+    # ... B staged I values at a time where N is a multiple of I: N = 2 (I = 2), N = 12 (I =
+    # 4, R = 16: the fourth group of 4 is padding, zeros)
+    (40, 2, 100, 0), (70, 12, 250, 0),
     # both small (N small is taken), and K = 0 (zeros)
     (3, 3, 63, 0), (16, 16, 64, 0), (3, 3, 0, 0), (1, 600, 0, 0),
 ]
 # K deep enough to split in every type (see the header's "splits")
 # (few blocks each: the emulator runs a thread per CUDA thread)
 SPLITS = [(16, 16, 1100, 0), (2, 600, 700, 1), (3, 260, 1111, 0), (1, 700, 65, 0),
-          (3, 515, 300, 0), (130, 3, 600, 0), (33, 16, 1030, 1)]
+          (3, 515, 300, 0), (130, 3, 600, 0), (33, 16, 1030, 1), (64, 8, 2000, 0)]
 
 
 @pytest.fixture(scope="module")

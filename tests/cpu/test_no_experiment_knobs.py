@@ -74,6 +74,8 @@ PRODUCT_KEYWORDS = {
         ("triton_impl/matmul_persistent.py", r"b_k_major=b_k_major, swap_ab=swap_ab,\s+config=config"),
     ("matmul_split_k", "splits_for", "programs_per_sm"):
         ("triton_impl/matmul_split_k.py", r"p\.get\(\"programs_per_sm\", PROGRAMS_PER_SM\)"),
+    ("matmul_split_k", "splits_for", "whole_rounds"):
+        ("triton_impl/matmul_split_k.py", r"whole_rounds=not is_skinny\(M, N\)"),
 }
 
 # Compile-time switches of cuda/, by the product file that reads them (besides their

@@ -159,10 +159,12 @@ def test_split_k_forced_splits(precision, splits):
 
 
 # cuda_split_k where it splits (bindings/auto.splits): one tile in 128 runs of 16 k tiles,
-# edge tiles with a partial last k tile (K staged to 4104), 8 rows of one tile, 2 splits.
+# edge tiles with a partial last k tile (K staged to 4104), 8 rows of one tile, 2 splits;
+# M = 64 and 65 on either side of cuda_split_k's 64-row tile (CVT_SPLIT_K_SHORT_BM).
 SPLIT_SHAPES = [MatmulShape(128, 128, 131072), MatmulShape(264, 264, 4100),
                 MatmulShape(8, 200, 65536), MatmulShape(1000, 1000, 4099),
-                MatmulShape(136, 520, 20000)]
+                MatmulShape(136, 520, 20000), MatmulShape(64, 264, 8200),
+                MatmulShape(65, 136, 16384)]
 
 
 @pytest.mark.parametrize("name,precision", [("cuda_split_k", "fp16"), ("cuda_split_k", "bf16"),

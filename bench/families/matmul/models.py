@@ -353,9 +353,12 @@ def matmul_t2(s: MatmulShape, p) -> Traffic:
 
 def matmul_split_k(s: MatmulShape, p) -> Traffic:
     """split_k, the CUDA path for few tiles: t2's count at its own 128 x BN tile (TMA boxes,
-    wgmma); its splits share out each tile's k tiles, so the loads are the same for any number
-    of them. Staged or off the TMA path as t2 (tma_shape). Not counted, as in triton_split_k's
-    model: the float32 partial tiles (S*M*N written, and read once by the sum, where S > 1)."""
+    wgmma), 64 x BN where M <= SHORT_BM; its splits share out each tile's k tiles, so the loads
+    are the same for any number of them. Staged or off the TMA path as t2 (tma_shape). Not
+    counted, as in triton_split_k's model: the float32 partial tiles (S*M*N written, and read
+    once by the sum, where S > 1)."""
+    if s.M <= p["SHORT_BM"]:
+        p = dict(p, BM=p["SHORT_BM"])
     return matmul_t2(s, p)
 
 
