@@ -160,23 +160,22 @@ def row_blocks(M: int, N: int) -> list[slice]:
 def matmul_reference(a, b, rows: slice = slice(None), b64=None):
     """float64 product of A's rows `rows` (all by default) and B, and the per-element
     magnitude sum_k |a_ik b_kj| (on a's device); b64: a function that gives B and |B| in
-    float64, for a caller that keeps them across blocks. Within kept_reference() the last pair's blocks are kept with the pair
-    itself: a hit is the same two tensors, and a write into either changes its version, so
-    a hit is the same values."""
+    float64, for a caller that keeps them across blocks. Within kept_reference() the last
+    pair's blocks are kept with the pair itself: a hit is the same two tensors, and a write
+    into either changes its version, so a hit is the same values."""
     # the pair itself, and its writes so far (inference tensors count none: never kept)
     keep = "on" in _REFERENCE and not (a.is_inference() or b.is_inference())
-    versions = (a._version, b._version) if keep else None
+    key = (id(a), id(b), a._version, b._version) if keep else None
     block = rows.indices(a.shape[0])[:2]
-    if keep and _REFERENCE.get("a") is a and _REFERENCE.get("b") is b \
-            and _REFERENCE["key"] == versions and block in _REFERENCE["blocks"]:
+    if keep and _REFERENCE.get("key") == key and block in _REFERENCE["blocks"]:
         return _REFERENCE["blocks"][block]
     b_64, b_abs = b64() if b64 is not None else (b.double(), b.double().abs())
     a64 = a[rows].double()
     ref = a64 @ b_64, a64.abs() @ b_abs
     if keep:
-        if not (_REFERENCE.get("a") is a and _REFERENCE.get("b") is b
-                and _REFERENCE["key"] == versions):
-            _REFERENCE.update(a=a, b=b, key=versions, blocks={})
+        if _REFERENCE.get("key") != key:
+            # a and b are kept with their key, so their ids cannot be reused meanwhile
+            _REFERENCE.update(a=a, b=b, key=key, blocks={})
         _REFERENCE["blocks"][block] = ref
     return ref
 
@@ -197,15 +196,19 @@ def kept_reference():
         _REFERENCE.clear()
 
 
-def rounded_references(a, b, precision: str):
+def rounded_references(a, b, precision: str, b_held=None):
     """The float64 products, besides matmul_reference's of the stored values, that a kernel
     at this precision may be compared with (module doc): none, except for tf32 the other
-    eight of A and B each kept, cut to TF32 to nearest, or truncated. Made one at a time."""
+    eight of A and B each kept, cut to TF32 to nearest, or truncated. Made one at a time;
+    b_held(how): B so cut, in float64, for a caller that keeps it across blocks of A."""
+    held = b_held or (lambda how: tf32_rounded(b, how).double())
     roundings = ROUNDINGS.get(precision, ("kept",))
     for ha in roundings:
-        for hb in roundings:
-            if (ha, hb) != ("kept", "kept"):
-                yield tf32_rounded(a, ha).double() @ tf32_rounded(b, hb).double()
+        others = [hb for hb in roundings if (ha, hb) != ("kept", "kept")]
+        if others:
+            a_cut = tf32_rounded(a, ha).double()
+            for hb in others:
+                yield a_cut @ held(hb)
 
 
 def matmul_bound(ref, mag, K: int, precision: str):
@@ -235,7 +238,6 @@ def _error_blocks(out, a, b, precision: str | None, mode: str):
     import torch
 
     precision = precision_of(out, precision)
-    roundings = ROUNDINGS.get(precision, ("kept",)) if mode != "exact" else ("kept",)
     forms: dict = {}   # B in float64 as a kernel may hold it, and |B|: made once, when needed
 
     def held(how):
@@ -254,11 +256,8 @@ def _error_blocks(out, a, b, precision: str | None, mode: str):
             err = torch.where(same, torch.zeros_like(dist), torch.clamp(dist, min=1.0))
         else:
             diff = (o - ref).abs()
-            for ha in roundings if len(roundings) > 1 else ():   # tf32's other eight
-                a_cut = tf32_rounded(a[rows], ha).double()
-                for hb in roundings:
-                    if (ha, hb) != ("kept", "kept"):
-                        diff = torch.minimum(diff, (o - a_cut @ held(hb)).abs())
+            for r in rounded_references(a[rows], b, precision, held):   # tf32's other eight
+                diff = torch.minimum(diff, (o - r).abs())
             err = diff / bound
         yield rows, torch.where(torch.isnan(err), torch.full_like(err, math.inf), err)
 
