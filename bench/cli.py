@@ -43,7 +43,6 @@ from __future__ import annotations
 import argparse
 import difflib
 import os
-import shlex
 import sys
 
 from bench import registry, terminal
@@ -792,7 +791,7 @@ def main(argv: list[str] | None = None) -> int:
 
     args = build_parser().parse_args(argv)       # argparse itself exits 2 on bad syntax
     # what the result files record as the command that wrote them (bench/set_readme.py)
-    args.command_line = "python -m bench " + shlex.join(sys.argv[1:] if argv is None else argv)
+    args.command_line = results.recorded_command(sys.argv[1:] if argv is None else argv)
     if getattr(args, "command", None) == "plot" and args.out is None:
         args.out = f"{args.results}/figures"
     try:

@@ -172,6 +172,31 @@ def _clean(value):
     return value
 
 
+def recorded_command(argv: list[str], cwd: Path | None = None) -> str:
+    """The command line `python -m bench ARGV` as the result files record it: an --out
+    folder inside the working directory as a path relative to it, one outside it (a scratch
+    folder of the machine that ran the command, such as a GPU run's output folder) as DIR,
+    so that the record means the same on any machine."""
+    import shlex
+
+    cwd = (cwd or Path.cwd()).resolve()
+
+    def portable(path: str) -> str:
+        full = (cwd / path).resolve()
+        return str(full.relative_to(cwd)) if full.is_relative_to(cwd) else "DIR"
+
+    out, i = [], 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg == "--out" and i + 1 < len(argv):
+            out += [arg, portable(argv[i + 1])]
+            i += 2
+            continue
+        out.append("--out=" + portable(arg[6:]) if arg.startswith("--out=") else arg)
+        i += 1
+    return "python -m bench " + shlex.join(out)
+
+
 def write(out_dir, kind: str, rows: list[dict], env: dict | None = None,
           meta: dict | None = None, command: str | None = None) -> tuple[Path, Path]:
     """Writes <out_dir>/<kind>.csv and .json; returns their paths.

@@ -31,14 +31,27 @@ def test_a_set_the_harness_writes_has_a_readme_naming_command_commit_machine_and
     assert f"wrote {out / 'README.md'}" in capsys.readouterr().out
     text = (out / "README.md").read_text()
     env = results.read(out, "check")["env"]
-    assert f"`python -m bench {shlex.join(check)}`" in text
-    assert f"`python -m bench {shlex.join(model)}`" in text     # 'cuda_v3*' quoted
+    # the folder outside the working directory is recorded as DIR: a machine's scratch path
+    # means nothing elsewhere
+    assert f"`python -m bench {shlex.join(check[:-1] + ['DIR'])}`" in text
+    assert f"`python -m bench {shlex.join(model[:-1] + ['DIR'])}`" in text   # 'cuda_v3*' quoted
     assert f"commit {env['git_sha']}" in text and env["date_utc"] in text
     assert f"# Result set: {env.get('gpu') or env['device']}, " in text    # the machine
     assert f"| torch | {env['torch']} |" in text and f"| triton | {env['triton']} |" in text
     assert "| check.csv, check.json |" in text and "| model.csv, model.json |" in text
     assert str(tmp_path) not in text.split("## What ran")[0]     # a moved set stays true
     assert set_readme.text(out) == text
+
+
+def test_the_recorded_command_holds_no_path_of_the_machine(tmp_path):
+    inside = tmp_path / "results" / "sweeps" / "a"
+    assert results.recorded_command(["time", "--out", str(inside), "--kernels", "v*"],
+                                    cwd=tmp_path) == \
+        "python -m bench time --out results/sweeps/a --kernels 'v*'"
+    assert results.recorded_command(["profile", "--out=/root/out/prof"], cwd=tmp_path) == \
+        "python -m bench profile --out=DIR"
+    assert results.recorded_command(["time", "--out", "../elsewhere"], cwd=tmp_path) == \
+        "python -m bench time --out DIR"
 
 
 def test_an_append_adds_its_command_and_a_checkpoint_does_not(tmp_path):
