@@ -236,7 +236,8 @@ matmul_skinny_kernel_rows(const T* __restrict__ A, const T* __restrict__ B, T* _
   const int64_t k_lo = static_cast<int64_t>(blockIdx.y) * split_k;
   const int64_t k_hi = k_lo + split_k < K ? k_lo + split_k : K;
   const int own = M - c0 < WR ? static_cast<int>(M - c0) : WR;  // this warp's rows; <= 0: none
-  const bool b_vector = I > 1 && rows % I == 0 && reinterpret_cast<uintptr_t>(B) % (I * sizeof(T)) == 0;
+  const bool b_vector =
+      I > 1 && rows % I == 0 && reinterpret_cast<uintptr_t>(B) % (I * sizeof(T)) == 0;
 
   float acc[WR][R] = {};
   for (int64_t kc = k_lo; kc < k_hi; kc += KC) {

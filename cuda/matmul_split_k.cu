@@ -163,7 +163,8 @@ static cudaError_t launch_split_k_tile(const void* A, const void* B, void* C, in
     return cudaErrorInvalidValue;
   constexpr auto kernel = matmul_split_k_kernel<T, BM, BN, STAGES>;
   constexpr int smem = 1024 + STAGES * (BM * BK + BK * BN) * 2 + STAGES * 8;
-  static_assert(BM != CVT_SPLIT_K_SHORT_BM || CVT_SPLIT_K_SHORT_BLOCKS * (smem + 1024) <= 228 * 1024,
+  static_assert(BM != CVT_SPLIT_K_SHORT_BM ||
+                    CVT_SPLIT_K_SHORT_BLOCKS * (smem + 1024) <= 228 * 1024,
                 "CVT_SPLIT_K_SHORT_BLOCKS (bindings/auto.py plans with it): blocks an SM holds");
   cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
   if (err != cudaSuccess) return err;
