@@ -4,6 +4,8 @@ here.
 
 The rule (`choose`), from the shape suite's measurements (docs/performance/shapes.md):
 
+    fp32, M or N <= 16             matmul_skinny: the big operand streamed once through
+                                   FMAs (tl.dot in fp32 is FFMA from shared memory)
     M or N <= 16 (skinny), or      matmul_split_k: the k loop shared out over programs
     128 x 128 tiles for under a    (skinny: 16-row tiles that read the big operand once)
     quarter of the SMs, K >= 4096  (H200, bf16, 1000 x 1000 x 4099: 64 tiles, where the
@@ -42,9 +44,11 @@ PAD_MIN_MACS = 1 << 30   # and only where the product is compute-bound
 
 def choose(M: int, N: int, K: int, precision: str, sms: int, hopper: bool) -> str:
     """The module of triton_impl whose matmul triton_auto runs for an M x N x K product."""
-    from triton_impl.tiles import SPLIT_K_SKINNY
+    from triton_impl.tiles import SKINNY_MAX_R, SPLIT_K_SKINNY
 
     tiles = -(-M // FEW_TILE) * -(-N // FEW_TILE)
+    if precision == "fp32" and min(M, N) <= SKINNY_MAX_R:
+        return "matmul_skinny"
     if min(M, N) <= SPLIT_K_SKINNY or (tiles * FEW_TILES_SHARE < sms and K >= FEW_TILES_MIN_K):
         return "matmul_split_k"
     if precision == "fp32" or not hopper:

@@ -153,6 +153,33 @@ def splits_for(tiles_mn: int, k_tiles: int, sms: int, max_splits: int,
     return -(-k_tiles // steps), steps
 
 
+def plan(a: torch.Tensor, b: torch.Tensor, tiles_mn: int, k_tiles: int,
+         programs_per_sm: int, whole_rounds: bool, splits: int | None) -> tuple[int, int]:
+    """(S, k tiles per split) for C = A B (M x K times K x N) in `tiles_mn` output tiles of
+    `k_tiles` k steps: splits_for's rule on this GPU, the partial tiles' round trip capped
+    at the compulsory bytes / WORKSPACE_SHARE (whole_rounds: see splits_for); or, where
+    `splits` is not None, that many forced (the tests' _matmul), no split empty.
+    Shared with triton_skinny (matmul_skinny.py)."""
+    if splits is not None:
+        steps = triton.cdiv(k_tiles, max(1, min(splits, k_tiles)))
+        return triton.cdiv(k_tiles, steps), steps
+    (M, K), N = a.shape, b.shape[1]
+    compulsory = (M * K + K * N + M * N) * a.element_size()
+    return splits_for(tiles_mn, k_tiles, _common.sm_count(a.device),
+                      compulsory // (WORKSPACE_SHARE * 8 * M * N), programs_per_sm,
+                      whole_rounds=whole_rounds)
+
+
+def sum_splits(w: torch.Tensor, c: torch.Tensor) -> None:
+    """C = the sum over s of the float32 partial tiles W[s] (S x M x N, contiguous), in
+    split order, rounded once to C's dtype; C with any strides."""
+    s, M, N = w.shape
+    block = 256
+    _common.launch(split_k_sum_kernel, (triton.cdiv(M * N, block),),
+                   w, c, M, N, s, c.stride(0), c.stride(1), BLOCK=block, BLOCK_S=8,
+                   num_warps=4)
+
+
 def matmul(a: torch.Tensor, b: torch.Tensor, precision: str = "fp32") -> torch.Tensor:
     """C = A @ B at the given precision, the k loop split over programs (header); A and B
     used with their strides."""
@@ -184,15 +211,8 @@ def _split_k(a, b, c, precision, tile, splits) -> None:
     p = tile or params(precision, M, N)
     tiles_mn = triton.cdiv(M, p["BLOCK_M"]) * triton.cdiv(N, p["BLOCK_N"])
     k_tiles = triton.cdiv(K, p["BLOCK_K"])
-    if splits is None:
-        compulsory = (M * K + K * N + M * N) * a.element_size()
-        s, steps = splits_for(tiles_mn, k_tiles, _common.sm_count(a.device),
-                              compulsory // (WORKSPACE_SHARE * 8 * M * N),
-                              p.get("programs_per_sm", PROGRAMS_PER_SM),
-                              whole_rounds=not is_skinny(M, N))
-    else:
-        steps = triton.cdiv(k_tiles, max(1, min(splits, k_tiles)))
-        s = triton.cdiv(k_tiles, steps)
+    s, steps = plan(a, b, tiles_mn, k_tiles, p.get("programs_per_sm", PROGRAMS_PER_SM),
+                    not is_skinny(M, N), splits)
     _common.check_grid(NAME, (tiles_mn, s), "the splits")
     w = (torch.empty((s, M, N), dtype=torch.float32, device=a.device) if s > 1 else c)
     _common.launch(matmul_split_k_kernel, (tiles_mn, s),
@@ -203,10 +223,7 @@ def _split_k(a, b, c, precision, tile, splits) -> None:
                    SPLIT=s > 1, K_WIDE=_common.near_int32_limit(K),
                    num_warps=p.get("num_warps", 4), num_stages=p.get("num_stages", 3))
     if s > 1:
-        block = 256
-        _common.launch(split_k_sum_kernel, (triton.cdiv(M * N, block),),
-                       w, c, M, N, s, c.stride(0), c.stride(1), BLOCK=block, BLOCK_S=8,
-                       num_warps=4)
+        sum_splits(w, c)
 
 
 def _op_impl(a: torch.Tensor, b: torch.Tensor, precision: str) -> torch.Tensor:

@@ -264,3 +264,39 @@ def split_k(precision: str, M: int, N: int, interpreting: bool = False) -> dict[
         return dict(SPLIT_K_INTERPRETER)
     case = "skinny" if min(M, N) <= SPLIT_K_SKINNY else "few_tiles"
     return dict(SPLIT_K[case][precision])
+
+
+# matmul_skinny (FMAs, no tl.dot; M or N at most SKINNY_MAX_R): per side and per R rounded
+# up to a power of two, (BLOCK_K, BLOCK_N, V, warps). A step loads BLOCK_K x BLOCK_N values
+# of the big operand and keeps R * BLOCK_K / V * BLOCK_N float32 accumulators per program:
+# each lane sums its runs of V values of k as it loads them (V = 4: one 16-byte vector of
+# fp32), so V divides the accumulators that pin registers, and registers bound the programs
+# per SM and with them the bytes in flight. "rows" (N small: C^T = B^T A^T, A read along k,
+# its contiguous side) takes V = 4; "cols" (M small: B read along its rows of N, k strided)
+# V = 1. Compiled for sm_90 (ptxas, fp32, 4 warps): rows R = 1 at 64 x 64 takes 48
+# registers, 10 programs and 160 KiB in flight per SM, where V = 1 took 72 (7, 112 KiB);
+# R = 4 at 64 x 32, 71 against 127. First choices, before the H200 sweep
+# (docs/performance/shapes_probe.py --sweep-skinny).
+SKINNY_MAX_R = 16
+SKINNY_PROGRAMS_PER_SM = 4
+
+
+def _skinny(bk, bn, v, warps=4, stages=1, programs_per_sm=SKINNY_PROGRAMS_PER_SM):
+    return dict(BLOCK_K=bk, BLOCK_N=bn, V=v, num_warps=warps, num_stages=stages,
+                programs_per_sm=programs_per_sm)
+
+
+SKINNY_FMA = {
+    "rows": {1: _skinny(64, 64, 4), 2: _skinny(128, 32, 4), 4: _skinny(64, 32, 4),
+             8: _skinny(64, 32, 4), 16: _skinny(32, 32, 4)},
+    "cols": {1: _skinny(32, 128, 1), 2: _skinny(32, 128, 1), 4: _skinny(16, 128, 1),
+             8: _skinny(16, 64, 1), 16: _skinny(8, 64, 1)},
+}
+SKINNY_INTERPRETER = {"rows": _skinny(16, 16, 4, 4, 1, 2), "cols": _skinny(16, 16, 1, 4, 1, 2)}
+
+
+def skinny(side: str, r: int, interpreting: bool = False) -> dict[str, int]:
+    """matmul_skinny's tile for a small side of r rows (1 to SKINNY_MAX_R) on `side`."""
+    if interpreting:
+        return dict(SKINNY_INTERPRETER[side])
+    return dict(SKINNY_FMA[side][1 << max(0, r - 1).bit_length()])

@@ -9,10 +9,11 @@ path per shape (docs/performance/shapes.md):
     cuda_auto        bindings/auto.py: per shape and precision, one of the CUDA kernels
     triton_auto      triton_impl/matmul_auto.py: the same for the Triton matmuls
 
-cuda_skinny (cuda/matmul_skinny.cu: M or N <= 16) takes only skinny shapes, so it is not in
-the registry, whose kernels every check and test runs at every shape: cuda_auto runs it, and
-`skinny_record()` gives the harness a record to check and time it by (tests/gpu/
-test_shape_paths.py, docs/performance/shapes_probe.py).
+cuda_skinny (cuda/matmul_skinny.cu: M or N <= 16) and its Triton twin triton_skinny
+(triton_impl/matmul_skinny.py) take only skinny shapes, so they are not in the registry, whose
+kernels every check and test runs at every shape: the auto entries run them, and
+`skinny_record()` and `triton_skinny_record()` give the harness records to check and time
+them by (tests/gpu/test_shape_paths.py, docs/performance/shapes_probe.py).
 """
 from __future__ import annotations
 
@@ -38,6 +39,13 @@ def _not_skinny(shape) -> str:
         return ""
     return (f"the skinny path takes M or N <= {rows}, got M = {shape.M}, N = {shape.N} "
             f"(cuda_auto runs the ladder there)")
+
+
+def _triton_skinny_loader(precision: str):
+    from triton_impl import matmul_skinny
+
+    op = matmul_skinny.op()
+    return lambda a, b: op(a, b, precision)
 
 
 def _split_k_loader(precision: str):
@@ -83,7 +91,19 @@ def skinny_record() -> Kernel:
                     "shared memory; k split over the grid",
             source="cuda/matmul_skinny.cu", precisions=ALL_PRECISIONS, loader=_skinny_loader,
             refuses=_not_skinny,
-            twin_note="triton_split_k's 16-row tiles are the Triton path for the same shapes")
+            twin_note="triton_skinny (triton_skinny_record) streams the big operand through "
+                      "FMAs as it does")
+
+
+def triton_skinny_record() -> Kernel:
+    """triton_skinny as a record (not registered: it refuses every shape with M and N > 16)."""
+    return Kernel(
+            name="triton_skinny", op="matmul", backend="triton", version="skinny",
+            summary="M or N <= 16: programs stream the big operand once through FMAs, no "
+                    "tl.dot; k split over the grid",
+            source="triton_impl/matmul_skinny.py", precisions=ALL_PRECISIONS,
+            loader=_triton_skinny_loader, runs_on_cpu=True, refuses=_not_skinny,
+            twin_note="cuda_skinny (skinny_record) is its CUDA twin")
 
 
 def records() -> list[Kernel]:

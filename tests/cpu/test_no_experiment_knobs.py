@@ -75,7 +75,7 @@ PRODUCT_KEYWORDS = {
     ("matmul_split_k", "splits_for", "programs_per_sm"):
         ("triton_impl/matmul_split_k.py", r"p\.get\(\"programs_per_sm\", PROGRAMS_PER_SM\)"),
     ("matmul_split_k", "splits_for", "whole_rounds"):
-        ("triton_impl/matmul_split_k.py", r"whole_rounds=not is_skinny\(M, N\)"),
+        ("triton_impl/matmul_split_k.py", r"whole_rounds=whole_rounds"),
 }
 
 # Compile-time switches of cuda/, by the product file that reads them (besides their

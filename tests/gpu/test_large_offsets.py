@@ -28,6 +28,7 @@ import gc
 import pytest
 
 from bench import problems, registry
+from bench.catalog.matmul_shape_paths import skinny_record, triton_skinny_record
 from bench.families.matmul.problems import matmul_error
 from tests.support.checks import float32_precision, poisoned_runner
 from tests.support.gpu_memory import GROUP, inputs_or_skip
@@ -76,7 +77,10 @@ def test_expected_refusals_name_kernels_and_tests():
         assert set(refusals) <= tests, (kernel, sorted(set(refusals) - tests))
 
 
-MATMULS = [k for k in registry.select("@matmul") if k.backend in ("cuda", "triton")]
+# with the two skinny kernels, which the registry leaves out (they take M or N <= 16 only):
+# the wide B is their M-small case, the tall A their N-small case
+MATMULS = ([k for k in registry.select("@matmul") if k.backend in ("cuda", "triton")]
+           + [skinny_record(), triton_skinny_record()])
 
 
 @pytest.mark.parametrize("kernel", MATMULS, ids=[k.name for k in MATMULS])

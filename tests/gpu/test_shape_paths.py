@@ -3,8 +3,9 @@
 The TMA rungs staged into padded buffers where unaligned and compute-bound (t2 to t5 and
 cuda_split_k: their own kernel runs, bit for bit what it gives on inputs padded by hand);
 cuda_skinny (M or N <= 16) at both of its cases, vector and scalar loads, one split and
-many; cuda_split_k where it splits, repeatable bit for bit; triton_split_k with forced splits; and cuda_auto and triton_auto at every shape of the shape suite and
-every precision, against float64: five small shapes in the fast tier (one skinny at each of
+many; its Triton twin triton_skinny likewise, with forced splits; cuda_split_k where it
+splits, repeatable bit for bit; triton_split_k with forced splits; and cuda_auto and
+triton_auto at every shape of the shape suite and every precision, against float64: five small shapes in the fast tier (one skinny at each of
 1 and 16 rows, 128 tokens, few tiles, a square), all 47 in the slow one.
 """
 from __future__ import annotations
@@ -13,7 +14,7 @@ import pytest
 import torch
 
 from bench import problems, registry
-from bench.catalog.matmul_shape_paths import skinny_record
+from bench.catalog.matmul_shape_paths import skinny_record, triton_skinny_record
 from bench.check import check_one
 from bench.families.matmul import suite
 from bench.families.matmul.models import MatmulShape, tma_shape
@@ -105,23 +106,27 @@ SKINNY_SHAPES = [MatmulShape(m, n, k) for m, n, k in (
 
 
 @pytest.mark.parametrize("precision", ("fp32", "tf32", "fp16", "bf16"))
-@pytest.mark.parametrize("name", ("cuda_skinny", "triton_split_k"))
+@pytest.mark.parametrize("name", ("cuda_skinny", "triton_skinny", "triton_split_k"))
 def test_skinny_paths(name, precision):
-    kernel = skinny_record() if name == "cuda_skinny" else registry.get(name)
+    kernel = {"cuda_skinny": skinny_record, "triton_skinny": triton_skinny_record}.get(
+        name, lambda: registry.get(name))()
     for shape in SKINNY_SHAPES:
         assert _check(kernel, precision, shape).status == "ok", (name, shape)
         assert _check(kernel, precision, shape, mode="exact").status == "ok", (name, shape)
 
 
 @pytest.mark.parametrize("precision", ("fp32", "bf16"))
-def test_skinny_misaligned_and_strided(precision):
-    """Pointers off 16 bytes (the scalar loads) and a transposed B (made contiguous by the op)."""
+@pytest.mark.parametrize("record", (skinny_record, triton_skinny_record))
+def test_skinny_misaligned_and_strided(record, precision):
+    """Pointers off 16 bytes (the scalar loads) and transposed operands (cuda_skinny makes them
+    contiguous, triton_skinny reads them through their strides)."""
     g = torch.Generator().manual_seed(13)
     dtype = prec.torch_dtype(precision)
-    run = poisoned_runner(skinny_record(), precision)
+    run = poisoned_runner(record(), precision)
     for a, b in ((_matrix(3, 1000, dtype, g, True), _matrix(1000, 4096, dtype, g, True)),
                  (_matrix(4096, 1000, dtype, g, True), _matrix(1000, 5, dtype, g, True)),
-                 (_matrix(7, 512, dtype, g), _matrix(2048, 512, dtype, g).t())):
+                 (_matrix(7, 512, dtype, g), _matrix(2048, 512, dtype, g).t()),
+                 (_matrix(1000, 4096, dtype, g).t(), _matrix(1000, 9, dtype, g))):
         assert_matches_float64("matmul", run(a, b), (a, b), precision)
 
 
@@ -156,6 +161,24 @@ def test_split_k_forced_splits(precision, splits):
     for m, n, k in ((128, 128, 8192), (300, 257, 5000), (16, 4096, 3000), (4096, 9, 2000)):
         a, b = _matrix(m, k, dtype, g), _matrix(k, n, dtype, g)
         assert_matches_float64("matmul", run(a, b), (a, b), precision)
+
+
+@pytest.mark.parametrize("precision", ("fp32", "tf32", "bf16"))
+@pytest.mark.parametrize("splits", (1, 2, 7, 64))
+def test_triton_skinny_forced_splits_repeat_bit_for_bit(precision, splits):
+    """triton_skinny on both of its sides with the k loop forced into `splits` (the sum over
+    splits in split order): against float64, and the same bits on a second run."""
+    from triton_impl import matmul_skinny
+
+    g = torch.Generator().manual_seed(splits)
+    dtype = prec.torch_dtype(precision)
+    run = poisoned(lambda a, b: matmul_skinny._matmul(a, b, precision, splits=splits))
+    for m, n, k in ((16, 4096, 3000), (4096, 9, 2000), (1, 5000, 4099), (8192, 1, 777),
+                    (3, 3, 1000)):
+        a, b = _matrix(m, k, dtype, g), _matrix(k, n, dtype, g)
+        out = run(a, b)
+        assert_matches_float64("matmul", out, (a, b), precision)
+        assert torch.equal(out, run(a, b)), (m, n, k)
 
 
 # cuda_split_k where it splits (bindings/auto.splits): one tile in 128 runs of 16 k tiles,

@@ -151,6 +151,11 @@ def record_launches() -> list[dict]:
                               torch.ones(2, 24, 16, dtype=torch.float16), "fp16")
         from triton_impl import matmul_split_k        # the sum over splits (S > 1)
         matmul_split_k._matmul(torch.ones(33, 200), torch.ones(200, 17), "fp32", splits=3)
+        from triton_impl import matmul_skinny         # not in the registry: both sides
+        for a_shape, b_shape in (((3, 200), (200, 40)), ((40, 200), (200, 3))):
+            for splits in (1, 3):
+                matmul_skinny._matmul(torch.ones(a_shape), torch.ones(b_shape), "fp32",
+                                      splits=splits)
         softmax_split.softmax_split(torch.ones(3, 100))               # one segment: the exchange
         softmax_split._softmax_split(torch.ones(3, 1000), block=256)  # four: two launches
         softmax_split.softmax_split(torch.ones(3, 1000, dtype=torch.float16))  # int32 pairs
