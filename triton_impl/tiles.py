@@ -273,10 +273,15 @@ def split_k(precision: str, M: int, N: int, interpreting: bool = False) -> dict[
 # fp32), so V divides the accumulators that pin registers, and registers bound the programs
 # per SM and with them the bytes in flight. "rows" (N small: C^T = B^T A^T, A read along k,
 # its contiguous side) takes V = 4; "cols" (M small: B read along its rows of N, k strided)
-# V = 1. Compiled for sm_90 (ptxas, fp32, 4 warps): rows R = 1 at 64 x 64 takes 48
-# registers, 10 programs and 160 KiB in flight per SM, where V = 1 took 72 (7, 112 KiB);
-# R = 4 at 64 x 32, 71 against 127. First choices, before the H200 sweep
-# (docs/performance/shapes_probe.py --sweep-skinny).
+# V = 1. Compiled for sm_90 (ptxas, fp32, 4 warps): rows R = 1 at 64 x 64 took 48
+# registers where V = 1 took 72; R = 4 at 64 x 32, 71 against 127.
+# The winners of `docs/performance/shapes_probe.py --sweep-skinny` on the H200 (2026-11-29,
+# fp32, GB/s on the compulsory bytes; copy 4253): rows R = 1 256 x 32 (8192 x 1 x 8192 3482,
+# 2048 x 1 x 1048576 4175; 64 x 64 gave 1992 and 2932), R = 4 32 x 64 (8192 x 3 x 8192
+# 3086), R = 16 64 x 32 (8192 x 16 x 8192 2039; 32 x 32 gave 1463); cols R = 1 64 x 128
+# (1 x 128256 x 4096 4353), R = 4 8 x 128 (3 x 8192 x 8192 2021), R = 16 8 x 64 (16 x 8192
+# x 8192 1834). R = 2 and 8 were not swept: their neighbours' tiles. triton_auto runs only
+# the rows side (matmul_auto.py says why).
 SKINNY_MAX_R = 16
 SKINNY_PROGRAMS_PER_SM = 4
 
@@ -287,10 +292,10 @@ def _skinny(bk, bn, v, warps=4, stages=1, programs_per_sm=SKINNY_PROGRAMS_PER_SM
 
 
 SKINNY_FMA = {
-    "rows": {1: _skinny(64, 64, 4), 2: _skinny(128, 32, 4), 4: _skinny(64, 32, 4),
-             8: _skinny(64, 32, 4), 16: _skinny(32, 32, 4)},
-    "cols": {1: _skinny(32, 128, 1), 2: _skinny(32, 128, 1), 4: _skinny(16, 128, 1),
-             8: _skinny(16, 64, 1), 16: _skinny(8, 64, 1)},
+    "rows": {1: _skinny(256, 32, 4), 2: _skinny(128, 32, 4), 4: _skinny(32, 64, 4),
+             8: _skinny(64, 32, 4), 16: _skinny(64, 32, 4)},
+    "cols": {1: _skinny(64, 128, 1), 2: _skinny(32, 128, 1), 4: _skinny(8, 128, 1),
+             8: _skinny(8, 64, 1), 16: _skinny(8, 64, 1)},
 }
 SKINNY_INTERPRETER = {"rows": _skinny(16, 16, 4, 4, 1, 2), "cols": _skinny(16, 16, 1, 4, 1, 2)}
 

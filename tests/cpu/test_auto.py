@@ -82,7 +82,9 @@ def test_cuda_auto_off_hopper_runs_the_portable_rungs():
 @pytest.mark.parametrize("shape,precision,module", [
     ((3, 8192, 8192), "bf16", "matmul_split_k"),
     ((8192, 16, 8192), "fp32", "matmul_skinny"),       # fp32: FMAs, not tl.dot's FFMA
-    ((3, 8192, 8192), "fp32", "matmul_skinny"),
+    ((3, 8192, 8192), "fp32", "matmul_split_k"),       # M small: split_k's tl.dot was faster
+    ((2048, 1, 1048576), "fp32", "matmul_skinny"),
+    ((16, 16, 8192), "fp32", "matmul_split_k"),
     ((8192, 16, 8192), "tf32", "matmul_split_k"),      # tf32: tensor cores
     ((17, 8192, 8192), "fp32", "matmul_autotuned"),    # one past the skinny side
     ((128, 128, 131072), "tf32", "matmul_split_k"),    # 1 tile: split the k loop

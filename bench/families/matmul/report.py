@@ -465,12 +465,18 @@ def section_tensor_cores(profile_payload: dict, time_payload: dict | None = None
 
 # The rows of each table of docs/kernels.md (kernel_table): the registry's versions, in order
 FAST_TRITON = ("grouped", "autotuned", "batched", "persistent", "ref")
-# A path cuda_auto runs that is no registry entry (it takes only skinny shapes), listed
-# with the shape paths: (name, what it is, precisions)
-SKINNY_PATH = ("cuda_skinny", "M or N ≤ 16: warps stream the big operand once along its rows "
-               "(16 bytes a lane), the small one from shared memory, k split over the grid (a "
-               "path `cuda_auto` runs, not a registry entry: it takes only skinny shapes)",
-               "fp32, tf32, fp16, bf16")
+# Paths the auto entries run that are no registry entries (they take only skinny shapes),
+# listed with the shape paths: (name, what it is, precisions)
+SKINNY_PATHS = (
+    ("cuda_skinny", "M or N ≤ 16: warps stream the big operand once along its rows (16 bytes "
+                    "a lane), the small one from shared memory, k split over the grid (a path "
+                    "`cuda_auto` runs, not a registry entry: it takes only skinny shapes)",
+     "fp32, tf32, fp16, bf16"),
+    ("triton_skinny", "its Triton twin: programs stream the big operand once in 16-byte "
+                      "vectors through FMAs, no tl.dot, k split over the grid (a path "
+                      "`triton_auto` runs at fp32 where N ≤ 16, not a registry entry)",
+     "fp32, tf32, fp16, bf16"),
+)
 
 
 def kernel_table(rows: str) -> str:
@@ -509,8 +515,7 @@ def kernel_table(rows: str) -> str:
                          f"shape-paths")
     body = [[f"`{k.name}`", k.summary, ", ".join(k.precisions)] for k in chosen]
     if rows == "shape-paths":
-        name, what, precisions = SKINNY_PATH
-        body.insert(0, [f"`{name}`", what, precisions])
+        body[:0] = [[f"`{name}`", what, precisions] for name, what, precisions in SKINNY_PATHS]
     return md_table(["kernel", "what it is", "precisions"], body)
 
 
