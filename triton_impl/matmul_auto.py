@@ -4,19 +4,27 @@ here.
 
 The rule (`choose`), from the shape suite's measurements (docs/performance/shapes.md):
 
-    fp32, N <= 16 < M              matmul_skinny: A streamed once through FMAs (tl.dot in
-                                   fp32 is FFMA from shared memory, its transposed
-                                   operand read along k). H200, fp32, against
+    fp32, N <= 16 < M, or M = 1    matmul_skinny: the big operand streamed once through
+                                   FMAs (tl.dot in fp32 is FFMA from shared memory, its
+                                   transposed operand read along k). H200, fp32, against
                                    triton_split_k's 15-20% of the copy bandwidth: 8192 x 1
-                                   x 8192 at 82%, 8192 x 16 x 8192 48%. Where M is the
-                                   small side, split_k stays: 3 x 8192 x 8192 ran 0.133 ms
-                                   on matmul_skinny, 0.093 on split_k
+                                   x 8192 at 82%, 8192 x 16 x 8192 48%. M = 1 (a row of
+                                   A, B read along its rows), per call in a CUDA graph:
+                                   1 x 4096 x 4096 0.021 ms against split_k's 0.030,
+                                   1 x 4096 x 14336 0.058 against 0.087. At M = 3 to 16
+                                   split_k stays: 3 x 8192 x 8192 ran 0.133 ms on
+                                   matmul_skinny, 0.093 on split_k; 16 x 4096 x 4096 0.051
+                                   against 0.030 (graph)
     M or N <= 16 (skinny), or      matmul_split_k: the k loop shared out over programs
     128 x 128 tiles for under a    (skinny: 16-row tiles that read the big operand once)
     quarter of the SMs, K >= 4096  (H200, bf16, 1000 x 1000 x 4099: 64 tiles, where the
                                    persistent kernel took 0.151 ms and split-K 0.195;
                                    512 x 512 x 16384: 16 tiles, 0.131 against 0.100)
     fp32                           matmul_autotuned (tl.dot in FFMA, "ieee")
+    tf32, M <= 128                 matmul_autotuned (C^T = B^T A^T: its wgmma takes A
+                                   from shared memory): H200, 128 x 128256 x 4096 0.82 ms
+                                   against the persistent kernel's 1.15, 128 x 14336 x
+                                   4096 0.12 against 0.14
     tf32, fp16, bf16               matmul_persistent on Hopper (TMA, wgmma, one program
                                    per SM); matmul_autotuned elsewhere
 
@@ -43,6 +51,7 @@ import importlib
 FEW_TILE = 128           # the tile by which "few tiles" is counted
 FEW_TILES_SHARE = 4      # split-K where the tiles * this < SMs
 FEW_TILES_MIN_K = 4096   # split-K pays only for a long k loop
+FEW_ROWS_TF32 = 128      # tf32 with at most this many rows: matmul_autotuned
 PAD_TO = 16              # N and K rounded up to this for matmul_autotuned (header)
 PAD_MIN_MACS = 1 << 30   # and only where the product is compute-bound
 
@@ -52,11 +61,11 @@ def choose(M: int, N: int, K: int, precision: str, sms: int, hopper: bool) -> st
     from triton_impl.tiles import SKINNY_MAX_R, SPLIT_K_SKINNY
 
     tiles = -(-M // FEW_TILE) * -(-N // FEW_TILE)
-    if precision == "fp32" and N <= SKINNY_MAX_R < M:
+    if precision == "fp32" and (N <= SKINNY_MAX_R < M or M == 1):
         return "matmul_skinny"
     if min(M, N) <= SPLIT_K_SKINNY or (tiles * FEW_TILES_SHARE < sms and K >= FEW_TILES_MIN_K):
         return "matmul_split_k"
-    if precision == "fp32" or not hopper:
+    if precision == "fp32" or not hopper or (precision == "tf32" and M <= FEW_ROWS_TF32):
         return "matmul_autotuned"
     return "matmul_persistent"
 

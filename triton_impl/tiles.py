@@ -280,8 +280,8 @@ def split_k(precision: str, M: int, N: int, interpreting: bool = False) -> dict[
 # 2048 x 1 x 1048576 4175; 64 x 64 gave 1992 and 2932), R = 4 32 x 64 (8192 x 3 x 8192
 # 3086), R = 16 64 x 32 (8192 x 16 x 8192 2039; 32 x 32 gave 1463); cols R = 1 64 x 128
 # (1 x 128256 x 4096 4353), R = 4 8 x 128 (3 x 8192 x 8192 2021), R = 16 8 x 64 (16 x 8192
-# x 8192 1834). R = 2 and 8 were not swept: their neighbours' tiles. triton_auto runs only
-# the rows side (matmul_auto.py says why).
+# x 8192 1834). R = 2 and 8 were not swept: their neighbours' tiles. triton_auto runs the
+# rows side, and the cols side at M = 1 only (matmul_auto.py says why).
 SKINNY_MAX_R = 16
 SKINNY_PROGRAMS_PER_SM = 4
 

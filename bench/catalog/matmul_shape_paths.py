@@ -160,8 +160,8 @@ def records() -> list[Kernel]:
             chooses=_cuda_choice, twin="triton_auto"),
         Kernel(
             name="triton_auto", op="matmul", backend="triton", version="auto",
-            summary="picks per shape: triton_skinny (fp32, N <= 16), split_k (skinny, few "
-                    "tiles), else autotuned (fp32), persistent (Hopper)",
+            summary="picks per shape: triton_skinny (fp32: N <= 16, M = 1), split_k (skinny, "
+                    "few tiles), else autotuned or persistent",
             source="triton_impl/matmul_auto.py", precisions=ALL_PRECISIONS,
             loader=_triton_auto_loader, runs_on_cpu=True, chooses=_triton_choice,
             twin="cuda_auto"),

@@ -84,6 +84,12 @@ def test_cuda_auto_off_hopper_runs_the_portable_rungs():
     ((8192, 16, 8192), "fp32", "matmul_skinny"),       # fp32: FMAs, not tl.dot's FFMA
     ((3, 8192, 8192), "fp32", "matmul_split_k"),       # M small: split_k's tl.dot was faster
     ((2048, 1, 1048576), "fp32", "matmul_skinny"),
+    ((1, 4096, 4096), "fp32", "matmul_skinny"),        # M = 1: B read along its rows
+    ((1, 4096, 4096), "bf16", "matmul_split_k"),
+    ((128, 128256, 4096), "tf32", "matmul_autotuned"),   # tf32, 128 rows: autotuned's wgmma
+    ((129, 14336, 4096), "tf32", "matmul_persistent"),
+    ((128, 14336, 4096), "bf16", "matmul_persistent"),
+    ((128, 4096, 4096), "tf32", "matmul_split_k"),     # 32 tiles, K = 4096: few tiles first
     ((16, 16, 8192), "fp32", "matmul_split_k"),
     ((8192, 16, 8192), "tf32", "matmul_split_k"),      # tf32: tensor cores
     ((17, 8192, 8192), "fp32", "matmul_autotuned"),    # one past the skinny side

@@ -474,7 +474,7 @@ SKINNY_PATHS = (
      "fp32, tf32, fp16, bf16"),
     ("triton_skinny", "its Triton twin: programs stream the big operand once in 16-byte "
                       "vectors through FMAs, no tl.dot, k split over the grid (a path "
-                      "`triton_auto` runs at fp32 where N ≤ 16, not a registry entry)",
+                      "`triton_auto` runs at fp32 where N ≤ 16 or M = 1, not a registry entry)",
      "fp32, tf32, fp16, bf16"),
 )
 
