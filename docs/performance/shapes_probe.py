@@ -82,42 +82,16 @@ SWEEP_FMA_SHAPES = ("n1", "n3", "n16", "kb4-matvec", "m3", "m16", "attn-1", "voc
 
 
 def sweep_skinny(precisions) -> int:
-    import torch
     import triton
 
-    from bench import problems
-    from bench.families.matmul import suite
-    from bench.families.matmul.models import MatmulShape
     from triton_impl import matmul_skinny as ms
 
-    problem = problems.get("matmul")
-    named = {n: MatmulShape.parse(t) for n, _c, t in suite.SUITE}
-    for precision in precisions:
-        size = 4 if precision in ("fp32", "tf32") else 2
-        for name in SWEEP_FMA_SHAPES:
-            s = named[name]
-            side, r = ("rows", s.N) if s.N < s.M else ("cols", s.M)
-            a, b = problem.inputs(s, precision, seed=1, device="cuda")
-            t_ref = triton.testing.do_bench(lambda: torch.matmul(a, b), warmup=10, rep=50)
-            out = []
-            for cfg in SWEEP_FMA[(side, triton.next_power_of_2(r))]:
-                fn = lambda: ms._matmul(a, b, precision, tile=cfg)     # noqa: E731
-                try:
-                    err = problem.error(fn(), (a, b), precision=precision)
-                    t = triton.testing.do_bench(fn, warmup=10, rep=50)
-                except Exception as exc:
-                    out.append((float("inf"), f"ERR {type(exc).__name__} {cfg}"))
-                    continue
-                bad = "" if err <= problem.tolerance(s, precision) else " WRONG"
-                gbps = (s.M * s.K + s.K * s.N + s.M * s.N) * size / t / 1e6
-                out.append((t, f"{t:.4f} ms {gbps:6.0f} GB/s {t_ref / t:5.2f}x {cfg}{bad}"))
-            out.sort(key=lambda x: x[0])
-            print(f"{precision} {name} {s.M}x{s.N}x{s.K} (torch.matmul {t_ref:.4f} ms)")
-            for _t, line in out:
-                print("   ", line, flush=True)
-            a = b = None
-            torch.cuda.empty_cache()
-    return 0
+    def candidates(s, size):
+        side, r = ("rows", s.N) if s.N < s.M else ("cols", s.M)
+        return SWEEP_FMA[(side, triton.next_power_of_2(r))]
+
+    return _sweep(precisions, SWEEP_FMA_SHAPES, candidates,
+                  lambda a, b, precision, cfg: ms._matmul(a, b, precision, tile=cfg), keep=None)
 
 
 SWEEP_SHAPES = ("m3", "m16", "n1", "n16", "vocab-1", "attn-16", "few-128", "few-256",
@@ -125,27 +99,37 @@ SWEEP_SHAPES = ("m3", "m16", "n1", "n16", "vocab-1", "attn-16", "few-128", "few-
 
 
 def sweep(precisions) -> int:
+    from triton_impl import matmul_split_k as sk
+
+    def candidates(s, size):
+        return SWEEP[("skinny" if sk.is_skinny(s.M, s.N) else "few_tiles", size)]
+
+    return _sweep(precisions, SWEEP_SHAPES, candidates,
+                  lambda a, b, precision, cfg: sk._matmul(a, b, precision, tile=cfg), keep=4)
+
+
+def _sweep(precisions, shape_names, candidates, run, keep) -> int:
+    """Every candidate tile of `candidates(shape, operand bytes)` at each named suite shape,
+    run by `run(a, b, precision, tile)`, checked once against float64 and timed with do_bench
+    beside torch.matmul; printed best first (the first `keep`, or all)."""
     import torch
     import triton
 
     from bench import problems
     from bench.families.matmul import suite
     from bench.families.matmul.models import MatmulShape
-    from triton_impl import matmul_split_k as sk
 
     problem = problems.get("matmul")
     named = {n: MatmulShape.parse(t) for n, _c, t in suite.SUITE}
     for precision in precisions:
         size = 4 if precision in ("fp32", "tf32") else 2
-        for name in SWEEP_SHAPES:
+        for name in shape_names:
             s = named[name]
-            case = "skinny" if sk.is_skinny(s.M, s.N) else "few_tiles"
             a, b = problem.inputs(s, precision, seed=1, device="cuda")
-            t_ref = triton.testing.do_bench(
-                lambda: torch.matmul(a, b), warmup=10, rep=50)
+            t_ref = triton.testing.do_bench(lambda: torch.matmul(a, b), warmup=10, rep=50)
             out = []
-            for cfg in SWEEP[(case, size)]:
-                fn = lambda: sk._matmul(a, b, precision, tile=cfg)     # noqa: E731
+            for cfg in candidates(s, size):
+                fn = lambda: run(a, b, precision, cfg)     # noqa: E731
                 try:
                     err = problem.error(fn(), (a, b), precision=precision)
                     t = triton.testing.do_bench(fn, warmup=10, rep=50)
@@ -157,8 +141,8 @@ def sweep(precisions) -> int:
                 out.append((t, f"{t:.4f} ms {gbps:6.0f} GB/s {t_ref / t:5.2f}x {cfg}{bad}"))
             out.sort(key=lambda x: x[0])
             print(f"{precision} {name} {s.M}x{s.N}x{s.K} (torch.matmul {t_ref:.4f} ms)")
-            for _t, line in out[:4]:
-                print("   ", line)
+            for _t, line in out[:keep]:
+                print("   ", line, flush=True)
             a = b = None
             torch.cuda.empty_cache()
     return 0
