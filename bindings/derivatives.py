@@ -15,10 +15,13 @@ trained on the suite's kernels runs them in both passes. ``g`` is the output's g
                                                      dB = op(Aᵀ, g, *rest)
     batched_matmul  C = op(A, B, *rest),             as matmul, each summed over the batch
                     (..., M, K) @ (..., K, N)        dimensions its input was broadcast over
-    dispatched      C = op(A, B), an op that takes   dA = auto(g, Bᵀ), dB = auto(Aᵀ, g): the
-      _matmul       only some shapes (skinny)        CUDA op cuda_auto picks for each shape
-                                                     (bindings/auto.py; dB of a skinny
-                                                     product is K x N, not skinny)
+    dispatched      C = op(A, B, *rest), an op that  dA = auto(g, Bᵀ, *rest), dB = auto(Aᵀ, g,
+      _matmul       takes only some shapes (skinny)  *rest): the auto entry of the op's language
+                                                     picks for each shape (dB of a skinny
+                                                     product is K x N, not skinny): cuda_auto
+                                                     (bindings/auto.py, at the label of A's
+                                                     dtype), or the `dispatch` the op was
+                                                     registered with (triton_skinny: triton_auto)
     add             out = x + y (same shapes)        dx = dy = g
     identity        out = x                          dx = g
     relu_dropout    out = relu(x) * keep / (1 - p)   dx = g * op(1[x > 0], p, seed)
@@ -73,21 +76,26 @@ def _matmul(op, batched: bool):
     return setup_context, backward
 
 
-def _dispatched_matmul(op):
+def _dispatched_matmul(op, dispatch=None):
     setup_context, _ = _matmul(op, batched=False)
 
     def backward(ctx, grad):
-        from bindings import auto
-        from bindings.precision import label_of
-
         a, b = ctx.saved_tensors
         need_a, need_b = ctx.needs_input_grad[:2]
-        label = label_of(a.dtype)
-        da = auto.matmul(grad, b.mT, label) if need_a else None
-        db = auto.matmul(a.mT, grad, label) if need_b else None
-        return da, db
+        run = dispatch or _cuda_auto
+        da = run(grad, b.mT, *ctx.rest) if need_a else None
+        db = run(a.mT, grad, *ctx.rest) if need_b else None
+        return (da, db, *(None for _ in ctx.rest))
 
     return setup_context, backward
+
+
+def _cuda_auto(a, b):
+    """cuda_auto's product at the label of A's dtype (the CUDA skinny op takes no label)."""
+    from bindings import auto
+    from bindings.precision import label_of
+
+    return auto.matmul(a, b, label_of(a.dtype))
 
 
 def _add(op):
@@ -150,9 +158,10 @@ FORMULAS = {
 KINDS = tuple(FORMULAS)
 
 
-def register(qualname: str, kind: str | None) -> None:
+def register(qualname: str, kind: str | None, dispatch=None) -> None:
     """Registers the backward of kind `kind` (KINDS) for the op "namespace::name"; None:
-    the op has no derivative, nothing is registered."""
+    the op has no derivative, nothing is registered. `dispatch(a, b, *rest)`: the product
+    a "dispatched_matmul" backward runs (default: cuda_auto's)."""
     import torch
 
     if kind is None:
@@ -160,5 +169,10 @@ def register(qualname: str, kind: str | None) -> None:
     if kind not in FORMULAS:
         raise ValueError(f"{qualname}: derivative kind must be one of {', '.join(KINDS)} or "
                          f"None, got {kind!r}")
-    setup_context, backward = FORMULAS[kind](_op(qualname))
+    if dispatch is not None and kind != "dispatched_matmul":
+        raise ValueError(f"{qualname}: only a dispatched_matmul derivative takes a dispatch, "
+                         f"not {kind!r}")
+    op = _op(qualname)
+    setup_context, backward = (_dispatched_matmul(op, dispatch) if dispatch is not None
+                               else FORMULAS[kind](op))
     torch.library.register_autograd(qualname, backward, setup_context=setup_context)

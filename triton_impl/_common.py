@@ -302,16 +302,18 @@ _lock = threading.Lock()
 _ops: dict = {}
 
 
-def register_op(name: str, impl, *, derivative: str | None):
+def register_op(name: str, impl, *, derivative: str | None, dispatch=None):
     """Registers ``impl`` as torch.ops.cvt_triton.<name> the first time it is asked for and
     returns the op. ``impl`` must carry type annotations (the schema is inferred from them)
     and must launch its kernels through :func:`launch`. ``derivative`` is the kind of its
     backward (bindings/derivatives.py: "matmul", "softmax", ...; None for an op without
-    one), registered with it, so every op that has a derivative can be trained through."""
+    one), registered with it, so every op that has a derivative can be trained through;
+    ``dispatch``, for an op that takes only some shapes ("dispatched_matmul"), is the
+    product its backward runs."""
     with _lock:
         if name not in _ops:
             qualname = f"{NAMESPACE}::{name}"
             torch.library.triton_op(qualname, impl, mutates_args=())
-            derivatives.register(qualname, derivative)
+            derivatives.register(qualname, derivative, dispatch)
             _ops[name] = getattr(getattr(torch.ops, NAMESPACE), name)
         return _ops[name]

@@ -170,6 +170,15 @@ def _op_impl(a: torch.Tensor, b: torch.Tensor, precision: str) -> torch.Tensor:
     return matmul(a, b, precision)
 
 
+def _auto(a: torch.Tensor, b: torch.Tensor, precision: str) -> torch.Tensor:
+    """The backward's products, dA = g Bᵀ and dB = Aᵀ g, by triton_auto: dB of a skinny
+    product is K x N, not skinny, so this op would refuse it (bindings/derivatives.py)."""
+    from triton_impl import matmul_auto
+
+    return matmul_auto.matmul(a, b, precision)
+
+
 def op():
     """torch.ops.cvt_triton.matmul_skinny(a, b, precision) (registered on first call)."""
-    return _common.register_op("matmul_skinny", _op_impl, derivative="matmul")
+    return _common.register_op("matmul_skinny", _op_impl, derivative="dispatched_matmul",
+                               dispatch=_auto)

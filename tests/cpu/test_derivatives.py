@@ -116,6 +116,14 @@ def test_every_cuda_op_has_a_kind_and_the_kinds_exist():
     assert set(IMPLEMENTATIONS) == set(config.MEMORY_OPS), "a new memory op needs a stand-in here"
 
 
+def test_a_dispatch_goes_only_with_a_dispatched_matmul():
+    """The product a backward runs is the caller's only where the op takes some shapes
+    (triton_skinny's backward runs triton_auto); any other kind is its own op's formula."""
+    with pytest.raises(ValueError, match=r"cvt_stand_in::x: only a dispatched_matmul "
+                                         r"derivative takes a dispatch, not 'matmul'"):
+        derivatives.register(f"{STAND_IN}::x", "matmul", dispatch=lambda a, b: a @ b)
+
+
 def test_an_unknown_kind_is_refused():
     with pytest.raises(ValueError, match=r"cvt_stand_in::x: derivative kind must be one of "
                                          r"matmul, .* or None, got 'matmull'"):

@@ -95,3 +95,19 @@ def test_the_harness_record_checks_it(mode):
         row = check_one(kernel, problem, shape, "fp32", mode, seed=1, device="cpu")
         assert row.status == "ok", row
     assert kernel.refusal(MatmulShape(17, 17, 4))
+
+
+@pytest.mark.parametrize("shape", [MatmulShape(1, 40, 33), MatmulShape(50, 3, 20),
+                                   MatmulShape(1, 1, 7)], ids=str)
+def test_autograd_through_triton_auto(shape):
+    """triton_auto's fp32 pick here is triton_skinny's op, whose backward runs triton_auto:
+    dB = Aᵀ g is K x N, a shape triton_skinny refuses. Both gradients against float64."""
+    from triton_impl import matmul_auto
+
+    assert matmul_auto.choose(shape.M, shape.N, shape.K, "fp32", 4, False) == "matmul_skinny"
+    a, b = (t.detach().requires_grad_() for t in MatmulCase(shape, "fp32").inputs("cpu"))
+    out = matmul_auto.matmul(a, b, "fp32")
+    g = torch.randn(out.shape, generator=torch.Generator().manual_seed(2))
+    out.backward(g)
+    assert_correct(a.grad, g, b.detach().T, "fp32", False)
+    assert_correct(b.grad, a.detach().T, g, "fp32", False)
