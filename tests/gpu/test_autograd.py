@@ -93,6 +93,24 @@ def test_every_matmul_kernel_at_every_precision(kernel, precision, shape, layout
                            inner_a=N, inner_b=M)
 
 
+# One token, and N small with a long K: the auto entries run their skinny path there, whose
+# op takes only skinny shapes, while dB = Aᵀ g is K x N (40 x 33 here, 2000 x 3): the
+# backward runs the language's auto entry again (bindings/derivatives.py, dispatched_matmul).
+SKINNY_SHAPES = [(1, 40, 33), (50, 3, 2000)]
+SKINNY_IDS = ["x".join(map(str, s)) for s in SKINNY_SHAPES]
+
+
+@pytest.mark.parametrize("shape", SKINNY_SHAPES, ids=SKINNY_IDS)
+@pytest.mark.parametrize("precision", ["fp32", "bf16"])
+@pytest.mark.parametrize("name", ["cuda_auto", "triton_auto"])
+def test_auto_entries_through_their_skinny_paths(name, precision, shape):
+    fn = runnable(registry.get(name), precision)
+    M, N, _K = shape
+    a, b = matmul_leaves(shape, precision, "row-major")
+    check_matmul_gradients(lambda x, y: fn(x, y, precision=precision), a, b, precision,
+                           inner_a=N, inner_b=M)
+
+
 @pytest.mark.parametrize("precision", ["fp32", "tf32", "fp16", "bf16"])
 @pytest.mark.parametrize("a_shape,b_shape", [((2, 1, 17, 13), (3, 13, 7)), ((17, 13), (2, 13, 7)),
                                              ((4, 130, 33), (33, 129))],
