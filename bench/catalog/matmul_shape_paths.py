@@ -31,14 +31,23 @@ def _skinny_loader(precision: str):
     return bindings.ops().matmul_skinny      # float32 at fp32 and tf32 (FFMA either way)
 
 
+def _beyond(shape, rows: int, there: str) -> str:
+    """Why a skinny path refuses `shape` (neither M nor N at most `rows`), or ""."""
+    if min(shape.M, shape.N) <= rows:
+        return ""
+    return f"the skinny path takes M or N <= {rows}, got M = {shape.M}, N = {shape.N} ({there})"
+
+
 def _not_skinny(shape) -> str:
     from bindings import config
 
-    rows = config.params()["SKINNY_MAX_R"]
-    if min(shape.M, shape.N) <= rows:
-        return ""
-    return (f"the skinny path takes M or N <= {rows}, got M = {shape.M}, N = {shape.N} "
-            f"(cuda_auto runs the ladder there)")
+    return _beyond(shape, config.params()["SKINNY_MAX_R"], "cuda_auto runs the ladder there")
+
+
+def _not_skinny_triton(shape) -> str:
+    from triton_impl import tiles
+
+    return _beyond(shape, tiles.SKINNY_MAX_R, "triton_auto runs split_k or tl.dot there")
 
 
 def _triton_skinny_loader(precision: str):
@@ -102,7 +111,7 @@ def triton_skinny_record() -> Kernel:
             summary="M or N <= 16: programs stream the big operand once through FMAs, no "
                     "tl.dot; k split over the grid",
             source="triton_impl/matmul_skinny.py", precisions=ALL_PRECISIONS,
-            loader=_triton_skinny_loader, runs_on_cpu=True, refuses=_not_skinny,
+            loader=_triton_skinny_loader, runs_on_cpu=True, refuses=_not_skinny_triton,
             twin_note="cuda_skinny (skinny_record) is its CUDA twin")
 
 

@@ -48,7 +48,7 @@ def test_the_recorded_command_holds_no_path_of_the_machine(tmp_path):
     assert results.recorded_command(["time", "--out", str(inside), "--kernels", "v*"],
                                     cwd=tmp_path) == \
         "python -m bench time --out results/sweeps/a --kernels 'v*'"
-    assert results.recorded_command(["profile", "--out=/root/out/prof"], cwd=tmp_path) == \
+    assert results.recorded_command(["profile", "--out=/scratch/out/prof"], cwd=tmp_path) == \
         "python -m bench profile --out=DIR"
     assert results.recorded_command(["time", "--out", "../elsewhere"], cwd=tmp_path) == \
         "python -m bench time --out DIR"
