@@ -13,19 +13,22 @@
 
 namespace cvt {
 
-// Copies W consecutive floats (W = 1: 4 bytes, W = 4: 16 bytes) from global `src` to
-// shared `dst`; both must be aligned to 4 * W bytes. 16-byte copies take the .cg path
-// (cached in L2 only: the block reads the tile from shared memory, never again from L1);
-// 4-byte copies must take .ca, the only form PTX allows for sizes below 16.
-template <int W>
+// Copies W consecutive floats (W = 1, 2, 4: 4, 8, 16 bytes) from global `src` to shared
+// `dst`; both must be aligned to 4 * W bytes. 16-byte copies take the .cg path (cached in
+// L2 only: the block reads the tile from shared memory, never again from L1); 4- and
+// 8-byte copies must take .ca, the only form PTX allows for sizes below 16.
+// L1: 16-byte copies take .ca too, cached in L1, for data that other blocks on the SM
+// read next.
+template <int W, bool L1 = false>
 __device__ __forceinline__ void cp_async(float* dst, const float* src) {
-  static_assert(W == 1 || W == 4, "cp.async copies 4 or 16 bytes here");
+  static_assert(W == 1 || W == 2 || W == 4, "cp.async copies 4, 8 or 16 bytes here");
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(dst));
-  if constexpr (W == 4) {
+  if constexpr (W == 4 && !L1) {
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(src) : "memory");
   } else {
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(s), "l"(src) : "memory");
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(s), "l"(src), "n"(4 * W)
+                 : "memory");
   }
 #else
   *reinterpret_cast<Floats<W>*>(dst) = *reinterpret_cast<const Floats<W>*>(src);

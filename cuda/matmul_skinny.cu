@@ -33,7 +33,11 @@
 //   in flight the bandwidth reached is the bytes in flight over the memory latency (Little's
 //             law), so each thread issues its loads in batches before their first use: M
 //             small, 8 pieces (128 bytes) of B; N small, a chunk's U*WR pieces of A, issued
-//             before B's chunk is staged so that the two waits overlap.
+//             before B's chunk is staged so that the two waits overlap. In fp32 B's chunk is
+//             staged by cp.async copies (PTX .ca: through L1, where the SM's other blocks of
+//             the same split read the same chunk), all of a thread's in flight at once: one
+//             wait per chunk, not one per load and store (16 bits convert on the way, so
+//             they load and store).
 //   splits    K is split over grid y so that a narrow output still fills the GPU: about
 //             BLOCKS_PER_SM blocks per SM (5 for M small in 16 bits with R <= 4, whose
 //             batches need the registers), S = min(BLOCKS_PER_SM * SMs / gx, MAX_SPLITS,
@@ -74,6 +78,7 @@
 
 #include "common.cuh"
 #include "convert.cuh"
+#include "cp_async.cuh"
 #include "launchers.h"
 #include "matmul_config.h"
 
@@ -214,11 +219,11 @@ matmul_skinny_kernel_cols(const T* __restrict__ A, const T* __restrict__ B, T* _
 // N small: C[c, r] = sum over split blockIdx.y's k range of A[c, k] B[k, r], r < rows (<= R),
 // c < M: the rows of A are the big output dimension. One split: the warp stores C; more:
 // W[split][r][c].
-// fp32 at R = 16: compiled for 3 blocks per SM (168 registers). At 4 (128 registers) the
-// vector staging of B spilled; with B staged by element, 168 registers and 3 blocks had made
-// 8192 x 16 x 8192 18% slower than 4 blocks.
+// fp32 at R = 16: compiled for 4 blocks per SM (128 registers, no spill now that B's copies
+// hold no registers). At 3 blocks (149 registers) 8192 x 16 x 8192 ran 17% slower on the
+// H200 (docs/performance/shapes.md).
 template <class T, int R, bool VECTOR>
-__global__ void __launch_bounds__(kSkinnyThreads, R == 16 && sizeof(T) == 4 ? 3 : 1)
+__global__ void __launch_bounds__(kSkinnyThreads, R == 16 && sizeof(T) == 4 ? 4 : 1)
 matmul_skinny_kernel_rows(const T* __restrict__ A, const T* __restrict__ B, T* __restrict__ C,
                           float* __restrict__ W, int rows, int64_t M, int64_t K,
                           int64_t split_k) {
@@ -238,6 +243,9 @@ matmul_skinny_kernel_rows(const T* __restrict__ A, const T* __restrict__ B, T* _
   const int own = M - c0 < WR ? static_cast<int>(M - c0) : WR;  // this warp's rows; <= 0: none
   const bool b_vector =
       I > 1 && rows % I == 0 && reinterpret_cast<uintptr_t>(B) % (I * sizeof(T)) == 0;
+  // fp32: B's values are staged as they are, by cp.async; 16 bits: converted to float on the
+  // way, by loads and stores
+  constexpr bool kCopyB = sizeof(T) == 4;
 
   float acc[WR][R] = {};
   for (int64_t kc = k_lo; kc < k_hi; kc += KC) {
@@ -271,13 +279,23 @@ matmul_skinny_kernel_rows(const T* __restrict__ A, const T* __restrict__ B, T* _
     // values from the chunk's KC * rows contiguous ones (L2 hits after the first block).
     // Where rows is a multiple of I (and B aligned to I values), the I values of one k and
     // r-group are consecutive in B as in sB: one load and one store each (at R = 16 in fp32,
-    // 8 loads of 16 bytes per thread and chunk instead of 32 of 4)
+    // 8 loads of 16 bytes per thread and chunk instead of 32 of 4). fp32 (kCopyB): each is a
+    // cp.async copy, so all of a thread's copies are in flight together (a load and its store
+    // waited for one L2 round trip after another, about four per chunk as ptxas unrolled
+    // the loop by two), through L1 (.ca), where the SM's other blocks of the split find it
     if (b_vector) {
       for (int e = threadIdx.x * I; e < KC * R; e += kSkinnyThreads * I) {
         const int l = e / I % 32, j = e / (32 * I) % J, uv = e / (32 * R);
         const int64_t k = kc + ((uv / VK) * 32 + l) * VK + uv % VK;
+        const bool in = j * I < rows && k < k_hi;
+        if constexpr (kCopyB) {
+          if (in) {
+            cp_async<I, true>(&sB[e], reinterpret_cast<const float*>(&B[k * rows + j * I]));
+            continue;
+          }
+        }
         Pack<float, I> f;
-        if (j * I < rows && k < k_hi) {
+        if (in) {
           const Pack<T, I> v = *reinterpret_cast<const Pack<T, I>*>(&B[k * rows + j * I]);
 #pragma unroll
           for (int i = 0; i < I; ++i) f.v[i] = to_float(v.v[i]);
@@ -292,8 +310,18 @@ matmul_skinny_kernel_rows(const T* __restrict__ A, const T* __restrict__ B, T* _
         const int i = e % I, l = e / I % 32, j = e / (32 * I) % J, uv = e / (32 * R);
         const int r = j * I + i, kk = ((uv / VK) * 32 + l) * VK + uv % VK;
         const int64_t k = kc + kk;
+        if constexpr (kCopyB) {
+          if (r < rows && k < k_hi) {
+            cp_async<1, true>(&sB[e], reinterpret_cast<const float*>(&B[k * rows + r]));
+            continue;
+          }
+        }
         sB[e] = r < rows && k < k_hi ? to_float(B[k * rows + r]) : 0.0f;
       }
+    }
+    if constexpr (kCopyB) {
+      cp_async_commit();
+      cp_async_wait<0>();  // this thread's copies have landed; the barrier below: everyone's
     }
     __syncthreads();
     if (own <= 0) continue;  // past the last row: nothing loaded, but the barriers above

@@ -15,9 +15,9 @@ struct EmulatedCopy {
 inline thread_local std::vector<EmulatedCopy> open_group;
 inline thread_local std::deque<std::vector<EmulatedCopy>> committed;
 
-template <int W>
+template <int W, bool L1 = false>
 inline void cp_async(float* dst, const float* src) {
-  static_assert(W == 1 || W == 4, "cp.async copies 4 or 16 bytes here");
+  static_assert(W == 1 || W == 2 || W == 4, "cp.async copies 4, 8 or 16 bytes here");
   if (reinterpret_cast<uintptr_t>(src) % (4 * W) || reinterpret_cast<uintptr_t>(dst) % (4 * W)) {
     std::fprintf(stderr, "emulator: cp.async of %d bytes from a misaligned address\n", 4 * W);
     std::abort();
