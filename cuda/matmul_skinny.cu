@@ -33,11 +33,11 @@
 //   in flight the bandwidth reached is the bytes in flight over the memory latency (Little's
 //             law), so each thread issues its loads in batches before their first use: M
 //             small, 8 pieces (128 bytes) of B; N small, a chunk's U*WR pieces of A, issued
-//             before B's chunk is staged so that the two waits overlap. In fp32 the small
-//             operand's chunk (A's, M small; B's, N small) is staged by cp.async copies (PTX
-//             .ca: through L1, where the SM's other blocks of the same split read the same
-//             chunk), all of a thread's in flight at once: one wait per chunk, not one per
-//             load and store (16 bits convert on the way, so they load and store).
+//             before B's chunk is staged so that the two waits overlap. In fp32 B's chunk is
+//             staged by cp.async copies (PTX .ca: through L1, where the SM's other blocks of
+//             the same split read the same chunk), all of a thread's in flight at once: one
+//             wait per chunk, not one per load and store (16 bits convert on the way, so
+//             they load and store).
 //   splits    K is split over grid y so that a narrow output still fills the GPU: about
 //             BLOCKS_PER_SM blocks per SM (5 for M small in 16 bits with R <= 4, whose
 //             batches need the registers), S = min(BLOCKS_PER_SM * SMs / gx, MAX_SPLITS,
@@ -160,22 +160,11 @@ matmul_skinny_kernel_cols(const T* __restrict__ A, const T* __restrict__ B, T* _
   float acc[R][VC] = {};
   for (int64_t kc = k_lo; kc < k_hi; kc += KC) {
     __syncthreads();  // the previous chunk is read by everyone before it is overwritten
-    // consecutive threads take consecutive values of k of one row of A; in fp32 each value
-    // is a cp.async copy, all of a thread's in flight at once (as B's chunk, N small)
+    // consecutive threads take consecutive values of k of one row of A
     for (int e = threadIdx.x; e < KC * R; e += kSkinnyThreads) {
       const int kk = e % KC, r = e / KC;
       const int64_t k = kc + kk;
-      if constexpr (sizeof(T) == 4) {
-        if (r < rows && k < k_hi) {
-          cp_async<1, true>(&sA[kk * R + r], reinterpret_cast<const float*>(&A[r * K + k]));
-          continue;
-        }
-      }
       sA[kk * R + r] = r < rows && k < k_hi ? to_float(A[r * K + k]) : 0.0f;
-    }
-    if constexpr (sizeof(T) == 4) {
-      cp_async_commit();
-      cp_async_wait<0>();
     }
     __syncthreads();
     if (cols <= 0) continue;  // past the last column: nothing to load, but the barriers above
