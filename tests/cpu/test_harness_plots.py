@@ -129,6 +129,25 @@ def test_rounds_figure_draws_each_round_against_cublas(tmp_path):
                                 "meta": {}}, tmp_path / "none") == []
 
 
+def test_rounds_figure_holds_every_bar_and_draws_no_empty_panel(tmp_path):
+    """A kernel at 1.38x cuBLAS keeps its bar and its label (the range stopped at 1.12x,
+    past which the label was not drawn), and a shape timed in rounds at one precision only
+    gets no empty panel at the other."""
+    fast = dict(_alternating_row("cuda_auto", "cuda", "fp32", 138.0,
+                                 "0.1000/0.1380 0.1010/0.1380"), shape="8192x8x8192")
+    slow = _alternating_row("triton_auto", "triton", "fp32", 84.2, "0.1000/0.0842")
+    other = _alternating_row("triton_auto", "triton", "bf16", 97.0, "0.1000/0.0970")
+    lone = dict(_alternating_row("cuda_t5_stream_k", "cuda", "bf16", 101.0, "0.1000/0.1010"),
+                shape="2048x2048x2048")
+    png, svg = matmul_plots.rounds({"rows": [fast, slow, other, lone], "meta": {}}, tmp_path)
+    text = svg.read_text()
+    assert "1.380" in text and "0.842" in text and "0.970" in text
+    assert "fp32 4096" in text and "bf16 4096" in text     # the titles of the two panels
+    assert "bf16 8192" not in text and "fp32 2048" not in text    # nothing timed there
+    # a row whose first panel is not drawn names its kernels beside the first one that is
+    assert "cuda_t5_stream_k" in text
+
+
 def test_sixteen_bit_set_at_one_size_has_no_fp32_panel_and_labelled_y(tmp_path):
     """A set timed at one size in bf16 and fp16 only (an alternating-rounds sweep): no fp32
     panel (an empty axis with only the ceilings was drawn), no empty roofline panel, and y

@@ -736,15 +736,23 @@ def rounds(time_payload, out_dir) -> list[Path]:
     precisions = [p for p in order if any(r["precision"] == p for r in rows)]
     kernels = list(dict.fromkeys(r["kernel"] for r in rows))
     _order, version_of, colours = ladder(time_payload["rows"])
-    # one x range for every panel, so that bars side by side compare
+    # one x range for every panel, so that bars side by side compare, wide enough for every
+    # bar, whisker and label (a bar past the range lost its value)
     low = min(min(num(r["alternating_pct_reference"]) / 100 for r in rows), 1.0) - 0.1
+    high = max([1.0] + [max([num(r["alternating_pct_reference"]) / 100, *_round_ratios(r)])
+                        for r in rows])
+    high += 0.12 * (high - max(0.0, low))       # room for the label after the longest bar
     size = (3.6 * len(precisions) + 2.6, 0.34 * len(kernels) * len(shapes) + 1.8)
     fig, axes = plt.subplots(len(shapes), len(precisions), squeeze=False, figsize=size)
     for i, shape in enumerate(shapes):
+        labelled = False        # kernel names on the leftmost panel drawn in this row
         for j, p in enumerate(precisions):
             ax = axes[i][j]
             at = {r["kernel"]: r for r in rows if r["shape"] == shape and r["precision"] == p}
             names = [k for k in kernels if k in at]
+            if not names:       # this shape was not timed in rounds at this precision
+                ax.axis("off")
+                continue
             for y, name in enumerate(names):
                 r = at[name]
                 ratio = num(r["alternating_pct_reference"]) / 100
@@ -757,12 +765,12 @@ def rounds(time_payload, out_dir) -> list[Path]:
                             textcoords="offset points", va="center", fontsize=7.5)
             ax.axvline(1.0, color=REFERENCE_COLOUR, linestyle=":", linewidth=1.2)
             ax.set_yticks(range(len(names)))
-            ax.set_yticklabels(names if j == 0 else [""] * len(names), fontsize=8)
+            ax.set_yticklabels(names if not labelled else [""] * len(names), fontsize=8)
+            labelled = True
             ax.invert_yaxis()
-            ax.set_xlim(max(0.0, low), 1.12)
+            ax.set_xlim(max(0.0, low), high)
             ax.set_title(f"{p} {cube(shape)}", fontsize=9)
-            if i == len(shapes) - 1:
-                ax.set_xlabel("× cuBLAS (dotted: 1.0)", fontsize=8)
+            ax.set_xlabel("× cuBLAS (dotted: 1.0)" if i == len(shapes) - 1 else "", fontsize=8)
     fig.suptitle("Alternating rounds: each kernel × cuBLAS, timed turn about at the same "
                  "shape (bar: the median round; whiskers: every round)\n"
                  + env_line(time_payload), fontsize=9)
