@@ -221,7 +221,8 @@ matmul_skinny_kernel_cols(const T* __restrict__ A, const T* __restrict__ B, T* _
 // W[split][r][c].
 // fp32 at R = 16: compiled for 4 blocks per SM (128 registers, no spill now that B's copies
 // hold no registers); at 3 blocks (149 registers) it was slower on the H200
-// (docs/performance/shapes.md, "B's chunk copied").
+// (docs/performance/shapes.md, "fp32 N small in CUDA: B's chunk copied, not loaded and
+// stored (prediction, then outcome)").
 template <class T, int R, bool VECTOR>
 __global__ void __launch_bounds__(kSkinnyThreads, R == 16 && sizeof(T) == 4 ? 4 : 1)
 matmul_skinny_kernel_rows(const T* __restrict__ A, const T* __restrict__ B, T* __restrict__ C,
