@@ -14,6 +14,11 @@ Each row then gets:
     dobench_ms      the same launch timed by triton.testing.do_bench (the cross-check,
                     kernels of 0.2-100 ms), and dobench_pct_reference its ratio to the
                     reference's do_bench time
+    host_ms         the host's time of one call, enqueue only (the median of 5 calls, each
+                    after a synchronize): what every call costs the CPU before the GPU
+                    sees it. The median above hides it by design (the spin keeps the host
+                    ahead); a loop of calls shorter than it is bound by it, and the
+                    alternating rounds, launched back to back, include it
     roof_tflops     what the measured roofline allows at this kernel's compulsory
                     intensity: min(cuBLAS ceiling at this precision, copy bandwidth x
                     flops/byte); pct_roof is tflops / roof_tflops in percent
@@ -58,7 +63,7 @@ def _row(kernel, problem, shape, precision, timing=None, status="ok", note="", c
         row["choice"] = kernel.choice(shape, precision)   # what a dispatching entry ran
     if timing is None:
         row.update(median_ms=None, q1_ms=None, q3_ms=None, iqr_ms=None, min_ms=None, reps=0,
-                   tflops=None, gbps_compulsory=None, gbps_model=None)
+                   host_ms=None, tflops=None, gbps_compulsory=None, gbps_model=None)
     else:
         s = timing.median_ms * 1e-3
         row.update(timing.as_dict())

@@ -73,6 +73,7 @@ class Timing:
     q3_ms: float
     min_ms: float
     reps: int
+    host_ms: float | None = None   # the host's time of one call (host_cost_s), where measured
 
     @property
     def iqr_ms(self) -> float:
@@ -241,7 +242,8 @@ def time_launches(fn, flush, policy: Policy | None = None) -> Timing:
     torch.cuda.synchronize()
     ms = sorted(s.elapsed_time(e) for s, e in zip(starts, ends))
     q1, med, q3 = quartiles(ms)
-    return Timing(median_ms=med, q1_ms=q1, q3_ms=q3, min_ms=ms[0], reps=reps)
+    return Timing(median_ms=med, q1_ms=q1, q3_ms=q3, min_ms=ms[0], reps=reps,
+                  host_ms=host * 1e3)
 
 
 def sustained_ms(fn, seconds: float = 1.0) -> float:

@@ -54,9 +54,10 @@ def test_repetition_policy():
     assert p.reps_for(10.0) == p.floor_reps           # never fewer than 3
 
 
-def test_timing_dict_has_iqr():
+def test_timing_dict_has_iqr_and_host_time():
     t = timing.Timing(median_ms=2.0, q1_ms=1.5, q3_ms=2.5, min_ms=1.0, reps=20)
-    assert t.as_dict()["iqr_ms"] == 1.0
+    assert t.as_dict()["iqr_ms"] == 1.0 and t.as_dict()["host_ms"] is None
+    assert timing.Timing(2.0, 1.5, 2.5, 1.0, 20, host_ms=0.05).as_dict()["host_ms"] == 0.05
 
 
 def test_sweep_plan_adds_cublas_at_used_precisions():

@@ -65,3 +65,4 @@ def test_timing_passes_a_correct_kernel():
                               measure_ceilings=False, all_kernels=[k], ceilings={})
     row = next(r for r in rows if r["kernel"] == k.name)
     assert row["status"] == "ok", row
+    assert 0 < row["host_ms"] < 100, row      # the host's time of one call, recorded
