@@ -173,6 +173,6 @@ def register(qualname: str, kind: str | None, dispatch=None) -> None:
         raise ValueError(f"{qualname}: only a dispatched_matmul derivative takes a dispatch, "
                          f"not {kind!r}")
     op = _op(qualname)
-    setup_context, backward = (_dispatched_matmul(op, dispatch) if dispatch is not None
-                               else FORMULAS[kind](op))
+    formula = FORMULAS[kind]
+    setup_context, backward = formula(op) if dispatch is None else formula(op, dispatch)
     torch.library.register_autograd(qualname, backward, setup_context=setup_context)

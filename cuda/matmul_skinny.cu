@@ -311,13 +311,14 @@ matmul_skinny_kernel_rows(const T* __restrict__ A, const T* __restrict__ B, T* _
         const int i = e % I, l = e / I % 32, j = e / (32 * I) % J, uv = e / (32 * R);
         const int r = j * I + i, kk = ((uv / VK) * 32 + l) * VK + uv % VK;
         const int64_t k = kc + kk;
+        const bool in = r < rows && k < k_hi;
         if constexpr (kCopyB) {
-          if (r < rows && k < k_hi) {
+          if (in) {
             cp_async<1, true>(&sB[e], reinterpret_cast<const float*>(&B[k * rows + r]));
             continue;
           }
         }
-        sB[e] = r < rows && k < k_hi ? to_float(B[k * rows + r]) : 0.0f;
+        sB[e] = in ? to_float(B[k * rows + r]) : 0.0f;
       }
     }
     if constexpr (kCopyB) {

@@ -111,9 +111,13 @@ def builds(tmp_path_factory) -> Path:
     return tmp_path_factory.mktemp("sass")
 
 
+def _short(function: str) -> str:
+    """A test id from a mangled kernel name: its name and the start of its arguments."""
+    return re.sub(r"^_ZN3cvt\d+", "", function)[:34]
+
+
 @needs_nvcc
-@pytest.mark.parametrize("cu,function,load,loads", CASES,
-                         ids=[re.sub(r"^_ZN3cvt\d+", "", c[1])[:34] for c in CASES])
+@pytest.mark.parametrize("cu,function,load,loads", CASES, ids=[_short(c[1]) for c in CASES])
 def test_the_headers_loads_are_in_flight_together(cu, function, load, loads, builds):
     """All but one of the batch (ptxas may issue a batch's last load after the first use of
     the first); the skinny kernels held 1 to 3 before their batches (commit 14b9128), ReLU +
@@ -148,8 +152,7 @@ COPIES = [
 
 
 @needs_nvcc
-@pytest.mark.parametrize("function,copies", COPIES,
-                         ids=[re.sub(r"^_ZN3cvt\d+", "", c[0])[:34] for c in COPIES])
+@pytest.mark.parametrize("function,copies", COPIES, ids=[_short(c[0]) for c in COPIES])
 def test_fp32_skinny_copies_b_through_l1(function, copies, builds):
     """A load and its store of B waited for one L2 round trip after another (about four a
     chunk); the copies are all in flight at once, and through L1 they ran 8192 x 16 x 8192

@@ -94,7 +94,7 @@ def test_every_matmul_kernel_at_every_precision(kernel, precision, shape, layout
 
 
 # One token, and N small with a long K: the auto entries run their skinny path there, whose
-# op takes only skinny shapes, while dB = Aᵀ g is K x N (40 x 33 here, 2000 x 3): the
+# op takes only skinny shapes, while dB = Aᵀ g is K x N (33 x 40 here, 2000 x 3): the
 # backward runs the language's auto entry again (bindings/derivatives.py, dispatched_matmul).
 SKINNY_SHAPES = [(1, 40, 33), (50, 3, 2000)]
 SKINNY_IDS = ["x".join(map(str, s)) for s in SKINNY_SHAPES]
